@@ -1,0 +1,65 @@
+#include "engine/schedule/layout.hpp"
+
+#include <charconv>
+#include <fmt/format.h>
+
+namespace ws {
+
+RankCoords coords_of(const Layout& l, int rank) {
+  return RankCoords{rank % l.x, (rank / l.x) % l.y, (rank / (l.x * l.y)) % l.z, rank / (l.x * l.y * l.z)};
+}
+
+int rank_of(const Layout& l, const RankCoords& c) {
+  return c.x + l.x * (c.y + l.y * (c.z + l.z * c.data));
+}
+
+int group_stride(const Layout& l, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::x: return 1;
+    case GroupKind::y: return l.x;
+    case GroupKind::z: return l.x * l.y;
+    case GroupKind::data: return l.x * l.y * l.z;
+  }
+  return 1;
+}
+
+int group_size(const Layout& l, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::x: return l.x;
+    case GroupKind::y: return l.y;
+    case GroupKind::z: return l.z;
+    case GroupKind::data: return l.data;
+  }
+  return 1;
+}
+
+std::string to_string(const Layout& l) { return fmt::format("{}x{}x{}x{}", l.data, l.x, l.y, l.z); }
+
+std::optional<Layout> parse_layout(std::string_view text) {
+  int parts[4] = {0, 0, 0, 0};
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  for (int i = 0; i < 4; ++i) {
+    auto [next, ec] = std::from_chars(p, end, parts[i]);
+    if (ec != std::errc() || parts[i] <= 0) return std::nullopt;
+    p = next;
+    if (i < 3) {
+      if (p == end || *p != 'x') return std::nullopt;
+      ++p;
+    }
+  }
+  if (p != end) return std::nullopt;
+  return Layout{parts[0], parts[1], parts[2], parts[3]};
+}
+
+const char* to_string(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::x: return "x";
+    case GroupKind::y: return "y";
+    case GroupKind::z: return "z";
+    case GroupKind::data: return "data";
+  }
+  return "?";
+}
+
+}  // namespace ws

@@ -1,0 +1,21 @@
+// Ranks all layouts of a (machine, model, batch, devices) point by predicted step time.
+#pragma once
+
+#include <vector>
+
+#include "sim/analytic/layout_enumeration.hpp"
+#include "sim/analytic/step_estimate.hpp"
+
+namespace ws {
+
+struct Plan {
+  std::vector<LayoutEstimate> ranked;      // valid and fitting in memory, fastest first (ties: layout order)
+  std::vector<LayoutEstimate> over_memory; // valid but over the device memory, fastest first
+  std::vector<LayoutCandidate> invalid;    // cannot run this model/batch, with reasons
+};
+
+// Throws InputError if devices exceeds the machine or is not a multiple of nothing sensible (<1).
+Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
+                  const StepOptions& options);
+
+}  // namespace ws

@@ -1,0 +1,42 @@
+// Closed-form estimate of one training step for one layout: the result type of the analytical
+// model, and the functions that produce it. Fast enough to score every layout of 8,192 devices.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/memory.hpp"
+#include "engine/schedule/model.hpp"
+#include "sim/analytic/step_options.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+// Where each part of the step goes. Exposed communication is what the overlap schemes could not
+// hide behind computation; total = compute + sum of exposed parts.
+struct StepBreakdown {
+  Time compute;
+  Time exposed_x;
+  Time exposed_y;
+  Time exposed_z;
+  Time exposed_data;
+  Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data; }
+};
+
+struct LayoutEstimate {
+  Layout layout;
+  StepBreakdown step;
+  MemoryEstimate memory;
+  double hardware_flops = 0;         // per step, whole job (with recomputation)
+  double model_flops = 0;            // per step, whole job (without recomputation)
+  double sustained_flops_per_s = 0;  // executed flops / step time, whole job
+  double hardware_peak_fraction = 0; // hardware flops / (step * devices * peak)
+  double model_peak_fraction = 0;    // model flops / (step * devices * peak)  (MFU)
+  bool fits_memory = false;
+};
+
+LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,
+                             const Layout& layout, const StepOptions& options);
+
+}  // namespace ws

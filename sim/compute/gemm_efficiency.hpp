@@ -1,0 +1,17 @@
+// Shape-dependent GEMM efficiency and time from the machine file's table. Sharded 3D-parallel
+// GEMMs have unusual shapes (thin k, tall m), which is why one peak number is not enough.
+#pragma once
+
+#include "sim/core/units.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+// Efficiency (achieved / peak, in (0, 1]) at shape m x n x k, interpolated from the table in
+// log2 space (inverse-distance weighting over the samples; an exact sample is returned as is).
+double gemm_efficiency(const GemmEfficiencyTable& table, double m, double n, double k);
+
+// Time of C[m x n] = A[m x k] B[k x n]: 2 m n k flops at efficiency x peak.
+Time gemm_time(const DeviceSpec& device, Precision precision, double m, double n, double k);
+
+}  // namespace ws

@@ -1,0 +1,113 @@
+// The machine description as plain data: devices, the node's internal link graph, NICs, the
+// Slingshot dragonfly, and collective-library overheads. Filled by load_machine() from YAML;
+// every later stage (analytic model, network simulator, compute model) reads only this.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace ws {
+
+enum class Precision { bf16, fp16, fp32 };
+
+// One measured or estimated GEMM efficiency (achieved / peak) at a shape C[m x n] += A[m x k] B[k x n].
+struct GemmEfficiencySample {
+  double m = 0, n = 0, k = 0;
+  double efficiency = 0;  // in (0, 1]
+};
+
+// Shape-dependent GEMM efficiency. Looked up by gemm_efficiency() in sim/compute.
+struct GemmEfficiencyTable {
+  std::vector<GemmEfficiencySample> samples;  // at least one
+};
+
+struct DeviceSpec {
+  std::string name;
+  FlopRate peak_bf16;
+  FlopRate peak_fp16;
+  FlopRate peak_fp32;
+  double memory_capacity_bytes = 0;
+  Bandwidth memory_bandwidth;
+  GemmEfficiencyTable gemm;
+};
+
+// A device-to-device link inside a node; usable in both directions, `bandwidth` per direction.
+// Several physical links between one pair are written as one entry with their summed bandwidth.
+struct IntraNodeLink {
+  int device_a = 0;
+  int device_b = 0;
+  Bandwidth bandwidth;
+  Time latency;
+};
+
+// A network interface: which device of the node it hangs off, and its injection rate per direction.
+struct Nic {
+  int attached_device = 0;
+  Bandwidth bandwidth;
+  Time latency;  // NIC-side per-message latency (injection + ejection)
+};
+
+// Small messages do not reach line rate: efficiency(size) = large_message_efficiency * size /
+// (size + half_bandwidth_bytes), so the half-bandwidth point sits at half_bandwidth_bytes.
+struct NicEfficiencyCurve {
+  double large_message_efficiency = 1.0;
+  double half_bandwidth_bytes = 0.0;
+};
+
+struct NodeSpec {
+  int devices = 0;
+  std::vector<IntraNodeLink> links;  // expanded: an all-to-all shorthand in YAML becomes explicit pairs
+  std::vector<Nic> nics;
+  NicEfficiencyCurve nic_efficiency;
+};
+
+enum class RoutingPolicy { minimal, non_minimal, adaptive };
+
+// 1-D (Kim-Dally) dragonfly of Rosetta-like switches. Endpoint ports face NICs, local ports form
+// the all-to-all inside a group, global ports join groups.
+struct DragonflySpec {
+  int groups = 0;
+  int switches_per_group = 0;
+  int ports_per_switch = 0;
+  int endpoints_per_switch = 0;
+  int global_ports_per_switch = 0;
+  int global_links_per_group_pair = 0;  // taper knob
+  int nodes_per_group = 0;
+  Bandwidth endpoint_link_bandwidth;
+  Bandwidth local_link_bandwidth;
+  Bandwidth global_link_bandwidth;
+  Time endpoint_link_latency;
+  Time local_link_latency;
+  Time global_link_latency;
+  Time switch_latency;
+  RoutingPolicy routing = RoutingPolicy::adaptive;
+};
+
+// Software overheads of a collective library (NCCL, RCCL, Cray MPICH, Open MPI).
+struct CollectiveLibrary {
+  std::string name;
+  Time launch_latency;          // once per collective call
+  Time step_latency;            // per algorithm step (ring hop), on top of the network latency
+  double bandwidth_efficiency = 1.0;  // achieved / link bandwidth for large messages, in (0, 1]
+};
+
+struct Machine {
+  std::string name;
+  std::string description;
+  std::string source_file;  // where it was loaded from, for results metadata
+  int nodes = 0;
+  DeviceSpec device;
+  NodeSpec node;
+  DragonflySpec network;
+  std::vector<CollectiveLibrary> collective_libraries;  // at least one; the first is the default
+
+  int total_devices() const { return nodes * node.devices; }
+};
+
+FlopRate peak(const DeviceSpec& device, Precision precision);
+const char* to_string(Precision p);
+const char* to_string(RoutingPolicy r);
+
+}  // namespace ws

@@ -1,0 +1,49 @@
+#include "sim/core/quantity.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ws {
+namespace {
+using namespace ws::literals;
+
+TEST(ParseTime, AcceptsEveryUnit) {
+  EXPECT_EQ(parse_time("350 ns"), 350_ns);
+  EXPECT_EQ(parse_time("2.5us"), Time::from_ns(2500));
+  EXPECT_EQ(parse_time("1 ms"), 1_ms);
+  EXPECT_EQ(parse_time("1 s"), 1_s);
+  EXPECT_EQ(parse_time("7 ps"), 7_ps);
+}
+
+TEST(ParseTime, RejectsMissingOrUnknownUnits) {
+  EXPECT_FALSE(parse_time("350"));
+  EXPECT_FALSE(parse_time("350 minutes"));
+  EXPECT_FALSE(parse_time("ns"));
+  EXPECT_FALSE(parse_time(""));
+}
+
+TEST(ParseBandwidth, DecimalBinaryAndBits) {
+  EXPECT_DOUBLE_EQ(parse_bandwidth("25 GB/s")->bytes_per_s(), 25e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("200 Gb/s")->bytes_per_s(), 25e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1 GiB/s")->bytes_per_s(), 1073741824.0);
+  EXPECT_FALSE(parse_bandwidth("25"));
+  EXPECT_FALSE(parse_bandwidth("25 GB"));
+}
+
+TEST(ParseBandwidth, KeepsSignForTheCallerToReject) {
+  EXPECT_DOUBLE_EQ(parse_bandwidth("-3 GB/s")->bytes_per_s(), -3e9);
+}
+
+TEST(ParseBytes, DecimalAndBinary) {
+  EXPECT_DOUBLE_EQ(*parse_bytes("64 GiB"), 64.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*parse_bytes("64 GB"), 64e9);
+  EXPECT_DOUBLE_EQ(*parse_bytes("8 B"), 8.0);
+  EXPECT_FALSE(parse_bytes("64"));
+}
+
+TEST(ParseFlopRate, Tera) {
+  EXPECT_DOUBLE_EQ(parse_flop_rate("191.5 TFLOP/s")->flops(), 191.5e12);
+  EXPECT_FALSE(parse_flop_rate("191.5 TF"));
+}
+
+}  // namespace
+}  // namespace ws
