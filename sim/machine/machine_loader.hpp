@@ -1,0 +1,23 @@
+// Loads and validates a machine file (machines/*.yaml). Every problem - unknown or missing key,
+// wrong type, missing or wrong unit, impossible value - throws InputError naming file, line, key
+// and what was expected. A Machine that comes out of here is internally consistent.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+// Parses YAML text; `file` is only used in error messages.
+Machine parse_machine(const std::string& yaml_text, const std::string& file);
+
+// Reads and parses a file.
+Machine load_machine(const std::string& path);
+
+// `name_or_path` is either a path to a .yaml file or a bare machine name ("frontier") looked up
+// as <machines_dir>/<name>.yaml. Unknown names list the machines that exist.
+Machine load_machine_by_name(std::string_view name_or_path, const std::string& machines_dir);
+
+}  // namespace ws
