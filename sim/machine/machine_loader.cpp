@@ -1,1 +1,486 @@
-// placeholder: implemented by its owner
+// Reads machines/*.yaml into a Machine and rejects anything inconsistent with an InputError that
+// names file, line, dotted key, the offending value and what was expected. Schema: machines/SCHEMA.md.
+#include "sim/machine/machine_loader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/quantity.hpp"
+
+namespace ws {
+namespace {
+
+// yaml-cpp marks are 0-based; a node without a position (a missing key) has line -1.
+int line_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.line >= 0 ? mark.line + 1 : 0;
+}
+
+std::string describe_value(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar: return node.Scalar();
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Undefined: return "";
+  }
+  return "";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+// A YAML node together with the dotted key that leads to it, so every error can name both. `line`
+// is that of the key where there is one: a block list or map starts on the line after its key.
+struct Field {
+  const std::string* file;
+  YAML::Node node;
+  std::string key;
+  int line = 0;
+
+  [[noreturn]] void fail(const std::string& value, const std::string& expected) const {
+    throw InputError(InputLocation{*file, line, key}, value, expected);
+  }
+  [[noreturn]] void fail(const std::string& expected) const { fail(describe_value(node), expected); }
+
+  std::string child_key(const std::string& name) const { return key.empty() ? name : key + "." + name; }
+  Field child(const YAML::Node& n, const std::string& name, int key_line) const {
+    return Field{file, n, child_key(name), key_line};
+  }
+  Field element(const YAML::Node& n, std::size_t index) const {
+    return Field{file, n, fmt::format("{}[{}]", key, index), line_of(n)};
+  }
+};
+
+// A map whose keys are checked against an allowed list on construction.
+class MapField {
+ public:
+  MapField(const Field& field, std::initializer_list<const char*> allowed) : field_(field) {
+    for (const char* name : allowed) allowed_.emplace_back(name);
+    if (!field_.node.IsMap()) field_.fail(fmt::format("a map with keys: {}", join(allowed_)));
+    for (const auto& entry : field_.node) {
+      const std::string name = entry.first.Scalar();
+      const Field key_field = field_.child(entry.first, name, line_of(entry.first));
+      if (std::find(allowed_.begin(), allowed_.end(), name) == allowed_.end()) {
+        key_field.fail(name, fmt::format("one of the keys: {}", join(allowed_)));
+      }
+      if (!key_lines_.emplace(name, key_field.line).second) key_field.fail(name, "each key at most once");
+    }
+  }
+
+  bool has(const std::string& name) const { return key_lines_.count(name) != 0; }
+
+  // A missing key is reported at the line of the map that should hold it.
+  Field required(const std::string& name) const {
+    const auto it = key_lines_.find(name);
+    if (it == key_lines_.end()) {
+      field_.child(field_.node, name, field_.line).fail("", fmt::format("required key '{}' (missing)", name));
+    }
+    return field_.child(field_.node[name], name, it->second);
+  }
+
+  const Field& field() const { return field_; }
+
+ private:
+  Field field_;
+  std::vector<std::string> allowed_;
+  std::map<std::string, int> key_lines_;
+};
+
+std::string scalar(const Field& f, const std::string& what) {
+  if (!f.node.IsScalar()) f.fail(what);
+  return f.node.Scalar();
+}
+
+std::string read_string(const Field& f) {
+  const std::string s = scalar(f, "a string");
+  if (s.empty()) f.fail("a non-empty string");
+  return s;
+}
+
+long long read_integer(const Field& f) {
+  const std::string s = scalar(f, "an integer");
+  long long value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) f.fail("an integer");
+  return value;
+}
+
+int read_int_at_least(const Field& f, int minimum) {
+  const long long value = read_integer(f);
+  if (value < minimum || value > std::numeric_limits<int>::max()) {
+    f.fail(fmt::format("an integer >= {}", minimum));
+  }
+  return static_cast<int>(value);
+}
+
+double read_number(const Field& f, const std::string& what) {
+  const std::string s = scalar(f, what);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(value)) f.fail(what);
+  return value;
+}
+
+double read_efficiency(const Field& f) {
+  constexpr const char* kWhat = "a number in (0, 1] (plain, no unit)";
+  const double value = read_number(f, kWhat);
+  if (!(value > 0.0 && value <= 1.0)) f.fail(kWhat);
+  return value;
+}
+
+double read_positive_number(const Field& f) {
+  constexpr const char* kWhat = "a positive number (plain, no unit)";
+  const double value = read_number(f, kWhat);
+  if (!(value > 0.0)) f.fail(kWhat);
+  return value;
+}
+
+std::string quantity_expected(std::string_view kind, std::string_view units) {
+  return fmt::format("{} with a unit (one of: {})", kind, units);
+}
+
+Bandwidth read_bandwidth(const Field& f) {
+  const std::string expected = quantity_expected("a positive bandwidth", kBandwidthUnits);
+  const auto value = parse_bandwidth(scalar(f, expected));
+  if (!value || !(value->bytes_per_s() > 0.0)) f.fail(expected);
+  return *value;
+}
+
+Time read_latency(const Field& f) {
+  const std::string expected = quantity_expected("a non-negative time", kTimeUnits);
+  const auto value = parse_time(scalar(f, expected));
+  if (!value || *value < Time::zero()) f.fail(expected);
+  return *value;
+}
+
+double read_capacity(const Field& f) {
+  const std::string expected = quantity_expected("a positive size", kBytesUnits);
+  const auto value = parse_bytes(scalar(f, expected));
+  if (!value || !(*value > 0.0)) f.fail(expected);
+  return *value;
+}
+
+double read_size_non_negative(const Field& f) {
+  const std::string expected = quantity_expected("a non-negative size", kBytesUnits);
+  const auto value = parse_bytes(scalar(f, expected));
+  if (!value || *value < 0.0) f.fail(expected);
+  return *value;
+}
+
+FlopRate read_flop_rate(const Field& f) {
+  const std::string expected = quantity_expected("a positive compute rate", kFlopRateUnits);
+  const auto value = parse_flop_rate(scalar(f, expected));
+  if (!value || !(value->flops() > 0.0)) f.fail(expected);
+  return *value;
+}
+
+// Returns the list's elements; an empty list is rejected when `non_empty`.
+std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty) {
+  if (!f.node.IsSequence()) f.fail(fmt::format("a list of {}", what));
+  if (non_empty && f.node.size() == 0) f.fail("[]", fmt::format("a non-empty list of {}", what));
+  std::vector<Field> out;
+  for (std::size_t i = 0; i < f.node.size(); ++i) out.push_back(f.element(f.node[i], i));
+  return out;
+}
+
+GemmEfficiencySample read_gemm_sample(const Field& f) {
+  const MapField map(f, {"m", "n", "k", "efficiency"});
+  GemmEfficiencySample s;
+  s.m = read_positive_number(map.required("m"));
+  s.n = read_positive_number(map.required("n"));
+  s.k = read_positive_number(map.required("k"));
+  s.efficiency = read_efficiency(map.required("efficiency"));
+  return s;
+}
+
+DeviceSpec read_device(const Field& f) {
+  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency"});
+  DeviceSpec d;
+  d.name = read_string(map.required("name"));
+  const MapField peak(map.required("peak"), {"bf16", "fp16", "fp32"});
+  d.peak_bf16 = read_flop_rate(peak.required("bf16"));
+  d.peak_fp16 = read_flop_rate(peak.required("fp16"));
+  d.peak_fp32 = read_flop_rate(peak.required("fp32"));
+  const MapField memory(map.required("memory"), {"capacity", "bandwidth"});
+  d.memory_capacity_bytes = read_capacity(memory.required("capacity"));
+  d.memory_bandwidth = read_bandwidth(memory.required("bandwidth"));
+  for (const Field& sample : read_list(map.required("gemm_efficiency"), "{m, n, k, efficiency} samples", true)) {
+    d.gemm.samples.push_back(read_gemm_sample(sample));
+  }
+  return d;
+}
+
+int read_device_index(const Field& f, int devices) {
+  const long long value = read_integer(f);
+  if (value < 0 || value >= devices) f.fail(fmt::format("a device index in [0, {}] (node.devices = {})", devices - 1, devices));
+  return static_cast<int>(value);
+}
+
+IntraNodeLink read_link(const Field& f, int devices) {
+  const MapField map(f, {"between", "bandwidth", "latency"});
+  const Field between = map.required("between");
+  if (!between.node.IsSequence() || between.node.size() != 2) between.fail("a list of two device indices, e.g. [0, 1]");
+  IntraNodeLink link;
+  link.device_a = read_device_index(between.element(between.node[0], 0), devices);
+  link.device_b = read_device_index(between.element(between.node[1], 1), devices);
+  if (link.device_a == link.device_b) {
+    between.fail(fmt::format("[{}, {}]", link.device_a, link.device_b), "two different devices (no self-links)");
+  }
+  link.bandwidth = read_bandwidth(map.required("bandwidth"));
+  link.latency = read_latency(map.required("latency"));
+  return link;
+}
+
+std::vector<IntraNodeLink> expand_all_to_all(const Field& f, int devices) {
+  const MapField map(f, {"bandwidth", "latency"});
+  const Bandwidth bandwidth = read_bandwidth(map.required("bandwidth"));
+  const Time latency = read_latency(map.required("latency"));
+  std::vector<IntraNodeLink> links;
+  for (int a = 0; a < devices; ++a) {
+    for (int b = a + 1; b < devices; ++b) links.push_back(IntraNodeLink{a, b, bandwidth, latency});
+  }
+  return links;
+}
+
+// Every device must reach every other one inside the node, or intra-node collectives have no path.
+void check_connected(const Field& links_field, const std::vector<IntraNodeLink>& links, int devices) {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+  Graph graph(static_cast<std::size_t>(devices));
+  for (const auto& link : links) {
+    boost::add_edge(static_cast<std::size_t>(link.device_a), static_cast<std::size_t>(link.device_b), graph);
+  }
+  std::vector<int> component(static_cast<std::size_t>(devices));
+  const int count = boost::connected_components(graph, component.data());
+  if (count <= 1) return;
+  std::map<int, std::vector<std::string>> members;
+  for (int d = 0; d < devices; ++d) members[component[static_cast<std::size_t>(d)]].push_back(std::to_string(d));
+  std::string parts;
+  for (const auto& [id, list] : members) parts += fmt::format("{}{{{}}}", parts.empty() ? "" : " ", join(list));
+  links_field.fail(fmt::format("{} separate groups of devices: {}", count, parts),
+                   fmt::format("links that connect all {} devices of the node", devices));
+}
+
+NodeSpec read_node(const Field& f) {
+  const MapField map(f, {"devices", "links", "all_to_all", "nics", "nic_efficiency"});
+  NodeSpec node;
+  node.devices = read_int_at_least(map.required("devices"), 1);
+
+  if (map.has("links") && map.has("all_to_all")) {
+    map.required("all_to_all").fail("a map", "either 'links' or 'all_to_all', not both");
+  }
+  if (map.has("all_to_all")) {
+    node.links = expand_all_to_all(map.required("all_to_all"), node.devices);
+  } else if (map.has("links")) {
+    const Field links_field = map.required("links");
+    std::map<std::pair<int, int>, std::size_t> seen;
+    for (const Field& entry : read_list(links_field, "{between, bandwidth, latency} links", false)) {
+      const IntraNodeLink link = read_link(entry, node.devices);
+      const auto pair = std::minmax(link.device_a, link.device_b);
+      const std::size_t index = node.links.size();
+      const auto [it, inserted] = seen.emplace(pair, index);
+      if (!inserted) {
+        MapField(entry, {"between", "bandwidth", "latency"}).required("between").fail(
+            fmt::format("[{}, {}]", link.device_a, link.device_b),
+            fmt::format("each device pair at most once (already in {}[{}]); write parallel links as one "
+                        "entry with their summed bandwidth", links_field.key, it->second));
+      }
+      node.links.push_back(link);
+    }
+  } else if (node.devices > 1) {
+    map.field().child(map.field().node, "links", map.field().line)
+        .fail("", "required key 'links' or 'all_to_all' (missing) when node.devices > 1");
+  }
+  if (node.devices > 1) {
+    const Field where = map.has("links") ? map.required("links") : map.required("all_to_all");
+    check_connected(where, node.links, node.devices);
+  }
+
+  for (const Field& entry : read_list(map.required("nics"), "{device, bandwidth, latency} NICs", true)) {
+    const MapField nic(entry, {"device", "bandwidth", "latency"});
+    node.nics.push_back(Nic{read_device_index(nic.required("device"), node.devices),
+                            read_bandwidth(nic.required("bandwidth")), read_latency(nic.required("latency"))});
+  }
+
+  if (map.has("nic_efficiency")) {
+    const MapField eff(map.required("nic_efficiency"), {"large_message", "half_bandwidth_size"});
+    node.nic_efficiency.large_message_efficiency = read_efficiency(eff.required("large_message"));
+    node.nic_efficiency.half_bandwidth_bytes = read_size_non_negative(eff.required("half_bandwidth_size"));
+  }
+  return node;
+}
+
+RoutingPolicy read_routing(const Field& f) {
+  constexpr const char* kWhat = "one of: minimal, non-minimal, adaptive";
+  const std::string s = scalar(f, kWhat);
+  for (const RoutingPolicy r : {RoutingPolicy::minimal, RoutingPolicy::non_minimal, RoutingPolicy::adaptive}) {
+    if (s == to_string(r)) return r;
+  }
+  f.fail(kWhat);
+}
+
+std::pair<Bandwidth, Time> read_link_class(const Field& f) {
+  const MapField map(f, {"bandwidth", "latency"});
+  return {read_bandwidth(map.required("bandwidth")), read_latency(map.required("latency"))};
+}
+
+// Port and wiring budgets of a dragonfly; each violated budget is reported on the key to change.
+void check_dragonfly(const MapField& map, const DragonflySpec& net, int nics_per_node) {
+  const int local_ports = net.switches_per_group - 1;
+  const long long used = static_cast<long long>(net.endpoints_per_switch) + local_ports + net.global_ports_per_switch;
+  if (used > net.ports_per_switch) {
+    map.required("ports_per_switch").fail(
+        fmt::format("at least endpoints_per_switch + (switches_per_group - 1) local + global_ports_per_switch = "
+                    "{} + {} + {} = {} ports",
+                    net.endpoints_per_switch, local_ports, net.global_ports_per_switch, used));
+  }
+  const long long endpoints_needed = static_cast<long long>(net.nodes_per_group) * nics_per_node;
+  const long long endpoints_available = static_cast<long long>(net.switches_per_group) * net.endpoints_per_switch;
+  if (endpoints_needed > endpoints_available) {
+    map.required("nodes_per_group").fail(
+        fmt::format("{} ({} NICs per node = {} endpoints)", net.nodes_per_group, nics_per_node, endpoints_needed),
+        fmt::format("nodes_per_group * NICs per node <= switches_per_group * endpoints_per_switch = {} * {} = {}",
+                    net.switches_per_group, net.endpoints_per_switch, endpoints_available));
+  }
+  if (net.groups > 1 && net.global_links_per_group_pair < 1) {
+    map.required("global_links_per_group_pair").fail("an integer >= 1 when groups > 1");
+  }
+  const long long global_needed = static_cast<long long>(net.global_links_per_group_pair) * (net.groups - 1);
+  const long long global_available = static_cast<long long>(net.switches_per_group) * net.global_ports_per_switch;
+  if (global_needed > global_available) {
+    map.required("global_links_per_group_pair").fail(
+        fmt::format("{} (x (groups - 1) = {} global links per group)", net.global_links_per_group_pair, global_needed),
+        fmt::format("global_links_per_group_pair * (groups - 1) <= switches_per_group * global_ports_per_switch = "
+                    "{} * {} = {}",
+                    net.switches_per_group, net.global_ports_per_switch, global_available));
+  }
+}
+
+DragonflySpec read_network(const Field& f, int nics_per_node) {
+  const MapField map(f, {"topology", "groups", "switches_per_group", "ports_per_switch", "endpoints_per_switch",
+                         "global_ports_per_switch", "global_links_per_group_pair", "nodes_per_group", "links",
+                         "switch_latency", "routing"});
+  const Field topology = map.required("topology");
+  if (scalar(topology, "one of: dragonfly") != "dragonfly") topology.fail("one of: dragonfly");
+
+  DragonflySpec net;
+  net.groups = read_int_at_least(map.required("groups"), 1);
+  net.switches_per_group = read_int_at_least(map.required("switches_per_group"), 1);
+  net.ports_per_switch = read_int_at_least(map.required("ports_per_switch"), 1);
+  net.endpoints_per_switch = read_int_at_least(map.required("endpoints_per_switch"), 1);
+  net.global_ports_per_switch = read_int_at_least(map.required("global_ports_per_switch"), 0);
+  net.global_links_per_group_pair = read_int_at_least(map.required("global_links_per_group_pair"), 0);
+  net.nodes_per_group = read_int_at_least(map.required("nodes_per_group"), 1);
+
+  const MapField links(map.required("links"), {"endpoint", "local", "global"});
+  std::tie(net.endpoint_link_bandwidth, net.endpoint_link_latency) = read_link_class(links.required("endpoint"));
+  std::tie(net.local_link_bandwidth, net.local_link_latency) = read_link_class(links.required("local"));
+  std::tie(net.global_link_bandwidth, net.global_link_latency) = read_link_class(links.required("global"));
+  net.switch_latency = read_latency(map.required("switch_latency"));
+  net.routing = read_routing(map.required("routing"));
+
+  check_dragonfly(map, net, nics_per_node);
+  return net;
+}
+
+std::vector<CollectiveLibrary> read_collectives(const Field& f) {
+  std::vector<CollectiveLibrary> out;
+  for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
+    const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency"});
+    CollectiveLibrary lib;
+    const Field name = map.required("name");
+    lib.name = read_string(name);
+    for (const auto& earlier : out) {
+      if (earlier.name == lib.name) name.fail("a library name not used by an earlier entry");
+    }
+    lib.launch_latency = read_latency(map.required("launch_latency"));
+    lib.step_latency = read_latency(map.required("step_latency"));
+    lib.bandwidth_efficiency = read_efficiency(map.required("bandwidth_efficiency"));
+    out.push_back(lib);
+  }
+  return out;
+}
+
+YAML::Node parse_yaml(const std::string& yaml_text, const std::string& file) {
+  try {
+    return YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
+    throw InputError(InputLocation{file, line, ""}, "", fmt::format("valid YAML ({})", e.msg));
+  }
+}
+
+}  // namespace
+
+Machine parse_machine(const std::string& yaml_text, const std::string& file) {
+  const YAML::Node document = parse_yaml(yaml_text, file);
+  const Field root{&file, document, "", line_of(document)};
+  const MapField map(root, {"name", "description", "nodes", "device", "node", "network", "collectives"});
+  Machine m;
+  m.name = read_string(map.required("name"));
+  if (map.has("description")) m.description = scalar(map.required("description"), "a string");
+  m.source_file = file;
+  m.device = read_device(map.required("device"));
+  m.node = read_node(map.required("node"));
+  const Field nodes = map.required("nodes");
+  m.nodes = read_int_at_least(nodes, 1);
+  m.network = read_network(map.required("network"), static_cast<int>(m.node.nics.size()));
+  const long long capacity = static_cast<long long>(m.network.groups) * m.network.nodes_per_group;
+  if (m.nodes > capacity) {
+    nodes.fail(fmt::format("nodes <= network.groups * network.nodes_per_group = {} * {} = {}", m.network.groups,
+                           m.network.nodes_per_group, capacity));
+  }
+  m.collective_libraries = read_collectives(map.required("collectives"));
+  return m;
+}
+
+Machine load_machine(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(InputLocation{path, 0, ""}, path, "a readable machine file (file not found)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_machine(text.str(), path);
+}
+
+Machine load_machine_by_name(std::string_view name_or_path, const std::string& machines_dir) {
+  const std::string text(name_or_path);
+  const std::filesystem::path as_path(text);
+  if (as_path.has_parent_path() || as_path.extension() == ".yaml") return load_machine(text);
+
+  const std::filesystem::path candidate = std::filesystem::path(machines_dir) / (text + ".yaml");
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(candidate, ec)) return load_machine(candidate.string());
+
+  std::vector<std::string> known;
+  for (const auto& entry : std::filesystem::directory_iterator(machines_dir, ec)) {
+    if (entry.path().extension() == ".yaml") known.push_back(entry.path().stem().string());
+  }
+  std::sort(known.begin(), known.end());
+  throw InputError(InputLocation{"", 0, "machine"}, text,
+                   fmt::format("a machine in {} (one of: {}) or a path to a .yaml file", machines_dir,
+                               known.empty() ? std::string("none found") : join(known)));
+}
+
+}  // namespace ws

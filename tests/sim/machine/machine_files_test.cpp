@@ -1,0 +1,91 @@
+// The shipped machine files load and carry the facts from docs/machines.md that later stages rely on.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "sim/machine/machine_loader.hpp"
+
+namespace ws {
+namespace {
+using namespace ws::literals;
+
+const std::string kMachinesDir = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+
+Machine load(const std::string& name) { return load_machine_by_name(name, kMachinesDir); }
+
+// Per-direction bandwidth summed over each device's intra-node links.
+std::map<int, double> link_bandwidth_per_device(const NodeSpec& node) {
+  std::map<int, double> out;
+  for (const auto& link : node.links) {
+    out[link.device_a] += link.bandwidth.gbps();
+    out[link.device_b] += link.bandwidth.gbps();
+  }
+  return out;
+}
+
+TEST(MachineFiles, EveryShippedMachineLoadsAndFitsItsDragonfly) {
+  for (const std::string name : {"perlmutter", "frontier", "alps"}) {
+    SCOPED_TRACE(name);
+    const Machine m = load(name);
+    EXPECT_EQ(m.name, name);
+    EXPECT_EQ(m.source_file, kMachinesDir + "/" + name + ".yaml");
+    EXPECT_LE(m.nodes, m.network.groups * m.network.nodes_per_group);
+    EXPECT_EQ(m.node.nics.size(), 4u);
+    for (const auto& nic : m.node.nics) EXPECT_EQ(nic.bandwidth, 25_GBps);  // 200 Gb/s Cassini
+    EXPECT_EQ(m.network.ports_per_switch, 64);
+    EXPECT_EQ(m.network.switch_latency, 350_ns);
+    EXPECT_FALSE(m.collective_libraries.empty());
+    EXPECT_GE(m.device.gemm.samples.size(), 4u);
+  }
+}
+
+TEST(MachineFiles, LoadsByPathToo) {
+  EXPECT_EQ(load(kMachinesDir + "/alps.yaml").name, "alps");
+}
+
+TEST(MachineFiles, Frontier) {
+  const Machine m = load("frontier");
+  EXPECT_EQ(m.node.devices, 8);
+  EXPECT_DOUBLE_EQ(m.device.peak_bf16.tflops(), 191.5);
+  EXPECT_EQ(m.network.groups, 74);
+  EXPECT_EQ(m.network.nodes_per_group, 128);
+  EXPECT_EQ(m.network.global_links_per_group_pair, 4);
+  EXPECT_EQ(m.nodes, 9408);
+  EXPECT_EQ(m.collective_libraries[0].name, "rccl");
+  EXPECT_EQ(m.collective_libraries[0].step_latency, 39_us);
+  EXPECT_EQ(m.collective_libraries[1].name, "cray-mpich");
+  // 4 in-package + 2 + 1 Infinity Fabric links of 50 GB/s/dir per GCD: 350 GB/s each.
+  ASSERT_EQ(m.node.links.size(), 12u);
+  for (const auto& [device, gbps] : link_bandwidth_per_device(m.node)) EXPECT_DOUBLE_EQ(gbps, 350.0) << device;
+  // One NIC per OAM: no two NICs on the same GCD pair (0,1), (2,3), ...
+  std::map<int, int> per_oam;
+  for (const auto& nic : m.node.nics) ++per_oam[nic.attached_device / 2];
+  EXPECT_EQ(per_oam.size(), 4u);
+}
+
+TEST(MachineFiles, Perlmutter) {
+  const Machine m = load("perlmutter");
+  EXPECT_EQ(m.nodes, 1792);
+  EXPECT_EQ(m.node.devices, 4);
+  ASSERT_EQ(m.node.links.size(), 6u);
+  for (const auto& link : m.node.links) EXPECT_EQ(link.bandwidth, 100_GBps);
+  EXPECT_DOUBLE_EQ(m.device.peak_bf16.tflops(), 312.0);
+  EXPECT_EQ(m.network.groups, 14);
+  EXPECT_EQ(m.collective_libraries[0].name, "nccl");
+  EXPECT_EQ(m.collective_libraries[0].step_latency, 9_us);
+}
+
+TEST(MachineFiles, Alps) {
+  const Machine m = load("alps");
+  EXPECT_EQ(m.nodes, 2688);
+  EXPECT_EQ(m.total_devices(), 10752);
+  ASSERT_EQ(m.node.links.size(), 6u);
+  for (const auto& link : m.node.links) EXPECT_EQ(link.bandwidth, 150_GBps);
+  EXPECT_DOUBLE_EQ(m.device.peak_bf16.tflops(), 989.0);
+  EXPECT_EQ(m.network.nodes_per_group, 112);
+  EXPECT_EQ(m.collective_libraries[0].name, "nccl");
+}
+
+}  // namespace
+}  // namespace ws

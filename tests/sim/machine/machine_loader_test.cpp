@@ -1,0 +1,297 @@
+// Validation tests for the machine loader: a small valid machine, then one test per class of bad
+// input, each checking that the error names the file, the 1-based line, the dotted key and what
+// was expected.
+#include "sim/machine/machine_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/quantity.hpp"
+
+namespace ws {
+namespace {
+using namespace ws::literals;
+
+const std::string kFile = "tiny.yaml";
+
+// Line numbers matter: the tests below name them.
+const std::string kValid =
+    "name: tiny\n"                                                                   // 1
+    "nodes: 8\n"                                                                     // 2
+    "device:\n"                                                                      // 3
+    "  name: \"Test GPU\"\n"                                                         // 4
+    "  peak: {bf16: \"100 TFLOP/s\", fp16: \"100 TFLOP/s\", fp32: \"10 TFLOP/s\"}\n"  // 5
+    "  memory: {capacity: \"16 GiB\", bandwidth: \"1 TB/s\"}\n"                      // 6
+    "  gemm_efficiency:\n"                                                           // 7
+    "    - {m: 1024, n: 1024, k: 1024, efficiency: 0.5}\n"                           // 8
+    "node:\n"                                                                        // 9
+    "  devices: 2\n"                                                                 // 10
+    "  links:\n"                                                                     // 11
+    "    - {between: [0, 1], bandwidth: \"100 GB/s\", latency: \"1 us\"}\n"          // 12
+    "  nics:\n"                                                                      // 13
+    "    - {device: 0, bandwidth: \"25 GB/s\", latency: \"1 us\"}\n"                 // 14
+    "    - {device: 1, bandwidth: \"25 GB/s\", latency: \"1 us\"}\n"                 // 15
+    "network:\n"                                                                     // 16
+    "  topology: dragonfly\n"                                                        // 17
+    "  groups: 3\n"                                                                  // 18
+    "  switches_per_group: 4\n"                                                      // 19
+    "  ports_per_switch: 16\n"                                                       // 20
+    "  endpoints_per_switch: 4\n"                                                    // 21
+    "  global_ports_per_switch: 2\n"                                                 // 22
+    "  global_links_per_group_pair: 2\n"                                             // 23
+    "  nodes_per_group: 8\n"                                                         // 24
+    "  links:\n"                                                                     // 25
+    "    endpoint: {bandwidth: \"25 GB/s\", latency: \"20 ns\"}\n"                   // 26
+    "    local: {bandwidth: \"25 GB/s\", latency: \"20 ns\"}\n"                      // 27
+    "    global: {bandwidth: \"25 GB/s\", latency: \"150 ns\"}\n"                    // 28
+    "  switch_latency: \"350 ns\"\n"                                                 // 29
+    "  routing: adaptive\n"                                                          // 30
+    "collectives:\n"                                                                 // 31
+    "  - {name: nccl, launch_latency: \"10 us\", step_latency: \"5 us\", bandwidth_efficiency: 0.8}\n";  // 32
+
+// kValid with the first occurrence of `from` replaced; fails the test if `from` is absent.
+std::string with(const std::string& from, const std::string& to, std::string text = kValid) {
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << "test bug: '" << from << "' not in the YAML";
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+// Parses `yaml`, which must fail, and checks every part of the error.
+void expect_rejected(const std::string& yaml, int line, const std::string& key, const std::string& expected_part) {
+  try {
+    parse_machine(yaml, kFile);
+    ADD_FAILURE() << "accepted, but expected an error at line " << line << " key '" << key << "'";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(e.where().file, kFile);
+    EXPECT_EQ(e.where().line, line) << message;
+    EXPECT_EQ(e.where().key, key) << message;
+    EXPECT_NE(message.find(kFile + ":" + std::to_string(line)), std::string::npos) << message;
+    if (!key.empty()) {
+      EXPECT_NE(message.find("'" + key + "'"), std::string::npos) << message;
+    }
+    EXPECT_NE(e.expected().find(expected_part), std::string::npos) << message;
+    EXPECT_NE(message.find(expected_part), std::string::npos) << message;
+  }
+}
+
+TEST(MachineLoader, AcceptsValidMachine) {
+  const Machine m = parse_machine(kValid, kFile);
+  EXPECT_EQ(m.name, "tiny");
+  EXPECT_EQ(m.source_file, kFile);
+  EXPECT_EQ(m.nodes, 8);
+  EXPECT_EQ(m.total_devices(), 16);
+  EXPECT_EQ(m.device.peak_bf16.flops(), 100e12);
+  EXPECT_EQ(m.device.memory_capacity_bytes, 16.0 * (1ull << 30));
+  ASSERT_EQ(m.node.links.size(), 1u);
+  EXPECT_EQ(m.node.links[0].bandwidth, 100_GBps);
+  EXPECT_EQ(m.node.links[0].latency, 1_us);
+  ASSERT_EQ(m.node.nics.size(), 2u);
+  EXPECT_EQ(m.node.nics[1].attached_device, 1);
+  EXPECT_EQ(m.node.nic_efficiency.large_message_efficiency, 1.0);  // default when the key is absent
+  EXPECT_EQ(m.network.groups, 3);
+  EXPECT_EQ(m.network.global_link_latency, 150_ns);
+  EXPECT_EQ(m.network.routing, RoutingPolicy::adaptive);
+  ASSERT_EQ(m.collective_libraries.size(), 1u);
+  EXPECT_EQ(m.collective_libraries[0].step_latency, 5_us);
+}
+
+TEST(MachineLoader, ExpandsAllToAllIntoEveryPairOnce) {
+  const std::string yaml = with("  devices: 2\n  links:\n    - {between: [0, 1], bandwidth: \"100 GB/s\", latency: \"1 us\"}\n",
+                                "  devices: 4\n  all_to_all: {bandwidth: \"150 GB/s\", latency: \"2 us\"}\n");
+  const Machine m = parse_machine(with("  nodes_per_group: 8\n", "  nodes_per_group: 4\n", yaml), kFile);
+  ASSERT_EQ(m.node.links.size(), 6u);  // 4 choose 2
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& link : m.node.links) {
+    EXPECT_NE(link.device_a, link.device_b);
+    EXPECT_EQ(link.bandwidth, 150_GBps);
+    EXPECT_EQ(link.latency, 2_us);
+    pairs.insert(std::minmax(link.device_a, link.device_b));
+  }
+  EXPECT_EQ(pairs.size(), 6u);
+}
+
+TEST(MachineLoader, RejectsLinksAndAllToAllTogether) {
+  expect_rejected(with("  nics:\n", "  all_to_all: {bandwidth: \"1 GB/s\", latency: \"1 us\"}\n  nics:\n"), 13,
+                  "node.all_to_all", "not both");
+}
+
+TEST(MachineLoader, RejectsUnknownKey) {
+  expect_rejected(with("  switch_latency:", "  switch_latncy:"), 29, "network.switch_latncy",
+                  "one of the keys: topology, groups, switches_per_group");
+}
+
+TEST(MachineLoader, RejectsMissingRequiredKey) {
+  // A missing key is reported at the key of the map that should hold it (the document root: line 1).
+  expect_rejected(with("nodes: 8\n", "# nodes left out\n"), 1, "nodes", "required key 'nodes'");
+  expect_rejected(with("  routing: adaptive\n", "\n"), 16, "network.routing", "required key 'routing'");
+}
+
+TEST(MachineLoader, RejectsListWhereMapExpected) {
+  expect_rejected(with("  peak: {bf16: \"100 TFLOP/s\", fp16: \"100 TFLOP/s\", fp32: \"10 TFLOP/s\"}",
+                       "  peak: [\"100 TFLOP/s\"]"),
+                  5, "device.peak", "a map with keys: bf16, fp16, fp32");
+}
+
+TEST(MachineLoader, RejectsMapWhereListExpected) {
+  expect_rejected(with("    - {m: 1024", "    {m: 1024"), 7, "device.gemm_efficiency", "a list of");
+}
+
+TEST(MachineLoader, RejectsScalarWhereMapExpected) {
+  expect_rejected(with("  memory: {capacity: \"16 GiB\", bandwidth: \"1 TB/s\"}", "  memory: \"16 GiB\""), 6,
+                  "device.memory", "a map with keys: capacity, bandwidth");
+}
+
+TEST(MachineLoader, RejectsNonInteger) {
+  expect_rejected(with("  devices: 2\n", "  devices: 2.5\n"), 10, "node.devices", "an integer");
+}
+
+TEST(MachineLoader, RejectsNumberWithoutUnit) {
+  expect_rejected(with("  switch_latency: \"350 ns\"", "  switch_latency: 350"), 29, "network.switch_latency",
+                  std::string(kTimeUnits));
+}
+
+TEST(MachineLoader, RejectsWrongUnit) {
+  expect_rejected(with("global: {bandwidth: \"25 GB/s\"", "global: {bandwidth: \"25 GB\""), 28,
+                  "network.links.global.bandwidth", std::string(kBandwidthUnits));
+  expect_rejected(with("capacity: \"16 GiB\"", "capacity: \"16 GiB/s\""), 6, "device.memory.capacity",
+                  std::string(kBytesUnits));
+  expect_rejected(with("bf16: \"100 TFLOP/s\"", "bf16: \"100 TB/s\""), 5, "device.peak.bf16",
+                  std::string(kFlopRateUnits));
+}
+
+TEST(MachineLoader, RejectsNonPositiveBandwidth) {
+  expect_rejected(with("    - {device: 1, bandwidth: \"25 GB/s\"", "    - {device: 1, bandwidth: \"0 GB/s\""), 15,
+                  "node.nics[1].bandwidth", "a positive bandwidth");
+}
+
+TEST(MachineLoader, RejectsNonPositiveCapacity) {
+  expect_rejected(with("capacity: \"16 GiB\"", "capacity: \"0 GiB\""), 6, "device.memory.capacity", "a positive size");
+}
+
+TEST(MachineLoader, RejectsNonPositivePeak) {
+  expect_rejected(with("fp32: \"10 TFLOP/s\"", "fp32: \"-10 TFLOP/s\""), 5, "device.peak.fp32",
+                  "a positive compute rate");
+}
+
+TEST(MachineLoader, RejectsNegativeLatency) {
+  expect_rejected(with("bandwidth: \"100 GB/s\", latency: \"1 us\"", "bandwidth: \"100 GB/s\", latency: \"-1 us\""), 12,
+                  "node.links[0].latency", "a non-negative time");
+}
+
+TEST(MachineLoader, RejectsEfficiencyOutsideZeroOne) {
+  expect_rejected(with("bandwidth_efficiency: 0.8", "bandwidth_efficiency: 1.2"), 32,
+                  "collectives[0].bandwidth_efficiency", "a number in (0, 1]");
+  expect_rejected(with("efficiency: 0.5", "efficiency: 0"), 8, "device.gemm_efficiency[0].efficiency",
+                  "a number in (0, 1]");
+}
+
+TEST(MachineLoader, RejectsZeroNics) {
+  const std::string nics =
+      "  nics:\n"
+      "    - {device: 0, bandwidth: \"25 GB/s\", latency: \"1 us\"}\n"
+      "    - {device: 1, bandwidth: \"25 GB/s\", latency: \"1 us\"}\n";
+  expect_rejected(with(nics, "  nics: []\n"), 13, "node.nics", "a non-empty list");
+}
+
+TEST(MachineLoader, RejectsZeroDevices) {
+  expect_rejected(with("  devices: 2\n", "  devices: 0\n"), 10, "node.devices", "an integer >= 1");
+}
+
+TEST(MachineLoader, RejectsDeviceIndexOutOfRange) {
+  expect_rejected(with("    - {device: 1,", "    - {device: 2,"), 15, "node.nics[1].device", "a device index in [0, 1]");
+  expect_rejected(with("between: [0, 1]", "between: [0, 7]"), 12, "node.links[0].between[1]", "a device index in [0, 1]");
+}
+
+TEST(MachineLoader, RejectsSelfLink) {
+  expect_rejected(with("between: [0, 1]", "between: [1, 1]"), 12, "node.links[0].between", "no self-links");
+}
+
+TEST(MachineLoader, RejectsDuplicateLink) {
+  const std::string link = "    - {between: [0, 1], bandwidth: \"100 GB/s\", latency: \"1 us\"}\n";
+  expect_rejected(with(link, link + "    - {between: [1, 0], bandwidth: \"50 GB/s\", latency: \"1 us\"}\n"), 13,
+                  "node.links[1].between", "each device pair at most once (already in node.links[0])");
+}
+
+TEST(MachineLoader, RejectsDisconnectedNode) {
+  const std::string yaml = with("  devices: 2\n  links:\n    - {between: [0, 1], bandwidth: \"100 GB/s\", latency: \"1 us\"}\n",
+                                "  devices: 4\n  links:\n"
+                                "    - {between: [0, 1], bandwidth: \"100 GB/s\", latency: \"1 us\"}\n"
+                                "    - {between: [2, 3], bandwidth: \"100 GB/s\", latency: \"1 us\"}\n");
+  try {
+    parse_machine(yaml, kFile);
+    ADD_FAILURE() << "a node split in two was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 11);
+    EXPECT_EQ(e.where().key, "node.links");
+    EXPECT_EQ(e.value(), "2 separate groups of devices: {0, 1} {2, 3}");
+    EXPECT_NE(std::string(e.what()).find("tiny.yaml:11"), std::string::npos);
+    EXPECT_NE(e.expected().find("links that connect all 4 devices"), std::string::npos);
+  }
+}
+
+TEST(MachineLoader, RejectsTooManyPortsPerSwitch) {
+  expect_rejected(with("  ports_per_switch: 16", "  ports_per_switch: 8"), 20, "network.ports_per_switch",
+                  "= 4 + 3 + 2 = 9 ports");
+}
+
+TEST(MachineLoader, RejectsMoreNicsThanEndpointPorts) {
+  expect_rejected(with("  nodes_per_group: 8", "  nodes_per_group: 9"), 24, "network.nodes_per_group",
+                  "switches_per_group * endpoints_per_switch = 4 * 4 = 16");
+}
+
+TEST(MachineLoader, RejectsMoreNodesThanGroupsHold) {
+  expect_rejected(with("nodes: 8\n", "nodes: 25\n"), 2, "nodes", "network.groups * network.nodes_per_group = 3 * 8 = 24");
+}
+
+TEST(MachineLoader, RejectsMoreGlobalLinksThanGlobalPorts) {
+  expect_rejected(with("  global_links_per_group_pair: 2", "  global_links_per_group_pair: 5"), 23,
+                  "network.global_links_per_group_pair", "switches_per_group * global_ports_per_switch = 4 * 2 = 8");
+}
+
+TEST(MachineLoader, RejectsUnknownRouting) {
+  expect_rejected(with("  routing: adaptive", "  routing: ugal"), 30, "network.routing",
+                  "one of: minimal, non-minimal, adaptive");
+}
+
+TEST(MachineLoader, RejectsUnknownTopology) {
+  expect_rejected(with("  topology: dragonfly", "  topology: fat-tree"), 17, "network.topology", "one of: dragonfly");
+}
+
+TEST(MachineLoader, RejectsYamlSyntaxError) {
+  // An unclosed flow map on line 6.
+  expect_rejected(with("  memory: {capacity: \"16 GiB\", bandwidth: \"1 TB/s\"}", "  memory: {capacity: \"16 GiB\", ]"),
+                  6, "", "valid YAML");
+}
+
+TEST(MachineLoader, RejectsMissingFile) {
+  const std::string path = "/nonexistent/dir/nowhere.yaml";
+  try {
+    load_machine(path);
+    ADD_FAILURE() << "a missing file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, path);
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+    EXPECT_NE(e.expected().find("file not found"), std::string::npos);
+  }
+}
+
+TEST(MachineLoader, RejectsUnknownMachineNameAndListsKnownOnes) {
+  const std::string dir = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+  try {
+    load_machine_by_name("summit", dir);
+    ADD_FAILURE() << "an unknown machine name was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.value(), "summit");
+    EXPECT_EQ(e.where().key, "machine");
+    EXPECT_NE(e.expected().find("alps, frontier, perlmutter"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ws
