@@ -1,1 +1,65 @@
-// placeholder: implemented by its owner
+// Per-device memory model (all counts in elements, then bytes):
+//
+// Parameters. FC weights are sharded over Gx*Gy*Gz as in ../shared/docs/4d-algorithm.md: per block
+// QKV 3h^2, attention output h^2, MLP up 4h^2, MLP down 4h^2 (12 h^2). The tied embedding / LM head
+// is a normal FC layer with k = h (over X) and n = V (over Y), cut again over Z; the learned
+// position table (S x h) is sharded the same way (our choice). Small parameters are replicated
+// over the groups that do not split their features: FC biases follow their layer's out-features
+// (QKV 3h/Gy, attention output h/Gx, MLP up 4h/Gy, MLP down h/Gx), the two layer norms of a block
+// and the final one follow the block input (features over X): 2*2h/Gx per block, 2h/Gx at the end.
+// Bytes per parameter: mixed precision (bytes_per_element 2): weights 2, gradients 2, optimizer
+// 12 (fp32 master copy + Adam m and v); fp32 training (4): 4 + 4 + 8 (Adam m and v).
+//
+// Activations. b = B/(Gdata*Gz) sequences and m = b*S tokens per rank. Without recomputation a
+// block keeps, for the backward pass: its input and the first layer norm's output (QKV input),
+// the second layer norm's input and output (MLP up input), all h/Gx features; Q, K, V (3h/Gy),
+// the attention output = output-projection input (h/Gy), the GELU input and output (4h/Gy each);
+// and the softmax probabilities (heads/Gy * S^2 per sequence). With recomputation only each
+// block's input (h/Gx) is kept, plus the full working set of the one block being recomputed.
+// The LM head keeps its input (h/Gx) and its logits (V/Gy) either way.
+//
+// Buffers. The all-gathered weight blocks (k*n/(Gx*Gy)) of the current layer and of the
+// prefetched next one (OAG), both taken at the largest layer, the unsharded dW block that is
+// reduce-scattered, and one output scratch for the all-reduces (m x the larger of the layer's
+// local in/out features).
+#include "engine/schedule/memory.hpp"
+
+#include <algorithm>
+
+namespace ws {
+
+MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const Layout& layout,
+                               int bytes_per_element, bool recompute) {
+  const double h = model.hidden, l = model.layers, S = model.sequence_length, V = model.vocabulary,
+               heads = model.heads;
+  const double gx = layout.x, gy = layout.y, gz = layout.z, gd = layout.data;
+  const double e = bytes_per_element;
+
+  const double sharded_params = (12.0 * l * h * h + V * h + S * h) / (gx * gy * gz);
+  const double small_params =
+      l * (3.0 * h / gy + h / gx + 4.0 * h / gy + h / gx + 4.0 * h / gx) + 2.0 * h / gx;
+  const double params = sharded_params + small_params;
+
+  MemoryEstimate mem;
+  const bool mixed = bytes_per_element < 4;
+  mem.weights_bytes = params * e;
+  mem.gradients_bytes = params * e;
+  mem.optimizer_bytes = params * (mixed ? 12.0 : 8.0);
+
+  const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
+  const double m = sequences * S;
+  const double block_working_set = m * (4.0 * h / gx + 12.0 * h / gy) + sequences * (heads / gy) * S * S;
+  const double lm_head = m * (h / gx + V / gy);
+  const double activations =
+      recompute ? l * m * h / gx + block_working_set + lm_head : l * block_working_set + lm_head;
+  mem.activations_bytes = activations * e;
+
+  // Largest gathered block and largest all-reduce output over the FC layers (normal: k/Gx, n/Gy;
+  // transposed: k/Gy, n/Gx).
+  const double max_block = std::max(4.0 * h * h, V * h) / (gx * gy);
+  const double max_features = std::max({h / gx, 3.0 * h / gy, 4.0 * h / gy, V / gy});
+  mem.buffers_bytes = (3.0 * max_block + m * max_features) * e;
+  return mem;
+}
+
+}  // namespace ws

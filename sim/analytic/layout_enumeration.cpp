@@ -1,1 +1,80 @@
-// placeholder: implemented by its owner
+#include "sim/analytic/layout_enumeration.hpp"
+
+#include <fmt/format.h>
+
+namespace ws {
+namespace {
+
+// The FC layers of the note with the groups their in-features (k) and out-features (n) are split
+// over. Normal layers: k over X, n over Y; transposed layers swap the roles.
+struct WeightShape {
+  const char* name;
+  long long k;
+  long long n;
+};
+
+}  // namespace
+
+std::string layout_problem(const ModelSpec& model, const Batch& batch, const Layout& layout) {
+  const long long h = model.hidden;
+  const int gx = layout.x, gy = layout.y, gz = layout.z;
+  // Normal layers split k = h over X and n over Y; transposed ones (attention output, MLP down)
+  // split their n = h over X and their k (h or 4h) over Y, so h over X and h, 3h, 4h over Y cover
+  // every FC layer.
+  if (h % gx != 0) return fmt::format("hidden {} not divisible by Gx={}", h, gx);
+  if (h % gy != 0) return fmt::format("hidden {} not divisible by Gy={}", h, gy);
+  if ((3 * h) % gy != 0) return fmt::format("3*hidden {} not divisible by Gy={}", 3 * h, gy);
+  if ((4 * h) % gy != 0) return fmt::format("4*hidden {} not divisible by Gy={}", 4 * h, gy);
+  // Heads follow the QKV output features (split over Y); the transposed output projection then
+  // takes them in over Y as its k, so each Y rank must own whole heads.
+  if (model.heads % gy != 0) return fmt::format("heads {} not divisible by Gy={}", model.heads, gy);
+  // LM head (tied with the embedding): a normal FC layer, k = h over X, n = V over Y.
+  if (model.vocabulary % gy != 0) {
+    return fmt::format("vocabulary {} not divisible by Gy={}", model.vocabulary, gy);
+  }
+  const WeightShape shapes[] = {{"QKV", h, 3 * h},
+                                {"attention output", h, h},
+                                {"MLP up", h, 4 * h},
+                                {"MLP down", 4 * h, h},
+                                {"LM head", h, model.vocabulary}};
+  for (const auto& s : shapes) {
+    const long long block = s.k * s.n / (static_cast<long long>(gx) * gy);
+    if (block % gz != 0) {
+      return fmt::format("{} weight block {} (k*n/(Gx*Gy)) not divisible by Gz={}", s.name, block, gz);
+    }
+  }
+  const long long shards = static_cast<long long>(layout.data) * gz;
+  if (batch.sequences % shards != 0) {
+    return fmt::format("batch sequences {} not divisible by Gdata*Gz={}", batch.sequences, shards);
+  }
+  return {};
+}
+
+std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Batch& batch, int devices) {
+  std::vector<int> divisors;
+  for (int d = 1; d <= devices; ++d) {
+    if (devices % d == 0) divisors.push_back(d);
+  }
+  std::vector<LayoutCandidate> out;
+  // Nested loops over ascending divisors give lexicographic (data, x, y, z) order directly.
+  for (int data : divisors) {
+    const int rest_x = devices / data;
+    for (int x : divisors) {
+      if (x > rest_x) break;
+      if (rest_x % x != 0) continue;
+      const int rest_y = rest_x / x;
+      for (int y : divisors) {
+        if (y > rest_y) break;
+        if (rest_y % y != 0) continue;
+        LayoutCandidate c;
+        c.layout = Layout{data, x, y, rest_y / y};
+        c.reason = layout_problem(model, batch, c.layout);
+        c.valid = c.reason.empty();
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ws

@@ -1,1 +1,38 @@
-// placeholder: implemented by its owner
+#include "sim/analytic/plan.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/core/input_error.hpp"
+
+namespace ws {
+
+Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
+                  const StepOptions& options) {
+  if (devices < 1 || devices > machine.total_devices()) {
+    throw InputError(
+        {machine.source_file, 0, "devices"}, std::to_string(devices),
+        "a device count from 1 to " + std::to_string(machine.total_devices()) + " (" + machine.name + ")");
+  }
+  Plan plan;
+  const IntraNodeRoutes routes = route_intra_node(machine.node);  // once for every layout
+  std::vector<LayoutCandidate> candidates = enumerate_layouts(model, batch, devices);
+  plan.ranked.reserve(candidates.size());
+  for (auto& c : candidates) {
+    if (!c.valid) {
+      plan.invalid.push_back(std::move(c));
+      continue;
+    }
+    LayoutEstimate est = estimate_step(machine, routes, model, batch, c.layout, options);
+    (est.fits_memory ? plan.ranked : plan.over_memory).push_back(est);
+  }
+  // Candidates come in layout order, so a stable sort breaks ties by layout order.
+  auto faster = [](const LayoutEstimate& a, const LayoutEstimate& b) {
+    return a.step.total() < b.step.total();
+  };
+  std::stable_sort(plan.ranked.begin(), plan.ranked.end(), faster);
+  std::stable_sort(plan.over_memory.begin(), plan.over_memory.end(), faster);
+  return plan;
+}
+
+}  // namespace ws

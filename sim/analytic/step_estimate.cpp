@@ -1,1 +1,216 @@
-// placeholder: implemented by its owner
+// Closed-form step model of ../shared/docs/4d-algorithm.md. Every transformer block has four FC
+// layers (QKV normal, attention output transposed, MLP up normal, MLP down transposed); the LM
+// head is a normal FC layer (k = h over X, n = V over Y). Per FC layer, with k_local / n_local
+// the in/out features this rank owns (normal: k/Gx, n/Gy; transposed: k/Gy, n/Gx) and m tokens:
+//   forward:  Z all-gather of the block (k_local*n_local), GEMM m x n_local x k_local, all-reduce
+//             of the m x n_local partial output over the group that splits k (X for normal layers)
+//   backward: Z all-gather again, dX GEMM + all-reduce of m x k_local over the group that splits n,
+//             dW GEMM + Z reduce-scatter of the k_local x n_local block
+//   after:    data-parallel all-reduce of the k_local*n_local/Gz shard.
+// Attention core: QK^T and softmax.V for heads/Gy heads of B/(Gdata*Gz) sequences as batched GEMMs
+// (full S x S products, as the flop formula counts them); backward costs twice the forward.
+// Element-wise work (layer norms, residual adds, GELU, softmax, cross-entropy, embedding) is a
+// memory roofline: elements read + written x bytes / device memory bandwidth; backward moves twice
+// the forward bytes. Layer-norm statistics and the cross-entropy max/sum all-reduces are a few
+// floats per token and are left out.
+// Recomputation re-runs each block's forward compute in its backward, and with it the forward
+// output all-reduces (on the critical path); the backward Z all-gather serves both.
+//
+// Overlap (each switchable):
+//   forward output all-reduce: always exposed.
+//   OAR: dX all-reduce exposed = max(0, t_AR - t_dW_GEMM) per layer, else whole.
+//   OAG: all-gather of layer i exposed = max(0, t_AG_i - compute of layer i-1) (forward order in
+//        forward, backward order in backward), the first one whole; else whole.
+//   ORS: the Z reduce-scatters form a serial queue on the Z communicator, each issued when its
+//        layer's backward compute ends; exposed = max(0, queue end - end of backward compute).
+//        Conservative: the exposed waits of other collectives, which would also hide it, are not
+//        counted as hiding time. Else the whole sum.
+//   Data parallel: with overlap_data_parallel the shard all-reduces queue on the data
+//        communicator, each issued when its layer's gradient is reduce-scattered; exposed = the
+//        part that ends after both backward compute and the Z queue. Else the whole sum. The
+//        replicated small parameters are all-reduced over Z and then over data, at the end.
+#include "sim/analytic/step_estimate.hpp"
+
+#include <algorithm>
+
+#include "engine/schedule/flops.hpp"
+#include "sim/compute/gemm_efficiency.hpp"
+
+namespace ws {
+namespace {
+
+// One FC layer's costs on this rank.
+struct FcCost {
+  GroupKind k_group = GroupKind::x;  // splits in-features: forward output all-reduce
+  GroupKind n_group = GroupKind::y;  // splits out-features: backward dX all-reduce
+  Time forward;                      // GEMM + attached element-wise / attention work
+  Time backward;                     // dX + dW GEMMs + backward of the attached work (+ recompute)
+  Time dw_gemm;
+  Time forward_all_reduce;
+  Time backward_all_reduce;
+  Time all_gather;
+  Time reduce_scatter;
+  Time data_all_reduce;
+};
+
+Time& exposed_of(StepBreakdown& step, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::x:
+      return step.exposed_x;
+    case GroupKind::y:
+      return step.exposed_y;
+    case GroupKind::z:
+      return step.exposed_z;
+    case GroupKind::data:
+      return step.exposed_data;
+  }
+  return step.exposed_data;
+}
+
+Time positive(Time t) { return max(Time::zero(), t); }
+
+}  // namespace
+
+LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& routes, const ModelSpec& model,
+                             const Batch& batch, const Layout& layout, const StepOptions& options) {
+  const DeviceSpec& dev = machine.device;
+  const Precision prec = options.precision;
+  const double e = options.bytes_per_element();
+  const double h = model.hidden, S = model.sequence_length, V = model.vocabulary, heads = model.heads;
+  const double gx = layout.x, gy = layout.y, gz = layout.z, gd = layout.data;
+  const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
+  const double m = sequences * S;
+
+  const GroupPath path_x = group_path(machine, routes, layout, GroupKind::x);
+  const GroupPath path_y = group_path(machine, routes, layout, GroupKind::y);
+  const GroupPath path_z = group_path(machine, routes, layout, GroupKind::z);
+  const GroupPath path_d = group_path(machine, routes, layout, GroupKind::data);
+  auto path_of = [&](GroupKind kind) -> const GroupPath& {
+    switch (kind) {
+      case GroupKind::x:
+        return path_x;
+      case GroupKind::y:
+        return path_y;
+      case GroupKind::z:
+        return path_z;
+      case GroupKind::data:
+        return path_d;
+    }
+    return path_d;
+  };
+  auto elementwise = [&](double elements) { return transfer_time(elements * e, dev.memory_bandwidth); };
+
+  auto fc = [&](double k, double n, bool transposed, Time fwd_extra, Time bwd_extra, bool recomputed) {
+    FcCost c;
+    c.k_group = transposed ? GroupKind::y : GroupKind::x;
+    c.n_group = transposed ? GroupKind::x : GroupKind::y;
+    const double k_local = k / (transposed ? gy : gx);
+    const double n_local = n / (transposed ? gx : gy);
+    const Time fwd_gemm = gemm_time(dev, prec, m, n_local, k_local);
+    const Time dx_gemm = gemm_time(dev, prec, m, k_local, n_local);
+    c.dw_gemm = gemm_time(dev, prec, k_local, n_local, m);
+    c.forward = fwd_gemm + fwd_extra;
+    c.backward = dx_gemm + c.dw_gemm + bwd_extra + (recomputed ? c.forward : Time::zero());
+    const double block_bytes = k_local * n_local * e;
+    c.forward_all_reduce = collective_time(CollectiveOp::all_reduce, path_of(c.k_group), m * n_local * e);
+    c.backward_all_reduce = collective_time(CollectiveOp::all_reduce, path_of(c.n_group), m * k_local * e);
+    c.all_gather = collective_time(CollectiveOp::all_gather, path_z, block_bytes);
+    c.reduce_scatter = collective_time(CollectiveOp::reduce_scatter, path_z, block_bytes);
+    c.data_all_reduce = collective_time(CollectiveOp::all_reduce, path_d, block_bytes / gz);
+    return c;
+  };
+
+  // Work attached to each FC layer (forward; the backward moves twice the bytes / flops).
+  const double heads_local = heads / gy;
+  const double head_dim = h / heads;
+  const Time attention = scale(gemm_time(dev, prec, S, S, head_dim) + gemm_time(dev, prec, S, head_dim, S),
+                               sequences * heads_local);
+  const double layer_norm = 2.0 * m * h / gx, residual = 3.0 * m * h / gx;
+  const double softmax = 2.0 * sequences * heads_local * S * S;
+  const double gelu = 2.0 * m * 4.0 * h / gy;
+  const Time qkv_extra = elementwise(layer_norm + softmax) + attention;
+  const Time out_extra = elementwise(residual + layer_norm);
+  const Time up_extra = elementwise(gelu);
+  const Time down_extra = elementwise(residual);
+  const bool rc = options.recompute;
+  const FcCost block[4] = {
+      fc(h, 3.0 * h, false, qkv_extra, 2 * qkv_extra, rc),
+      fc(h, h, true, out_extra, 2 * out_extra, rc),
+      fc(h, 4.0 * h, false, up_extra, 2 * up_extra, rc),
+      fc(4.0 * h, h, true, down_extra, 2 * down_extra, rc),
+  };
+  // LM head with the embedding lookup, final layer norm and cross-entropy attached; never recomputed.
+  const Time head_extra = elementwise(m * h / gx + layer_norm + 2.0 * m * V / gy);
+  const FcCost head = fc(h, V, false, head_extra, 2 * head_extra, false);
+
+  const int layer_count = 4 * model.layers + 1;
+  auto layer = [&](int i) -> const FcCost& { return i == layer_count - 1 ? head : block[i % 4]; };
+
+  LayoutEstimate est;
+  est.layout = layout;
+  StepBreakdown& step = est.step;
+
+  // Forward, in layer order.
+  Time previous_compute;
+  for (int i = 0; i < layer_count; ++i) {
+    const FcCost& c = layer(i);
+    step.compute += c.forward;
+    exposed_of(step, c.k_group) += c.forward_all_reduce;
+    const bool hide = options.overlap_all_gather && i > 0;
+    step.exposed_z += hide ? positive(c.all_gather - previous_compute) : c.all_gather;
+    previous_compute = c.forward;
+  }
+
+  // Backward, in reverse layer order, on a timeline of backward compute only.
+  Time t;            // end of backward compute so far
+  Time z_queue_end;  // ORS queue on the Z communicator
+  Time data_queue_end;
+  Time rs_sum, data_sum;
+  for (int j = 0; j < layer_count; ++j) {
+    const int i = layer_count - 1 - j;
+    const FcCost& c = layer(i);
+    step.compute += c.backward;
+    if (rc && i != layer_count - 1) exposed_of(step, c.k_group) += c.forward_all_reduce;
+    const bool hide = options.overlap_all_gather && j > 0;
+    step.exposed_z += hide ? positive(c.all_gather - previous_compute) : c.all_gather;
+    previous_compute = c.backward;
+    exposed_of(step, c.n_group) +=
+        options.overlap_all_reduce ? positive(c.backward_all_reduce - c.dw_gemm) : c.backward_all_reduce;
+    t += c.backward;
+    z_queue_end = max(z_queue_end, t) + c.reduce_scatter;
+    rs_sum += c.reduce_scatter;
+    data_queue_end =
+        max(data_queue_end, options.overlap_reduce_scatter ? z_queue_end : t) + c.data_all_reduce;
+    data_sum += c.data_all_reduce;
+  }
+  step.exposed_z += options.overlap_reduce_scatter ? positive(z_queue_end - t) : rs_sum;
+  step.exposed_data +=
+      options.overlap_data_parallel
+          ? positive(data_queue_end - max(t, options.overlap_reduce_scatter ? z_queue_end : t))
+          : data_sum;
+  // Replicated small parameters (biases, layer norms: see memory.cpp), all-reduced over Z then data.
+  const double small_bytes =
+      e * (model.layers * (3.0 * h / gy + h / gx + 4.0 * h / gy + h / gx + 4.0 * h / gx) + 2.0 * h / gx);
+  step.exposed_z += collective_time(CollectiveOp::all_reduce, path_z, small_bytes);
+  step.exposed_data += collective_time(CollectiveOp::all_reduce, path_d, small_bytes);
+
+  est.memory = estimate_memory(model, batch, layout, options.bytes_per_element(), options.recompute);
+  est.fits_memory = est.memory.total_bytes() <= dev.memory_capacity_bytes;
+  est.hardware_flops = hardware_flops_per_step(model, batch);
+  est.model_flops = model_flops_per_step(model, batch);
+  const double seconds = step.total().seconds();
+  const double peak_job = seconds * layout.devices() * peak(dev, prec).flops();
+  if (seconds > 0) {
+    est.sustained_flops_per_s = executed_flops_per_step(model, batch, options.recompute) / seconds;
+    est.hardware_peak_fraction = est.hardware_flops / peak_job;
+    est.model_peak_fraction = est.model_flops / peak_job;
+  }
+  return est;
+}
+
+LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,
+                             const Layout& layout, const StepOptions& options) {
+  return estimate_step(machine, route_intra_node(machine.node), model, batch, layout, options);
+}
+
+}  // namespace ws

@@ -8,6 +8,7 @@
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/memory.hpp"
 #include "engine/schedule/model.hpp"
+#include "sim/analytic/group_path.hpp"
 #include "sim/analytic/step_options.hpp"
 #include "sim/machine/machine.hpp"
 
@@ -38,5 +39,8 @@ struct LayoutEstimate {
 
 LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,
                              const Layout& layout, const StepOptions& options);
+// The same with the node's routes computed once by the caller (plan_layouts scores many layouts).
+LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& routes, const ModelSpec& model,
+                             const Batch& batch, const Layout& layout, const StepOptions& options);
 
 }  // namespace ws

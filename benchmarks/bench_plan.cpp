@@ -1,0 +1,30 @@
+// Time to rank every layout of one weak-scaling point with the analytic model: plan_layouts for
+// 8,192 devices of Frontier (machines/frontier.yaml), GPT 80B, 4,096 sequences per step.
+// Reproduce: cmake --build <build> --target bench_plan && <build>/benchmarks/bench_plan
+#include <benchmark/benchmark.h>
+
+#include "engine/schedule/model.hpp"
+#include "sim/analytic/plan.hpp"
+#include "sim/machine/machine_loader.hpp"
+
+namespace {
+
+void BM_PlanLayouts(benchmark::State& state, const char* model_name) {
+  const ws::Machine machine = ws::load_machine(WEAKSCALE_SOURCE_DIR "/machines/frontier.yaml");
+  const ws::ModelSpec model = *ws::find_model(model_name);
+  const ws::Batch batch{4096};
+  const int devices = static_cast<int>(state.range(0));
+  const ws::StepOptions options;
+  std::size_t layouts = 0;
+  for (auto _ : state) {
+    const ws::Plan plan = ws::plan_layouts(machine, model, batch, devices, options);
+    layouts = plan.ranked.size() + plan.over_memory.size() + plan.invalid.size();
+    benchmark::DoNotOptimize(plan.ranked.data());
+  }
+  state.counters["layouts"] = static_cast<double>(layouts);
+}
+
+BENCHMARK_CAPTURE(BM_PlanLayouts, gpt80b, "80B")->Arg(8192)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlanLayouts, gpt60b, "60B")->Arg(8192)->Unit(benchmark::kMillisecond);
+
+}  // namespace
