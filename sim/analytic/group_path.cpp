@@ -21,6 +21,11 @@
 //   stride <  R: rings that span groups leave a group through their last s members: f = s.
 // Wrap-around edges travel the opposite direction (another directed pair) and are not added;
 // local (intra-group) links are assumed not to be the bottleneck (all-to-all, 31 per switch).
+// Non-minimal (Valiant) routing spreads the flows leaving a group over all its global links,
+// each flow using two global hops:
+//   valiant_bw_per_rank = global_links_per_group_pair * (groups - 1) * global_link_bw / (2 * flows_out)
+// with flows_out = min(s, R) flows leaving a group. Adaptive routing takes the better of the two
+// (Slingshot biases to minimal paths and diverts when their queues grow, machines.md 1.2).
 //
 // Ring bandwidth = min(intra-node hops, NIC share, global share) * library bandwidth_efficiency.
 // Step latency = max over hop kinds of: intra-node path latency; NIC latency + 2 endpoint links +
@@ -215,8 +220,19 @@ GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, cons
       const long long rem = s % per_group;
       long long f = s >= per_group ? std::max(per_group - rem, rem) : s;
       f = std::max(1LL, std::min(f, per_group));
-      const double pair_bw = net.global_links_per_group_pair * net.global_link_bandwidth.bytes_per_s();
-      bw = std::min(bw, pair_bw / static_cast<double>(f));
+      const double link_bw = net.global_link_bandwidth.bytes_per_s();
+      const double minimal_bw = net.global_links_per_group_pair * link_bw / static_cast<double>(f);
+      // Valiant: every flow leaving a group may take any of the group's global links to an
+      // intermediate group, then a second global hop, so each group's links carry its own first
+      // hops plus others' second hops (factor 2). Flows leaving one group: R when s >= R, else s.
+      const double flows_out = static_cast<double>(std::min(s, per_group));
+      const double group_links = static_cast<double>(net.global_links_per_group_pair) * (net.groups - 1);
+      const double valiant_bw = group_links * link_bw / (2.0 * flows_out);
+      double global_bw = minimal_bw;
+      if (net.routing == RoutingPolicy::non_minimal) global_bw = valiant_bw;
+      // Adaptive routing takes the non-minimal paths only when they beat the minimal ones.
+      if (net.routing == RoutingPolicy::adaptive) global_bw = std::max(minimal_bw, valiant_bw);
+      bw = std::min(bw, global_bw);
       g.where = "inter-group";
     }
     // Rings whose nodes all hang off one set of switches (endpoints_per_switch nodes, each NIC of a

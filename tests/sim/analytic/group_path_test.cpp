@@ -88,10 +88,35 @@ TEST(GroupPath, OneRingCrossingANodeGetsAllNics) {
 
 TEST(GroupPath, InterGroupSharesTheGlobalLinks) {
   // 16 ranks, dragonfly groups of 2 nodes = 8 ranks; data rings at stride 4 leave a group through
-  // 4 ranks at once over 1 global link of 25 GB/s.
-  const GroupPath g = group_path(fake_machine(), Layout{4, 4, 1, 1}, GroupKind::data);
+  // 4 ranks at once over 1 global link of 25 GB/s with minimal routing.
+  Machine m = fake_machine();
+  m.network.routing = RoutingPolicy::minimal;
+  const GroupPath g = group_path(m, Layout{4, 4, 1, 1}, GroupKind::data);
   EXPECT_EQ(std::string(g.where), "inter-group");
   EXPECT_DOUBLE_EQ(g.bandwidth.gbps(), 25.0 / 4.0);
+}
+
+TEST(GroupPath, ValiantSpreadsOverEveryGlobalLinkOfTheGroup) {
+  // 4 groups: each group has 3 global links; 4 flows leave it, each using 2 global hops:
+  // 3 * 25 / (2 * 4) GB/s per rank.
+  Machine m = fake_machine();
+  m.network.routing = RoutingPolicy::non_minimal;
+  EXPECT_DOUBLE_EQ(group_path(m, Layout{4, 4, 1, 1}, GroupKind::data).bandwidth.gbps(), 75.0 / 8.0);
+}
+
+TEST(GroupPath, AdaptiveIsNeverSlowerThanMinimalOrValiant) {
+  for (int nodes : {4, 8, 16}) {
+    Machine m = fake_machine(nodes);
+    const Layout layout{nodes, 4, 1, 1};
+    m.network.routing = RoutingPolicy::minimal;
+    const double minimal = group_path(m, layout, GroupKind::data).bandwidth.gbps();
+    m.network.routing = RoutingPolicy::non_minimal;
+    const double valiant = group_path(m, layout, GroupKind::data).bandwidth.gbps();
+    m.network.routing = RoutingPolicy::adaptive;
+    const double adaptive = group_path(m, layout, GroupKind::data).bandwidth.gbps();
+    EXPECT_GE(adaptive, minimal) << nodes;
+    EXPECT_GE(adaptive, valiant) << nodes;
+  }
 }
 
 TEST(GroupPath, LibraryEfficiencyScalesBandwidth) {
