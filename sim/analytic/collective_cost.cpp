@@ -12,16 +12,4 @@ Time ring_collective_time(CollectiveOp op, int ranks, double full_bytes, Bandwid
   return op == CollectiveOp::all_reduce ? 2 * one_pass : one_pass;
 }
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::all_gather:
-      return "all-gather";
-    case CollectiveOp::reduce_scatter:
-      return "reduce-scatter";
-    case CollectiveOp::all_reduce:
-      return "all-reduce";
-  }
-  return "?";
-}
-
 }  // namespace ws

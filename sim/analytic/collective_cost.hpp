@@ -2,13 +2,10 @@
 // closed forms every analytic estimate uses, with per-step latency alpha and ring bandwidth bw.
 #pragma once
 
+#include "sim/core/collective_op.hpp"
 #include "sim/core/units.hpp"
 
 namespace ws {
-
-// Token for token the same as in sim/collectives/ring.hpp, so that a program linking both
-// libraries has one definition; the two headers should share one declaration (see the report).
-enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
 
 // Time of a ring collective over `ranks` ranks. `full_bytes` is the whole buffer: the gathered
 // output of an all-gather, the unreduced input of a reduce-scatter, the buffer of an all-reduce.
@@ -17,7 +14,5 @@ enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
 // One rank (p == 1) costs nothing. Launch overheads are not included (see group_path.hpp).
 Time ring_collective_time(CollectiveOp op, int ranks, double full_bytes, Bandwidth bandwidth,
                           Time step_latency);
-
-const char* to_string(CollectiveOp op);
 
 }  // namespace ws

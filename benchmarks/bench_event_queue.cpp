@@ -1,0 +1,38 @@
+// Event-queue throughput (issue 3 target: >= 10 M events/s on one core). Hold-model benchmark:
+// a queue of N pending events; each iteration pops the earliest and pushes one at a random later
+// time, the classic steady-state pattern of a discrete-event simulation.
+// Run: build-net/benchmarks/bench_event_queue
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/random.hpp"
+
+namespace {
+
+void BM_EventQueueHold(benchmark::State& state) {
+  const auto pending = static_cast<std::uint64_t>(state.range(0));
+  ws::EventQueue q;
+  ws::RandomStream rng(1, ws::StreamId::test);
+  // Pre-drawn delays: the benchmark measures the queue, not the generator.
+  std::vector<std::int64_t> delays(1 << 16);
+  for (auto& d : delays) d = static_cast<std::int64_t>(rng.uniform_below(1000000));
+  q.reserve(pending + 1);
+  for (std::uint64_t i = 0; i < pending; ++i) {
+    q.push(ws::Time::from_ps(delays[i & 0xFFFF]), {0, static_cast<std::uint32_t>(i), 0});
+  }
+  std::size_t k = 0;
+  for (auto _ : state) {
+    const ws::Event e = q.pop();
+    q.push(e.time + ws::Time::from_ps(delays[k++ & 0xFFFF]), e.payload);
+    benchmark::DoNotOptimize(e);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EventQueueHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
+
+}  // namespace

@@ -1,0 +1,40 @@
+// Ring collectives (all-reduce, reduce-scatter, all-gather) over any communicator, as flow
+// schedules on a FlowNetwork. Step k+1 of a member starts when its step-k receive completes, so
+// members drift apart exactly as much as their links make them; many collectives share one network.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/core/collective_op.hpp"
+#include "sim/core/units.hpp"
+#include "sim/machine/machine.hpp"
+#include "sim/net/flow_network.hpp"
+
+namespace ws {
+
+struct CollectiveCall {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  std::vector<int> devices;  // the communicator: member i sends to member i + 1 (mod p)
+  Bytes bytes = 0;           // all-reduce: buffer; reduce-scatter: input; all-gather: output (per member)
+  Time start;
+};
+
+struct CollectiveResult {
+  Time start;
+  Time end;  // the last member's last receive
+  std::uint64_t flows = 0;
+};
+
+// Ring steps: 2(p - 1) for all-reduce, p - 1 for the others; each moves one chunk of bytes / p
+// (the first bytes % p chunks one byte larger).
+int ring_steps(CollectiveOp op, int members);
+
+// Runs all calls to completion together on `network` (its time must not be past any call's start).
+// Time per step: library step latency + path latency + chunk / max-min share; plus the library
+// launch latency once per call.
+std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const CollectiveCall> calls,
+                                                   const CollectiveLibrary& library);
+
+}  // namespace ws

@@ -1,0 +1,111 @@
+// Flow-level transport: every active flow gets its max-min fair share of each directed link it
+// crosses (progressive filling), recomputed when flows arrive or finish, only over the connected
+// component of links and flows the change touches. Completion times are integer picoseconds.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/units.hpp"
+#include "sim/net/routing.hpp"
+#include "sim/net/topology.hpp"
+
+namespace ws {
+
+struct CompletedFlow {
+  std::uint64_t tag = 0;  // the caller's label, given to start_flow
+  Time start;             // when start_flow was called
+  Time end;               // when the last byte arrived
+  Bytes bytes = 0;
+};
+
+struct FlowNetworkStats {
+  std::uint64_t flows_started = 0;
+  std::uint64_t flows_completed = 0;
+  std::uint64_t recomputes = 0;        // bandwidth-sharing solves (one per distinct event time)
+  std::uint64_t flows_resolved = 0;    // flows whose share was recomputed, summed over solves
+  std::uint64_t events = 0;            // activation + completion events processed
+};
+
+// Owns the active flows and their shares; does not own time beyond its own events. A driver asks
+// next_event_time(), and either advances the network to it or handles its own earlier events.
+class FlowNetwork {
+ public:
+  FlowNetwork(const Topology& topology, Router& router);
+
+  // A flow of `bytes` from src to dst (device ids) requested at `now` (>= the last advanced time):
+  // routed now, carrying data after the path latency (links + switches), then at its max-min share.
+  int start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag);
+
+  // Earliest pending activation or completion; Time::max() when nothing is in flight.
+  Time next_event_time();
+  // Processes all network events at t == next_event_time(), appending flows that completed at t.
+  void advance(Time t, std::vector<CompletedFlow>& completed);
+
+  std::size_t active_flows() const { return active_count_; }
+  std::span<const int> link_load() const { return link_load_; }
+  double link_bytes_delivered(int link) const { return link_bytes_[static_cast<std::size_t>(link)]; }
+  // Live flow queries (valid from start_flow until the flow completes).
+  double rate_bytes_per_s(int flow) const { return flows_[static_cast<std::size_t>(flow)].rate; }
+  const Path& path(int flow) const { return flows_[static_cast<std::size_t>(flow)].path; }
+  Time path_latency(const Path& path) const;
+
+  Bytes bytes_delivered() const { return bytes_delivered_; }
+  std::uint64_t trace_hash() const { return trace_hash_; }
+  const FlowNetworkStats& stats() const { return stats_; }
+  const Router& router() const { return *router_; }
+  const Topology& topology() const { return *topology_; }
+
+ private:
+  enum class FlowState : std::uint8_t { free, pending, active };
+  struct Flow {
+    Path path;
+    std::array<int, Path::kMaxLinks> position{};  // index of this flow in each link's flow list
+    double remaining = 0;  // bytes still to deliver at last_update
+    double rate = 0;       // bytes per second
+    Time last_update;
+    Time start;
+    Bytes bytes = 0;
+    std::uint64_t tag = 0;
+    std::uint64_t version = 0;  // bumps whenever a scheduled completion becomes stale
+    FlowState state = FlowState::free;
+  };
+  struct LinkEntry {
+    int flow;
+    int slot;  // index into the flow's path
+  };
+
+  void activate(int f, Time t);
+  void complete(int f, Time t, std::vector<CompletedFlow>& completed);
+  void touch(int link);
+  void resolve(Time t);
+  void schedule_completion(int f, Time t);
+
+  const Topology* topology_;
+  Router* router_;
+  EventQueue events_;
+  std::vector<Flow> flows_;
+  std::vector<int> free_flows_;
+  std::vector<std::vector<LinkEntry>> link_flows_;
+  std::vector<int> link_load_;  // flows routed over each link, pending included (router's view)
+  std::vector<double> link_bytes_;
+  std::vector<double> capacity_;  // bytes/s per link (solver scratch: residual capacity)
+  std::vector<int> unfixed_;      // solver scratch: flows not yet fixed per link
+  std::vector<std::uint64_t> link_stamp_;
+  std::vector<std::uint64_t> flow_stamp_;
+  std::vector<int> touched_;
+  std::vector<int> component_links_;
+  std::vector<int> component_flows_;
+  std::vector<std::pair<double, int>> heap_;
+  std::uint64_t epoch_ = 0;
+  std::size_t active_count_ = 0;
+  Time now_;
+  Bytes bytes_delivered_ = 0;
+  std::uint64_t trace_hash_ = 0;
+  FlowNetworkStats stats_;
+};
+
+}  // namespace ws

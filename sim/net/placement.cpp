@@ -1,0 +1,41 @@
+// Node selection and rank -> device mapping.
+#include "sim/net/placement.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "sim/core/random.hpp"
+
+namespace ws {
+
+std::vector<int> place_job_nodes(int available_nodes, int job_nodes, PlacementKind kind, std::uint64_t seed) {
+  if (job_nodes < 1 || job_nodes > available_nodes) {
+    throw std::invalid_argument("place_job_nodes: job needs more nodes than are available");
+  }
+  std::vector<int> all(static_cast<std::size_t>(available_nodes));
+  std::iota(all.begin(), all.end(), 0);
+  if (kind == PlacementKind::scattered) {
+    RandomStream rng(seed, StreamId::placement);
+    rng.shuffle(std::span<int>(all));
+    all.resize(static_cast<std::size_t>(job_nodes));
+    std::sort(all.begin(), all.end());
+  } else {
+    all.resize(static_cast<std::size_t>(job_nodes));
+  }
+  return all;
+}
+
+std::vector<int> devices_of_ranks(std::span<const int> job_nodes, int devices_per_node, int ranks) {
+  if (static_cast<long>(ranks) > static_cast<long>(job_nodes.size()) * devices_per_node) {
+    throw std::invalid_argument("devices_of_ranks: more ranks than devices on the job's nodes");
+  }
+  std::vector<int> devices(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    devices[static_cast<std::size_t>(r)] =
+        job_nodes[static_cast<std::size_t>(r / devices_per_node)] * devices_per_node + r % devices_per_node;
+  }
+  return devices;
+}
+
+}  // namespace ws

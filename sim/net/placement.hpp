@@ -1,0 +1,20 @@
+// Job placement: which nodes of the machine a job gets, and which device each rank runs on.
+// Ranks fill a node's devices in order, so the 4D rank order (X fastest) decides what shares a node.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ws {
+
+enum class PlacementKind { contiguous, scattered };
+
+// `job_nodes` node ids out of [0, available_nodes): the first ones (contiguous), or a seeded
+// uniform sample kept in increasing order (scattered, like a busy machine's free list).
+std::vector<int> place_job_nodes(int available_nodes, int job_nodes, PlacementKind kind, std::uint64_t seed);
+
+// Device id (node * devices_per_node + local) of each rank: rank r on node job_nodes[r / dpn].
+std::vector<int> devices_of_ranks(std::span<const int> job_nodes, int devices_per_node, int ranks);
+
+}  // namespace ws

@@ -1,0 +1,214 @@
+// Construction of the dragonfly topology.
+#include "sim/net/topology.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ws {
+
+namespace {
+
+int add_link(Topology& t, int from, int to, LinkKind kind, Bandwidth bw, Time latency) {
+  const int id = static_cast<int>(t.links.size());
+  t.links.push_back(Link{from, to, kind, bw, latency});
+  boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to), LinkRef{id}, t.graph);
+  return id;
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("build_topology: " + what);
+}
+
+// Intermediate device for a 2-hop intra-node path a -> c -> b: the widest (max of min bandwidth),
+// lowest index on ties. -1 where a direct link exists or no 2-hop path does.
+int widest_via(const NodeSpec& node, const std::vector<double>& bw, int a, int b) {
+  const int n = node.devices;
+  int best = -1;
+  double best_bw = 0.0;
+  for (int c = 0; c < n; ++c) {
+    if (c == a || c == b) continue;
+    const double w = std::min(bw[static_cast<std::size_t>(a * n + c)], bw[static_cast<std::size_t>(c * n + b)]);
+    if (w > best_bw) {
+      best_bw = w;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+int Topology::intra_node_link(int node, int local_a, int local_b) const {
+  const int base = intra_link[static_cast<std::size_t>(local_a * devices_per_node + local_b)];
+  return base < 0 ? -1 : base + node * intra_links_per_node;
+}
+
+int Topology::local_link(int group, int s, int t) const {
+  const auto S = static_cast<std::size_t>(switches_per_group);
+  return local_links[static_cast<std::size_t>(group) * S * S + static_cast<std::size_t>(s) * S + static_cast<std::size_t>(t)];
+}
+
+int Topology::global_link(int g, int h, int k) const {
+  const auto idx = (static_cast<std::size_t>(g) * static_cast<std::size_t>(groups) + static_cast<std::size_t>(h)) *
+                       static_cast<std::size_t>(global_links_per_pair) + static_cast<std::size_t>(k);
+  return global_links[idx];
+}
+
+Topology build_topology(const Machine& machine, int nodes, int groups) {
+  const NodeSpec& node = machine.node;
+  const DragonflySpec& net = machine.network;
+  require(nodes >= 1 && nodes <= machine.nodes, "nodes must be in [1, machine.nodes]");
+  require(node.devices >= 1, "node.devices must be >= 1");
+  require(!node.nics.empty(), "a node needs at least one NIC");
+  require(net.switches_per_group >= 1 && net.nodes_per_group >= 1, "dragonfly shape must be positive");
+  require(static_cast<int>(node.nics.size()) <= net.switches_per_group,
+          "a node's NICs must sit on different switches of its group");
+  require(net.global_links_per_group_pair >= 1 || net.groups <= 1, "global_links_per_group_pair must be >= 1");
+
+  Topology t;
+  t.nodes = nodes;
+  t.devices_per_node = node.devices;
+  t.nics_per_node = static_cast<int>(node.nics.size());
+  t.switches_per_group = net.switches_per_group;
+  t.nodes_per_group = net.nodes_per_group;
+  t.machine_groups = std::max(net.groups, 1);
+  t.groups = std::max((nodes + net.nodes_per_group - 1) / net.nodes_per_group, groups);
+  require(t.groups <= t.machine_groups, "more groups than the machine has");
+  t.switch_latency = net.switch_latency;
+  t.global_links_per_pair = net.global_links_per_group_pair;
+
+  const int D = t.devices(), N = nodes * t.nics_per_node, S = t.groups * t.switches_per_group;
+  t.graph = TopologyGraph(static_cast<std::size_t>(D + N + S));
+  for (int d = 0; d < D; ++d) t.graph[static_cast<std::size_t>(d)] = {VertexKind::device, d};
+  for (int i = 0; i < N; ++i) t.graph[static_cast<std::size_t>(t.nic_vertex(i))] = {VertexKind::nic, i};
+  for (int s = 0; s < S; ++s) t.graph[static_cast<std::size_t>(t.switch_vertex(s))] = {VertexKind::network_switch, s};
+
+  // Intra-node links: node-major so that link id = base + node * intra_links_per_node.
+  const int dpn = node.devices;
+  const auto pairs = static_cast<std::size_t>(dpn * dpn);
+  t.intra_link.assign(pairs, -1);
+  std::vector<double> bw(pairs, 0.0);
+  for (const IntraNodeLink& l : node.links) {
+    require(l.device_a >= 0 && l.device_a < dpn && l.device_b >= 0 && l.device_b < dpn && l.device_a != l.device_b,
+            "intra-node link device out of range");
+    bw[static_cast<std::size_t>(l.device_a * dpn + l.device_b)] += l.bandwidth.bytes_per_s();
+    bw[static_cast<std::size_t>(l.device_b * dpn + l.device_a)] += l.bandwidth.bytes_per_s();
+  }
+  for (int n = 0; n < nodes; ++n) {
+    int count = 0;
+    for (int a = 0; a < dpn; ++a) {
+      for (int b = 0; b < dpn; ++b) {
+        const double w = bw[static_cast<std::size_t>(a * dpn + b)];
+        if (w <= 0.0) continue;
+        Time lat;
+        for (const IntraNodeLink& l : node.links) {
+          if ((l.device_a == a && l.device_b == b) || (l.device_a == b && l.device_b == a)) lat = l.latency;
+        }
+        const int id = add_link(t, n * dpn + a, n * dpn + b, LinkKind::intra_node, Bandwidth::from_bytes_per_s(w), lat);
+        if (n == 0) t.intra_link[static_cast<std::size_t>(a * dpn + b)] = id;
+        ++count;
+      }
+    }
+    t.intra_links_per_node = count;
+  }
+  t.intra_via.assign(pairs, -1);
+  for (int a = 0; a < dpn; ++a) {
+    for (int b = 0; b < dpn; ++b) {
+      if (a != b && bw[static_cast<std::size_t>(a * dpn + b)] <= 0.0) {
+        t.intra_via[static_cast<std::size_t>(a * dpn + b)] = widest_via(node, bw, a, b);
+      }
+    }
+  }
+
+  // NIC used by each device: the one attached to it, else one reachable inside the node (round robin).
+  t.nic_of_device.assign(static_cast<std::size_t>(dpn), -1);
+  for (int k = 0; k < t.nics_per_node; ++k) {
+    const int dev = node.nics[static_cast<std::size_t>(k)].attached_device;
+    require(dev >= 0 && dev < dpn, "NIC attached_device out of range");
+    if (t.nic_of_device[static_cast<std::size_t>(dev)] < 0) t.nic_of_device[static_cast<std::size_t>(dev)] = k;
+  }
+  // A device without its own NIC borrows the NIC of its widest-connected neighbour (Frontier: the
+  // sibling GCD on the same OAM), lowest NIC index on ties; without any direct neighbour with a NIC,
+  // NIC (device mod NICs), reached through the intra-node graph.
+  for (int d = 0; d < dpn; ++d) {
+    if (t.nic_of_device[static_cast<std::size_t>(d)] >= 0) continue;
+    int best = d % t.nics_per_node;
+    double best_bw = 0.0;
+    for (int k = 0; k < t.nics_per_node; ++k) {
+      const double w = bw[static_cast<std::size_t>(d * dpn + node.nics[static_cast<std::size_t>(k)].attached_device)];
+      if (w > best_bw) {
+        best_bw = w;
+        best = k;
+      }
+    }
+    t.nic_of_device[static_cast<std::size_t>(d)] = best;
+  }
+
+  // NICs: injection link device <-> NIC carries the NIC rate and half its latency each way, so that a
+  // message pays the NIC latency once (injection + ejection); the endpoint link NIC <-> switch.
+  t.injection_up.resize(static_cast<std::size_t>(N));
+  t.injection_down.resize(static_cast<std::size_t>(N));
+  t.endpoint_up.resize(static_cast<std::size_t>(N));
+  t.endpoint_down.resize(static_cast<std::size_t>(N));
+  t.switch_of_nic.resize(static_cast<std::size_t>(N));
+  for (int n = 0; n < nodes; ++n) {
+    const int g = n / t.nodes_per_group, j = n % t.nodes_per_group;
+    for (int k = 0; k < t.nics_per_node; ++k) {
+      const Nic& nic = node.nics[static_cast<std::size_t>(k)];
+      const int id = n * t.nics_per_node + k;
+      const int dev = n * dpn + nic.attached_device;
+      // Consecutive NICs of a node on consecutive switches: a node's NICs never share a switch.
+      const int sw = g * t.switches_per_group + (j * t.nics_per_node + k) % t.switches_per_group;
+      const Time half = Time::from_ps(nic.latency.ps() / 2);
+      t.switch_of_nic[static_cast<std::size_t>(id)] = sw;
+      t.injection_up[static_cast<std::size_t>(id)] = add_link(t, dev, t.nic_vertex(id), LinkKind::injection, nic.bandwidth, half);
+      t.injection_down[static_cast<std::size_t>(id)] =
+          add_link(t, t.nic_vertex(id), dev, LinkKind::injection, nic.bandwidth, nic.latency - half);
+      t.endpoint_up[static_cast<std::size_t>(id)] = add_link(t, t.nic_vertex(id), t.switch_vertex(sw), LinkKind::endpoint,
+                                                              net.endpoint_link_bandwidth, net.endpoint_link_latency);
+      t.endpoint_down[static_cast<std::size_t>(id)] = add_link(t, t.switch_vertex(sw), t.nic_vertex(id), LinkKind::endpoint,
+                                                                net.endpoint_link_bandwidth, net.endpoint_link_latency);
+    }
+  }
+
+  // Local links: all-to-all inside each group.
+  const int SG = t.switches_per_group;
+  t.local_links.assign(static_cast<std::size_t>(t.groups * SG * SG), -1);
+  for (int g = 0; g < t.groups; ++g) {
+    for (int s = 0; s < SG; ++s) {
+      for (int u = 0; u < SG; ++u) {
+        if (s == u) continue;
+        t.local_links[static_cast<std::size_t>((g * SG + s) * SG + u)] =
+            add_link(t, t.switch_vertex(g * SG + s), t.switch_vertex(g * SG + u), LinkKind::local,
+                     net.local_link_bandwidth, net.local_link_latency);
+      }
+    }
+  }
+
+  // Global links: L per group pair. Group g numbers its peers h != g over the whole machine; link k to
+  // peer h uses port (peer rank * L + k), on switch (port mod S) so one pair's links spread over
+  // switches. Where ports run short the switches are reused (more cables per switch than ports).
+  const int L = t.global_links_per_pair;
+  t.global_links.assign(static_cast<std::size_t>(t.groups * t.groups * std::max(L, 1)), -1);
+  auto port_switch = [&](int g, int h, int k) {
+    const int peer = h < g ? h : h - 1;
+    return g * SG + (peer * L + k) % SG;
+  };
+  for (int g = 0; g < t.groups; ++g) {
+    for (int h = g + 1; h < t.groups; ++h) {
+      for (int k = 0; k < L; ++k) {
+        const int sg = port_switch(g, h, k), sh = port_switch(h, g, k);
+        t.global_links[static_cast<std::size_t>((g * t.groups + h) * L + k)] =
+            add_link(t, t.switch_vertex(sg), t.switch_vertex(sh), LinkKind::global, net.global_link_bandwidth,
+                     net.global_link_latency);
+        t.global_links[static_cast<std::size_t>((h * t.groups + g) * L + k)] =
+            add_link(t, t.switch_vertex(sh), t.switch_vertex(sg), LinkKind::global, net.global_link_bandwidth,
+                     net.global_link_latency);
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace ws

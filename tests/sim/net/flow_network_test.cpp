@@ -1,0 +1,164 @@
+// Properties of max-min flow sharing: closed forms, conservation, isolation, determinism.
+#include "sim/net/flow_network.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/core/random.hpp"
+#include "tests/sim/net/test_machine.hpp"
+
+namespace ws {
+namespace {
+
+using namespace ws::literals;
+
+// Runs the network until idle, collecting every completed flow.
+std::vector<CompletedFlow> drain(FlowNetwork& net) {
+  std::vector<CompletedFlow> done;
+  for (Time t = net.next_event_time(); t != Time::max(); t = net.next_event_time()) net.advance(t, done);
+  return done;
+}
+
+TEST(FlowNetwork, SingleFlowTakesLatencyPlusSizeOverBandwidth) {
+  const Machine m = testing::small_machine(2, 2, 2, 1, 1, 1);
+  const Topology t = build_topology(m, 4);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  const Bytes size = 1_MiB;
+  const int f = net.start_flow(Time::zero(), 0, 3, size, 42);  // across groups
+  const Time latency = net.path_latency(net.path(f));
+  // NIC (25 GB/s) is the bottleneck: fabric links are 200 GB/s.
+  const Time expected = latency + transfer_time(static_cast<double>(size), 25_GBps);
+  const auto done = drain(net);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].end, expected);
+  EXPECT_EQ(done[0].tag, 42u);
+  // dev->NIC, NIC->switch, local, global, local?, switch->NIC, NIC->dev: NIC latency once,
+  // endpoint twice, global once, a switch latency per switch entered.
+  EXPECT_GE(latency, 1000_ns + 2 * 50_ns + 500_ns + 2 * 350_ns);
+}
+
+TEST(FlowNetwork, FlowsOnOneLinkSplitItEvenlyAndConserveBytes) {
+  const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
+  const Topology t = build_topology(m, 1);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  const int n = 5;
+  const Bytes size = 3_MiB;
+  std::vector<int> flows;
+  for (int i = 0; i < n; ++i) flows.push_back(net.start_flow(Time::zero(), 0, 1, size, static_cast<std::uint64_t>(i)));
+  const Time latency = net.path_latency(net.path(flows[0]));
+  std::vector<CompletedFlow> done;
+  net.advance(net.next_event_time(), done);  // all activate together
+  for (const int f : flows) EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(f), 100e9 / n);
+  for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
+  ASSERT_EQ(done.size(), static_cast<std::size_t>(n));
+  const Time expected = latency + transfer_time(static_cast<double>(size), 100_GBps / n);
+  for (const auto& d : done) EXPECT_EQ(d.end, expected);
+  EXPECT_EQ(net.bytes_delivered(), n * size);
+  const int link = t.intra_node_link(0, 0, 1);
+  EXPECT_DOUBLE_EQ(net.link_bytes_delivered(link), static_cast<double>(n * size));
+}
+
+TEST(FlowNetwork, ShortFlowLeavingSpeedsUpTheOthersExactly) {
+  // Two flows share a 100 GB/s link; the 1 MiB one finishes, then the 3 MiB one gets all of it.
+  const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
+  const Topology t = build_topology(m, 1);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  net.start_flow(Time::zero(), 0, 1, 1_MiB, 1);
+  const int big = net.start_flow(Time::zero(), 0, 1, 3_MiB, 2);
+  const Time latency = net.path_latency(net.path(big));
+  const auto done = drain(net);
+  ASSERT_EQ(done.size(), 2u);
+  const Time first = latency + transfer_time(static_cast<double>(1_MiB), 50_GBps);
+  EXPECT_EQ(done[0].end, first);
+  EXPECT_NEAR(static_cast<double>(done[1].end.ps()),
+              static_cast<double>((first + transfer_time(static_cast<double>(2_MiB), 100_GBps)).ps()), 2.0);
+}
+
+TEST(FlowNetwork, OversubscribedGlobalLinkSlowsExactlyTheFlowsCrossingIt) {
+  // Two groups joined by one 25 GB/s global link; 4 flows cross it, 4 stay inside group 0.
+  const Machine m = testing::small_machine(2, 4, 8, 1, 1, 1, 200.0, 25.0);
+  const Topology t = build_topology(m, 16);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  const Bytes size = 4_MiB;
+  std::map<std::uint64_t, Time> latency;
+  for (int i = 0; i < 4; ++i) {
+    const int f = net.start_flow(Time::zero(), i, 8 + i, size, static_cast<std::uint64_t>(i));  // crossing
+    latency[static_cast<std::uint64_t>(i)] = net.path_latency(net.path(f));
+  }
+  for (int i = 4; i < 8; ++i) {
+    const int f = net.start_flow(Time::zero(), i, 4 + (i - 3) % 4, size, static_cast<std::uint64_t>(i));  // local
+    latency[static_cast<std::uint64_t>(i)] = net.path_latency(net.path(f));
+  }
+  const auto done = drain(net);
+  ASSERT_EQ(done.size(), 8u);
+  for (const auto& d : done) {
+    const bool crossing = d.tag < 4;
+    const Bandwidth share = crossing ? 25_GBps / 4 : 25_GBps;
+    // Crossing flows activate at slightly different times (paths differ); allow that skew only.
+    const Time expected = latency[d.tag] + transfer_time(static_cast<double>(size), share);
+    if (crossing) {
+      EXPECT_NEAR(d.end.us(), expected.us(), 0.01 * expected.us()) << d.tag;
+    } else {
+      EXPECT_EQ(d.end, expected) << d.tag;
+    }
+  }
+  EXPECT_DOUBLE_EQ(net.link_bytes_delivered(t.global_link(0, 1, 0)), static_cast<double>(4 * size));
+  EXPECT_DOUBLE_EQ(net.link_bytes_delivered(t.global_link(1, 0, 0)), 0.0);
+}
+
+// Random traffic with adaptive routing: the trace hash and every completion time repeat exactly.
+std::pair<std::uint64_t, std::vector<std::int64_t>> random_traffic(std::uint64_t seed) {
+  const Machine m = testing::small_machine(4, 4, 4, 2, 2, 2, 50.0, 25.0);
+  const Topology t = build_topology(m, 16);
+  Router router(t, {RoutingPolicy::adaptive, seed});
+  FlowNetwork net(t, router);
+  RandomStream rng(seed, StreamId::test);
+  std::vector<CompletedFlow> done;
+  Time now;
+  for (int i = 0; i < 400; ++i) {
+    now += Time::from_ns(rng.uniform(0.0, 2000.0));
+    while (net.next_event_time() <= now) net.advance(net.next_event_time(), done);
+    const auto a = static_cast<int>(rng.uniform_below(32));
+    auto b = static_cast<int>(rng.uniform_below(31));
+    if (b >= a) ++b;
+    net.start_flow(now, a, b, 1 + rng.uniform_below(1_MiB), static_cast<std::uint64_t>(i));
+  }
+  for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
+  std::vector<std::int64_t> ends;
+  Bytes sent = 0;
+  for (const auto& d : done) {
+    ends.push_back(d.end.ps());
+    sent += d.bytes;
+  }
+  EXPECT_EQ(done.size(), 400u);
+  EXPECT_EQ(net.bytes_delivered(), sent);
+  return {net.trace_hash(), ends};
+}
+
+TEST(FlowNetwork, SameSeedGivesIdenticalTrace) {
+  const auto a = random_traffic(17);
+  const auto b = random_traffic(17);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.second, b.second);
+  EXPECT_NE(a.first, random_traffic(18).first);
+}
+
+TEST(FlowNetwork, ZeroByteMessageTakesOnlyTheLatency) {
+  const Machine m = testing::small_machine(1, 2, 2, 1, 1, 1);
+  const Topology t = build_topology(m, 2);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  const int f = net.start_flow(5_us, 0, 1, 0, 7);
+  const Time latency = net.path_latency(net.path(f));
+  const auto done = drain(net);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].end, 5_us + latency);
+}
+
+}  // namespace
+}  // namespace ws

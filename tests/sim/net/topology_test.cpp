@@ -1,0 +1,162 @@
+// Structure of the built dragonfly, placement, and route shapes.
+#include "sim/net/topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/net/placement.hpp"
+#include "sim/net/routing.hpp"
+#include "tests/sim/net/test_machine.hpp"
+
+namespace ws {
+namespace {
+
+TEST(Topology, BuildsOnlyTheGroupsTheNodesNeed) {
+  const Machine m = testing::small_machine(8, 4, 8, 2, 2, 2);
+  const Topology t = build_topology(m, 10);
+  EXPECT_EQ(t.groups, 2);
+  EXPECT_EQ(t.devices(), 20);
+  EXPECT_EQ(boost::num_edges(t.graph), t.links.size());
+  EXPECT_EQ(boost::num_vertices(t.graph), static_cast<std::size_t>(20 + 20 + 8));
+  // Per node: 2 directed intra links; per NIC: 4; per group: 4*3 local; per pair: 2*2 global.
+  EXPECT_EQ(t.links.size(), static_cast<std::size_t>(10 * 2 + 20 * 4 + 2 * 12 + 4));
+}
+
+TEST(Topology, NodeNicsSitOnDifferentSwitchesOfTheirGroup) {
+  const Machine m = testing::small_machine(3, 4, 6, 4, 4, 1);
+  const Topology t = build_topology(m, 18);
+  for (int n = 0; n < t.nodes; ++n) {
+    std::set<int> switches;
+    for (int k = 0; k < t.nics_per_node; ++k) {
+      const int sw = t.switch_of_nic[static_cast<std::size_t>(n * t.nics_per_node + k)];
+      EXPECT_EQ(t.group_of_switch(sw), t.group_of_node(n));
+      switches.insert(sw);
+    }
+    EXPECT_EQ(switches.size(), 4u);
+  }
+}
+
+TEST(Topology, GlobalLinksJoinEveryGroupPairBothWays) {
+  const Machine m = testing::small_machine(4, 4, 2, 1, 1, 3);
+  const Topology t = build_topology(m, 8);
+  for (int g = 0; g < 4; ++g) {
+    for (int h = 0; h < 4; ++h) {
+      if (g == h) continue;
+      for (int k = 0; k < 3; ++k) {
+        const Link& fwd = t.links[static_cast<std::size_t>(t.global_link(g, h, k))];
+        const Link& back = t.links[static_cast<std::size_t>(t.global_link(h, g, k))];
+        EXPECT_EQ(fwd.kind, LinkKind::global);
+        EXPECT_EQ(t.group_of_switch(fwd.from - t.switch_vertex(0)), g);
+        EXPECT_EQ(t.group_of_switch(fwd.to - t.switch_vertex(0)), h);
+        EXPECT_EQ(fwd.from, back.to);
+        EXPECT_EQ(fwd.to, back.from);
+      }
+    }
+  }
+}
+
+TEST(Topology, RejectsMoreNodesThanTheMachineHas) {
+  const Machine m = testing::small_machine(2, 2, 2, 1, 1, 1);
+  EXPECT_THROW(build_topology(m, 5), std::invalid_argument);
+}
+
+TEST(Placement, ContiguousTakesTheFirstNodes) {
+  EXPECT_EQ(place_job_nodes(10, 3, PlacementKind::contiguous, 1), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(Placement, ScatteredIsSeededDistinctAndSorted) {
+  const auto a = place_job_nodes(100, 10, PlacementKind::scattered, 5);
+  EXPECT_EQ(a, place_job_nodes(100, 10, PlacementKind::scattered, 5));
+  EXPECT_NE(a, place_job_nodes(100, 10, PlacementKind::scattered, 6));
+  EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+  EXPECT_EQ(std::set<int>(a.begin(), a.end()).size(), 10u);
+}
+
+TEST(Placement, RanksFillNodesInOrder) {
+  const std::vector<int> nodes{3, 7};
+  EXPECT_EQ(devices_of_ranks(nodes, 4, 6), (std::vector<int>{12, 13, 14, 15, 28, 29}));
+}
+
+// A path must be a chain of links from the source device to the destination device.
+void expect_connected(const Topology& t, const Path& p, int src, int dst) {
+  ASSERT_GT(p.size, 0);
+  EXPECT_EQ(t.links[static_cast<std::size_t>(p.links[0])].from, t.device_vertex(src));
+  EXPECT_EQ(t.links[static_cast<std::size_t>(p.links[static_cast<std::size_t>(p.size - 1)])].to, t.device_vertex(dst));
+  for (int i = 1; i < p.size; ++i) {
+    EXPECT_EQ(t.links[static_cast<std::size_t>(p.links[static_cast<std::size_t>(i - 1)])].to,
+              t.links[static_cast<std::size_t>(p.links[static_cast<std::size_t>(i)])].from);
+  }
+}
+
+class RoutingPolicies : public ::testing::TestWithParam<RoutingPolicy> {};
+
+TEST_P(RoutingPolicies, PathsAreConnectedAndBounded) {
+  Machine m = testing::small_machine(4, 4, 4, 2, 1, 2);
+  m.node.links.clear();  // no direct link between the two devices would force a detour...
+  m.node.devices = 3;    // ...so use 3 devices in a line 0-1-2: 0 -> 2 needs 2 intra-node hops
+  m.node.links.push_back({0, 1, Bandwidth::from_gbps(100), Time::from_ns(200)});
+  m.node.links.push_back({1, 2, Bandwidth::from_gbps(100), Time::from_ns(200)});
+  const Topology t = build_topology(m, 16);
+  Router router(t, {GetParam(), 9});
+  std::vector<int> load(t.links.size(), 0);
+  for (int a = 0; a < t.devices(); ++a) {
+    for (int b = 0; b < t.devices(); ++b) {
+      if (a == b) continue;
+      const Path p = router.route(a, b, load);
+      expect_connected(t, p, a, b);
+      const int hops = switch_hops(t, p);
+      if (p.minimal) {
+        EXPECT_LE(hops, 3);
+      } else {
+        EXPECT_LE(hops, 5);
+      }
+      for (const int l : p.view()) ++load[static_cast<std::size_t>(l)];
+    }
+  }
+  if (GetParam() == RoutingPolicy::minimal) {
+    EXPECT_EQ(router.non_minimal_routes(), 0u);
+  }
+  if (GetParam() == RoutingPolicy::non_minimal) {
+    EXPECT_GT(router.non_minimal_routes(), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, RoutingPolicies,
+                         ::testing::Values(RoutingPolicy::minimal, RoutingPolicy::non_minimal, RoutingPolicy::adaptive));
+
+TEST(Routing, AdaptiveAvoidsALoadedMinimalPath) {
+  const Machine m = testing::small_machine(4, 4, 4, 1, 1, 1);
+  const Topology t = build_topology(m, 16);
+  Router router(t, {RoutingPolicy::adaptive, 3});
+  std::vector<int> load(t.links.size(), 0);
+  load[static_cast<std::size_t>(t.global_link(0, 1, 0))] = 100;  // the only minimal global link 0 -> 1
+  const Path p = router.route(0, 4 * 1, load);                   // node 0 (group 0) -> node 4 (group 1)
+  EXPECT_FALSE(p.minimal);
+  std::fill(load.begin(), load.end(), 0);
+  EXPECT_TRUE(router.route(0, 4, load).minimal);
+}
+
+}  // namespace
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+TEST(Topology, DevicesWithoutANicBorrowTheirWidestNeighbours) {
+  // Frontier-like: NIC k on device 2k; the sibling 2k+1 is joined to 2k by the widest link.
+  Machine m = testing::small_machine(1, 4, 2, 8, 4, 1);
+  m.node.links.clear();
+  for (int a = 0; a < 8; ++a) {
+    for (int b = a + 1; b < 8; ++b) {
+      m.node.links.push_back({a, b, Bandwidth::from_gbps(b == a + 1 && a % 2 == 0 ? 200 : 50), Time::from_ns(250)});
+    }
+  }
+  for (int k = 0; k < 4; ++k) m.node.nics[static_cast<std::size_t>(k)].attached_device = 2 * k;
+  const Topology t = build_topology(m, 2);
+  for (int d = 0; d < 8; ++d) EXPECT_EQ(t.nic_of_device[static_cast<std::size_t>(d)], d / 2) << d;
+}
+
+}  // namespace
+}  // namespace ws
