@@ -1,0 +1,68 @@
+// The `weakscale` command: parses arguments, calls the libraries, and turns every input error
+// into one line on stderr (exit 2) so that scripts and people see what to fix.
+#include <yaml-cpp/exceptions.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "sim/cli/plan_command.hpp"
+#include "sim/cli/study_command.hpp"
+#include "sim/core/input_error.hpp"
+
+namespace {
+
+constexpr int kInputErrorExit = 2;
+constexpr int kFailureExit = 1;
+
+// ./machines wins so that a checkout's edited machine files are used from its root; otherwise the
+// source tree this binary was built from.
+std::string default_machines_dir() {
+  if (std::filesystem::is_directory("machines")) return "machines";
+  return std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+}
+
+// Messages are printed on one line: a multi-line message would be split by log tooling.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+int fail(int code, const std::string& message) {
+  std::cerr << "weakscale: error: " << one_line(message) << std::endl;
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"weakscale: weak-scaling studies of 4D-parallel LLM training on Slingshot machines"};
+  app.require_subcommand(1);
+  std::string machines_dir = default_machines_dir();
+  app.add_option("--machines-dir", machines_dir, "where machine names are looked up")->capture_default_str();
+  ws::cli::PlanArgs plan_args;
+  ws::cli::StudyArgs study_args;
+  CLI::App* plan = ws::cli::add_plan_command(app, plan_args);
+  CLI::App* study = ws::cli::add_study_command(app, study_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return fail(kInputErrorExit, e.what());
+  }
+
+  try {
+    if (plan->parsed()) ws::cli::run_plan_command(plan_args, machines_dir, std::cout);
+    if (study->parsed()) ws::cli::run_study_command(study_args, machines_dir, std::cout, std::cerr);
+  } catch (const ws::InputError& e) {
+    return fail(kInputErrorExit, e.what());
+  } catch (const YAML::Exception& e) {
+    return fail(kInputErrorExit, e.what());
+  } catch (const std::exception& e) {
+    return fail(kFailureExit, e.what());
+  }
+  return 0;
+}

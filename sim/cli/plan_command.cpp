@@ -1,0 +1,73 @@
+#include "sim/cli/plan_command.hpp"
+
+#include <limits>
+#include <ostream>
+
+#include "sim/analytic/plan.hpp"
+#include "sim/core/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "sim/study/model_input.hpp"
+#include "sim/study/plan_table.hpp"
+
+namespace ws::cli {
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
+  // CLI11's PositiveNumber prints the upper bound as a 300-digit double; this prints 2147483647.
+  const CLI::Range kPositive(1, std::numeric_limits<int>::max());
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Rank every 4D layout (Gdata x Gx x Gy x Gz) of one point by predicted step time");
+  plan->add_option("--machine", a.machine, "machine name (machines/<name>.yaml) or machine file")->required();
+  auto* model = plan->add_option("--model", a.model, "GPT family model (5B, 10B, 20B, ...)");
+  auto* layers = plan->add_option("--layers", a.layers, "layers of a custom model (instead of --model)");
+  auto* hidden = plan->add_option("--hidden", a.hidden, "hidden size of a custom model");
+  auto* heads = plan->add_option("--heads", a.heads, "attention heads of a custom model");
+  auto* seq = plan->add_option("--seq", a.sequence_length, "sequence length of a custom model")
+                  ->capture_default_str();
+  auto* vocab =
+      plan->add_option("--vocab", a.vocabulary, "vocabulary of a custom model")->capture_default_str();
+  for (auto* o : {layers, hidden, heads, seq, vocab}) model->excludes(o);
+  layers->needs(hidden)->needs(heads);
+  hidden->needs(layers);
+  heads->needs(layers);
+  plan->add_option("--devices", a.devices, "devices in the job")->required()->check(kPositive);
+  plan->add_option("--batch", a.batch_sequences, "global batch, sequences per step")
+      ->required()
+      ->check(kPositive);
+  plan->add_option("--top", a.top, "rows of the ranked table")->capture_default_str()->check(kPositive);
+  plan->add_flag("--show-invalid", a.show_invalid, "list over-memory and invalid layouts with reasons");
+  plan->add_option("--precision", a.precision, "training precision")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  plan->add_flag("--no-recompute", a.no_recompute, "keep activations instead of recomputing them");
+  plan->add_flag("--no-oar", a.no_oar, "do not overlap the Y all-reduce of dX with the dW GEMM");
+  plan->add_flag("--no-ors", a.no_ors, "do not overlap the Z reduce-scatter of dW");
+  plan->add_flag("--no-oag", a.no_oag, "do not prefetch the Z all-gather of the next layer");
+  plan->add_flag("--overlap-data", a.overlap_data, "overlap the data-parallel all-reduce with backward");
+  return plan;
+}
+
+void run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
+  if (a.model.empty() && a.layers == 0) {
+    throw InputError(InputLocation{"", 0, "--model"}, "",
+                     "--model NAME, or --layers, --hidden and --heads for another model");
+  }
+  const ModelSpec model =
+      a.model.empty() ? custom_model({a.layers, a.hidden, a.heads, a.sequence_length, a.vocabulary},
+                                     InputLocation{}, {"--layers", "--hidden", "--heads", "--seq", "--vocab"})
+                      : named_model(a.model, InputLocation{"", 0, "--model"},
+                                    "--layers/--hidden/--heads [--seq --vocab] for another model");
+  StepOptions step;
+  step.precision = parse_precision(a.precision).value_or(Precision::bf16);  // checked by CLI11
+  step.recompute = !a.no_recompute;
+  step.overlap_all_reduce = !a.no_oar;
+  step.overlap_reduce_scatter = !a.no_ors;
+  step.overlap_all_gather = !a.no_oag;
+  step.overlap_data_parallel = a.overlap_data;
+  const Machine machine = load_machine_by_name(a.machine, machines_dir);
+  const Batch batch{a.batch_sequences};
+  const Plan plan = plan_layouts(machine, model, batch, a.devices, step);
+  out << format_plan_table(machine, model, batch, a.devices, step, plan,
+                           PlanTableOptions{a.top, a.show_invalid});
+}
+
+}  // namespace ws::cli

@@ -1,0 +1,29 @@
+// `weakscale plan`: ranks every 4D layout of one (machine, model, devices, batch) point and prints
+// the table. The arguments as parsed; the work is done by sim/analytic and sim/study.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+
+namespace ws::cli {
+
+struct PlanArgs {
+  std::string machine;
+  std::string model;  // GPT family name; empty when the model is given by --layers etc.
+  long long layers = 0, hidden = 0, heads = 0;
+  long long sequence_length = 2048;  // the GPT family's, so --layers/--hidden/--heads suffice
+  long long vocabulary = 50304;
+  int devices = 0;
+  long long batch_sequences = 0;
+  int top = 10;
+  bool show_invalid = false;
+  std::string precision = "bf16";
+  bool no_recompute = false, no_oar = false, no_ors = false, no_oag = false;
+  bool overlap_data = false;
+};
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
+void run_plan_command(const PlanArgs& args, const std::string& machines_dir, std::ostream& out);
+
+}  // namespace ws::cli

@@ -1,0 +1,91 @@
+#include "sim/study/plan_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/schedule/flops.hpp"
+
+namespace ws {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, double capacity_bytes) {
+  const auto& b = e.step;
+  return fmt::format(
+      "{:>5} {:>16} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.1f} {:>6.1f} "
+      "{:>6.1f} {:>7.1f} / {:.0f}\n",
+      rank, to_string(e.layout), b.total().seconds(), b.compute.seconds(), b.exposed_x.seconds(),
+      b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(),
+      e.sustained_flops_per_s / devices * 1e-12, 100.0 * e.hardware_peak_fraction,
+      100.0 * e.model_peak_fraction, e.memory.total_bytes() / kGiB, capacity_bytes / kGiB);
+}
+
+std::string table_header() {
+  return fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "rank",
+                     "layout", "step s", "compute", "exp X", "exp Y", "exp Z", "exp data", "TFLOP/s",
+                     "%pk hw", "%MFU", "mem GiB") +
+         fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "",
+                     "Gd x Gx x Gy x Gz", "", "s", "s", "s", "s", "s", "/device", "", "", "/ capacity");
+}
+
+}  // namespace
+
+std::string describe_step_options(const StepOptions& o) {
+  std::string overlaps;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    overlaps += overlaps.empty() ? "" : "+";
+    overlaps += name;
+  };
+  add(o.overlap_all_reduce, "OAR");
+  add(o.overlap_reduce_scatter, "ORS");
+  add(o.overlap_all_gather, "OAG");
+  add(o.overlap_data_parallel, "data overlap");
+  return fmt::format("{}, {}, overlap {}", to_string(o.precision), o.recompute ? "recompute" : "no recompute",
+                     overlaps.empty() ? "none" : overlaps);
+}
+
+std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
+                              const StepOptions& step, const Plan& plan, const PlanTableOptions& options) {
+  std::string out = fmt::format(
+      "{}: model {} ({} layers, hidden {}, {} heads, {:.2f} B parameters), {} devices, batch {} "
+      "sequences ({} tokens), {}\n",
+      machine.name, model.name, model.layers, model.hidden, model.heads, parameter_count(model) * 1e-9,
+      devices, batch.sequences, batch_tokens(model, batch), describe_step_options(step));
+  out += fmt::format("peak {:.1f} TFLOP/s per device; %pk hw counts recomputation flops, %MFU does not\n\n",
+                     peak(machine.device, step.precision).tflops());
+  const double capacity = machine.device.memory_capacity_bytes;
+  if (plan.ranked.empty()) {
+    out += "no valid layout fits in device memory\n";
+  } else {
+    out += table_header();
+    const std::size_t shown =
+        std::min<std::size_t>(plan.ranked.size(), static_cast<std::size_t>(std::max(options.top, 0)));
+    for (std::size_t i = 0; i < shown; ++i) {
+      out += table_row(fmt::format("{}", i + 1), plan.ranked[i], devices, capacity);
+    }
+    if (shown < plan.ranked.size()) {
+      out += fmt::format("  ... {} more fitting layouts (--top N shows more)\n", plan.ranked.size() - shown);
+    }
+  }
+  out += fmt::format(
+      "\n{} layouts fit in memory, {} valid but over memory, {} invalid for this model and batch{}\n",
+      plan.ranked.size(), plan.over_memory.size(), plan.invalid.size(),
+      options.show_invalid || (plan.over_memory.empty() && plan.invalid.empty())
+          ? ""
+          : " (--show-invalid lists them)");
+  if (options.show_invalid) {
+    for (const auto& e : plan.over_memory) {
+      out += fmt::format("  over memory {:>16}: needs {:.1f} GiB of {:.0f} GiB\n", to_string(e.layout),
+                         e.memory.total_bytes() / kGiB, capacity / kGiB);
+    }
+    for (const auto& c : plan.invalid) {
+      out += fmt::format("  invalid     {:>16}: {}\n", to_string(c.layout), c.reason);
+    }
+  }
+  return out;
+}
+
+}  // namespace ws

@@ -1,0 +1,22 @@
+// Text report of a layout plan for `weakscale plan`: a ranked table of the fastest layouts that
+// fit, then how many were over memory or invalid (and why, on request).
+#pragma once
+
+#include <string>
+
+#include "sim/analytic/plan.hpp"
+
+namespace ws {
+
+struct PlanTableOptions {
+  int top = 10;               // rows of the ranked table
+  bool show_invalid = false;  // list over-memory and invalid layouts with their reasons
+};
+
+std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
+                              const StepOptions& step, const Plan& plan, const PlanTableOptions& options);
+
+// "bf16, recompute, OAR+ORS+OAG" : the step options in one short phrase.
+std::string describe_step_options(const StepOptions& options);
+
+}  // namespace ws

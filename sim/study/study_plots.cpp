@@ -1,0 +1,207 @@
+#include "sim/study/study_plots.hpp"
+
+// gnuplot-iostream is isolated here (and included as a system header) because its Boost-based
+// code does not build warning-free under our flags.
+#include <fmt/format.h>
+#include <gnuplot-iostream.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+namespace ws {
+namespace {
+
+// Quoted for gnuplot's double-quoted strings.
+std::string gp_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::vector<const StudyRow*> feasible_rows(const StudyResult& result) {
+  std::vector<const StudyRow*> rows;
+  for (const auto& row : result.rows) {
+    if (row.feasible) rows.push_back(&row);
+  }
+  return rows;
+}
+
+std::string figure_title(const StudyResult& result, std::string_view what) {
+  const auto& points = result.spec.points;
+  const std::string series =
+      points.front().model.name == points.back().model.name
+          ? fmt::format("{}, {} to {} devices", points.front().model.name, points.front().devices,
+                        points.back().devices)
+          : fmt::format("{} on {} to {} on {} devices", points.front().model.name, points.front().devices,
+                        points.back().model.name, points.back().devices);
+  return fmt::format("{}: {} ({}, {})", result.machine.name, what, series,
+                     to_string(result.spec.options.precision));
+}
+
+// Device counts as tic labels on the log2 axis (gnuplot would otherwise print 2^9 or 512.0).
+std::string device_tics(const std::vector<const StudyRow*>& rows) {
+  std::string tics;
+  int last = 0;
+  for (const auto* row : rows) {
+    if (row->point.devices == last) continue;
+    last = row->point.devices;
+    tics += fmt::format("{}\"{}\" {}", tics.empty() ? "" : ", ", last, last);
+  }
+  return tics;
+}
+
+std::string terminal(std::string_view format) {
+  // Sizes chosen for a two-column paper figure; svg keeps text as text for editing.
+  if (format == "png") return "set terminal pngcairo size 1600,650 noenhanced font \"Sans,13\" linewidth 2\n";
+  return "set terminal svg size 1280,520 noenhanced font \"Sans,12\" linewidth 1.5 background \"white\"\n";
+}
+
+void run_gnuplot(const std::filesystem::path& gnuplot, const std::string& script) {
+  Gnuplot gp(fmt::format("'{}'", gnuplot.string()));
+  gp << script << std::flush;
+}  // ~Gnuplot waits for gnuplot to exit, so the files are complete after this returns.
+
+}  // namespace
+
+std::optional<std::filesystem::path> find_gnuplot() {
+  const char* path = std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::string_view dirs(path);
+  while (!dirs.empty()) {
+    const auto colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    if (dir.empty()) continue;
+    const std::filesystem::path candidate = std::filesystem::path(dir) / "gnuplot";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string efficiency_plot_script(const StudyResult& result) {
+  const auto rows = feasible_rows(result);
+  std::string s = "$points << EOD\n";
+  for (const auto* row : rows) {
+    s += fmt::format("{} {:.4f} {:.4f} {:.4f} {}\n", row->point.devices, 100.0 * row->efficiency,
+                     100.0 * row->best.hardware_peak_fraction, 100.0 * row->best.model_peak_fraction,
+                     gp_string(row->point.model.name));
+  }
+  s += "EOD\n";
+  const double lo = rows.empty() ? 1 : rows.front()->point.devices / 1.5;
+  const double hi = rows.empty() ? 2 : rows.back()->point.devices * 1.5;
+  const double peak_tflops = peak(result.machine.device, result.spec.options.precision).tflops();
+  s += fmt::format(
+      "set multiplot layout 1,2 title {} font \",15\"\n"
+      "set logscale x 2\n"
+      "set xrange [{}:{}]\n"
+      "set xtics ({})\n"
+      "set xlabel \"devices (log scale, base 2)\"\n"
+      "set grid xtics ytics lc rgb \"#d0d0d0\"\n"
+      "set key bottom left box opaque\n"
+      "set border lw 1\n",
+      gp_string(figure_title(result, "weak scaling")), lo, hi, device_tics(rows));
+  // Room above the highest point for its model label; 120 % keeps the ideal line off the top.
+  double top = 120;
+  for (const auto* row : rows) top = std::max(top, 100.0 * row->efficiency * 1.15);
+  s += fmt::format(
+      "set title \"Weak-scaling efficiency\"\n"
+      "set ylabel \"efficiency: flop/s per device vs. first point (%)\"\n"
+      "set yrange [0:{:.0f}]\n"
+      "plot 100 with lines dt 2 lc rgb \"#808080\" title \"ideal\", \\\n"
+      "     $points using 1:2 with linespoints pt 7 ps 1.5 lc rgb \"#1f77b4\" title \"predicted\", \\\n"
+      "     $points using 1:2:5 with labels offset 0,1.2 notitle\n",
+      top);
+  s += fmt::format(
+      "set title \"Percent of peak ({:.1f} TFLOP/s {} per device)\"\n"
+      "set ylabel \"percent of peak (%)\"\n"
+      "set yrange [0:100]\n"
+      "plot $points using 1:3 with linespoints pt 7 ps 1.5 lc rgb \"#d62728\" title \"hardware flops (with "
+      "recomputation)\", \\\n"
+      "     $points using 1:4 with linespoints pt 5 ps 1.5 lc rgb \"#2ca02c\" title \"model flops (MFU)\", "
+      "\\\n"
+      "     $points using 1:3:5 with labels offset 0,1.2 notitle\n"
+      "unset multiplot\n",
+      peak_tflops, to_string(result.spec.options.precision));
+  return s;
+}
+
+std::string breakdown_plot_script(const StudyResult& result) {
+  const auto rows = feasible_rows(result);
+  std::string s = "$steps << EOD\n";
+  for (const auto* row : rows) {
+    const auto& b = row->best.step;
+    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
+                     gp_string(row->point.model.name), gp_string(to_string(row->best.layout)),
+                     b.compute.seconds(), b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(),
+                     b.exposed_data.seconds());
+  }
+  s += "EOD\n";
+  s += fmt::format(
+      "set title {} font \",15\"\n"
+      "set style data histograms\n"
+      "set style histogram rowstacked\n"
+      "set style fill solid 0.85 border -1\n"
+      "set boxwidth 0.6\n"
+      "set xrange [-0.6:{} - 0.4]\n"
+      "set bmargin 7\n"
+      "set xlabel \"devices, model and best layout (Gdata x Gx x Gy x Gz)\" offset 0,-1.8\n"
+      "set ylabel \"time per training step (s)\"\n"
+      "set yrange [0:*]\n"
+      "set grid ytics lc rgb \"#d0d0d0\"\n"
+      "set key top left box opaque reverse Left\n"
+      "set xtics nomirror\n"
+      "plot $steps using 4:xtic(sprintf(\"%d\\n%s\\n%s\", $1, strcol(2), strcol(3))) lc rgb \"#4c72b0\" "
+      "title \"compute\", \\\n"
+      "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
+      "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
+      "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
+      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\"\n",
+      gp_string(figure_title(result, "step-time breakdown of the best layout")), rows.size());
+  return s;
+}
+
+std::vector<std::filesystem::path> plot_study(const StudyResult& result,
+                                              const std::filesystem::path& out_dir) {
+  const auto gnuplot = find_gnuplot();
+  if (!gnuplot) {
+    throw PlotError(
+        "gnuplot not found on PATH: install gnuplot-nox (scripts/install-deps.sh) or pass --no-plot");
+  }
+  if (feasible_rows(result).empty()) {
+    throw PlotError(
+        fmt::format("study '{}' has no feasible point to plot; pass --no-plot", result.spec.name));
+  }
+  std::filesystem::create_directories(out_dir);
+  struct Figure {
+    std::string stem;
+    std::string body;
+  };
+  const Figure figures[] = {{result.spec.name, efficiency_plot_script(result)},
+                            {result.spec.name + "-breakdown", breakdown_plot_script(result)}};
+  std::string script;
+  std::vector<std::filesystem::path> files;
+  for (const auto& figure : figures) {
+    for (const char* format : {"png", "svg"}) {
+      const auto file = out_dir / fmt::format("{}.{}", figure.stem, format);
+      std::filesystem::remove(file);
+      script += "reset\n" + terminal(format) + "set output " + gp_string(file.string()) + "\n" + figure.body +
+                "unset output\n";
+      files.push_back(file);
+    }
+  }
+  run_gnuplot(*gnuplot, script);
+  for (const auto& file : files) {
+    std::error_code ec;
+    if (std::filesystem::file_size(file, ec) == 0 || ec) {
+      throw PlotError(fmt::format("gnuplot did not write {} (see its messages above)", file.string()));
+    }
+  }
+  return files;
+}
+
+}  // namespace ws

@@ -1,0 +1,34 @@
+// Paper-ready figures of a study through gnuplot (pngcairo and svg terminals):
+// <name>.png/.svg (weak-scaling efficiency and percent of peak vs devices, log2 axis) and
+// <name>-breakdown.png/.svg (compute and exposed X/Y/Z/data time per step, stacked).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/study/study_run.hpp"
+
+namespace ws {
+
+// gnuplot missing, or it did not produce a file. Not an input error: the study itself is fine
+// and the CSV/JSON are already written when this is thrown.
+class PlotError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The gnuplot executable on PATH, if any.
+std::optional<std::filesystem::path> find_gnuplot();
+
+// The gnuplot commands for one figure (terminal and output excluded), for inspection and tests.
+std::string efficiency_plot_script(const StudyResult& result);
+std::string breakdown_plot_script(const StudyResult& result);
+
+// Draws both figures in PNG and SVG into out_dir and returns the files written.
+std::vector<std::filesystem::path> plot_study(const StudyResult& result,
+                                              const std::filesystem::path& out_dir);
+
+}  // namespace ws

@@ -1,0 +1,38 @@
+// A weak-scaling study as written in benchmarks/studies/<name>.yaml: one machine, one set of step
+// options, and the (devices, model, batch) points to evaluate, validated strictly on load.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/schedule/model.hpp"
+#include "sim/analytic/step_options.hpp"
+
+namespace ws {
+
+struct StudyPoint {
+  int devices = 0;
+  ModelSpec model;
+  Batch batch;
+  int line = 0;  // where the point is written, for messages about it
+};
+
+struct StudySpec {
+  std::string name;         // output files are <name>.csv etc.; starts with the machine's name
+  std::string file;         // where the spec was read from ("" when parsed from text)
+  std::string machine;      // machine name ("frontier") or path to a machine file
+  std::string description;  // optional, copied into the JSON results
+  std::string rationale;    // optional: why these triples, copied into the JSON results
+  StepOptions options;
+  std::vector<StudyPoint> points;  // at least one, devices non-decreasing
+};
+
+// `file` names the spec in errors and gives the default name (its stem).
+StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file);
+StudySpec load_study_spec(const std::string& path);
+
+// The machine's short name as used in study names: "frontier" for "frontier" and for
+// "machines/frontier.yaml".
+std::string machine_short_name(const std::string& machine_name_or_path);
+
+}  // namespace ws

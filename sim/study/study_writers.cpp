@@ -1,0 +1,257 @@
+#include "sim/study/study_writers.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <system_error>
+#include <variant>
+
+#include "engine/schedule/flops.hpp"
+#include "sim/core/input_error.hpp"
+
+#ifndef WEAKSCALE_VERSION
+#define WEAKSCALE_VERSION ""
+#endif
+#ifndef WEAKSCALE_GIT_COMMIT
+#define WEAKSCALE_GIT_COMMIT ""
+#endif
+
+namespace ws {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A number printed with a fixed number of decimals; empty for infeasible points.
+struct Fixed {
+  double value;
+  int decimals;
+};
+using Cell = std::variant<std::monostate, std::string, long long, Fixed>;
+
+struct Column {
+  const char* name;
+  const char* meaning;  // copied into the JSON metadata so that the file explains itself
+  Cell (*cell)(const StudyResult&, const StudyRow&);
+};
+
+std::optional<double> when_feasible(const StudyRow& row, double value) {
+  return row.feasible ? std::optional<double>(value) : std::nullopt;
+}
+Cell fixed(std::optional<double> v, int decimals) {
+  if (!v) return std::monostate{};
+  return Fixed{*v, decimals};
+}
+
+// One table definition shared by CSV and JSON so that both always carry the same columns.
+const std::vector<Column>& columns() {
+  static const std::vector<Column> kColumns{
+      {"machine", "machine name from the machine file",
+       [](const StudyResult& r, const StudyRow&) -> Cell { return r.machine.name; }},
+      {"devices", "devices (GPUs / GCDs) in the job",
+       [](const StudyResult&, const StudyRow& w) -> Cell { return static_cast<long long>(w.point.devices); }},
+      {"model", "model name (GPT family, or l<layers>-h<hidden> for an inline spec)",
+       [](const StudyResult&, const StudyRow& w) -> Cell { return w.point.model.name; }},
+      {"parameters_b", "model parameters, billions",
+       [](const StudyResult&, const StudyRow& w) -> Cell {
+         return Fixed{parameter_count(w.point.model) * 1e-9, 3};
+       }},
+      {"batch_sequences", "global batch, sequences per step",
+       [](const StudyResult&, const StudyRow& w) -> Cell { return w.point.batch.sequences; }},
+      {"batch_tokens", "global batch, tokens per step",
+       [](const StudyResult&, const StudyRow& w) -> Cell {
+         return batch_tokens(w.point.model, w.point.batch);
+       }},
+      {"layout", "fastest layout that fits in memory, Gdata x Gx x Gy x Gz",
+       [](const StudyResult&, const StudyRow& w) -> Cell {
+         return w.feasible ? Cell(to_string(w.best.layout)) : Cell(std::monostate{});
+       }},
+      {"step_s", "predicted time of one training step, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.step.total().seconds()), 6);
+       }},
+      {"pflops", "sustained executed flop/s of the whole job, PFLOP/s",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.sustained_flops_per_s * 1e-15), 4);
+       }},
+      {"tflops_per_device", "sustained executed flop/s per device, TFLOP/s",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, flops_per_device(w) * 1e-12), 3);
+       }},
+      {"peak_fraction_hw", "hardware flops (with recomputation) / (step * devices * peak)",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.hardware_peak_fraction), 6);
+       }},
+      {"model_peak_fraction", "model flops (no recomputation) / (step * devices * peak): MFU",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.model_peak_fraction), 6);
+       }},
+      {"efficiency", "weak-scaling efficiency: flop/s per device relative to the first feasible point",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.efficiency), 6); }},
+      {"compute_s", "computation on the critical path, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.step.compute.seconds()), 6);
+       }},
+      {"exposed_x_s", "X-group communication not hidden by computation, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.step.exposed_x.seconds()), 6);
+       }},
+      {"exposed_y_s", "Y-group communication not hidden by computation, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.step.exposed_y.seconds()), 6);
+       }},
+      {"exposed_z_s", "Z-group communication not hidden by computation, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.step.exposed_z.seconds()), 6);
+       }},
+      {"exposed_data_s", "data-parallel communication not hidden by computation, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.step.exposed_data.seconds()), 6);
+       }},
+      {"memory_gib", "predicted memory per device, GiB",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.best.memory.total_bytes() / kGiB), 3);
+       }},
+      {"memory_capacity_gib", "device memory capacity, GiB",
+       [](const StudyResult& r, const StudyRow&) -> Cell {
+         return Fixed{r.machine.device.memory_capacity_bytes / kGiB, 3};
+       }},
+      {"layouts_valid", "layouts that can run the model and batch (divisibility)",
+       [](const StudyResult&, const StudyRow& w) -> Cell { return static_cast<long long>(w.layouts_valid); }},
+      {"layouts_fitting", "valid layouts that also fit in device memory",
+       [](const StudyResult&, const StudyRow& w) -> Cell {
+         return static_cast<long long>(w.layouts_fitting);
+       }},
+      {"note", "empty, or why the point has no result",
+       [](const StudyResult&, const StudyRow& w) -> Cell { return w.reason; }},
+  };
+  return kColumns;
+}
+
+// RFC 4180 quoting, only where needed, so that ordinary rows stay plain.
+std::string csv_text(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+// fmt without the 'L' specifier ignores the locale, so the bytes never depend on it.
+std::string csv_cell(const Cell& cell) {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return {}; }
+    std::string operator()(const std::string& s) const { return csv_text(s); }
+    std::string operator()(long long v) const { return fmt::format("{}", v); }
+    std::string operator()(Fixed f) const { return fmt::format("{:.{}f}", f.value, f.decimals); }
+  };
+  return std::visit(Visitor{}, cell);
+}
+
+nlohmann::ordered_json json_cell(const Cell& cell) {
+  struct Visitor {
+    nlohmann::ordered_json operator()(std::monostate) const { return nullptr; }
+    nlohmann::ordered_json operator()(const std::string& s) const { return s; }
+    nlohmann::ordered_json operator()(long long v) const { return v; }
+    nlohmann::ordered_json operator()(Fixed f) const { return f.value; }
+  };
+  return std::visit(Visitor{}, cell);
+}
+
+nlohmann::ordered_json options_json(const StepOptions& o) {
+  return {{"precision", to_string(o.precision)},        {"recompute", o.recompute},
+          {"overlap_all_reduce", o.overlap_all_reduce}, {"overlap_reduce_scatter", o.overlap_reduce_scatter},
+          {"overlap_all_gather", o.overlap_all_gather}, {"overlap_data_parallel", o.overlap_data_parallel}};
+}
+
+nlohmann::ordered_json model_json(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"sequence_length", m.sequence_length},
+          {"vocabulary", m.vocabulary}};
+}
+
+}  // namespace
+
+const std::vector<std::string>& study_csv_columns() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& c : columns()) names.emplace_back(c.name);
+    return names;
+  }();
+  return kNames;
+}
+
+std::string format_study_csv(const StudyResult& result) {
+  std::string out;
+  for (std::size_t i = 0; i < columns().size(); ++i) {
+    out += (i ? "," : "");
+    out += columns()[i].name;
+  }
+  out += '\n';
+  for (const auto& row : result.rows) {
+    for (std::size_t i = 0; i < columns().size(); ++i) {
+      out += (i ? "," : "");
+      out += csv_cell(columns()[i].cell(result, row));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_study_json(const StudyResult& result) {
+  nlohmann::ordered_json column_meanings = nlohmann::ordered_json::object();
+  for (const auto& c : columns()) column_meanings[c.name] = c.meaning;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& row : result.rows) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::object();
+    for (const auto& c : columns()) r[c.name] = json_cell(c.cell(result, row));
+    r["model_spec"] = model_json(row.point.model);
+    rows.push_back(std::move(r));
+  }
+  const nlohmann::ordered_json doc{
+      {"study", result.spec.name},
+      {"study_file", result.spec.file},
+      {"description", result.spec.description},
+      {"rationale", result.spec.rationale},
+      {"machine", result.machine.name},
+      {"machine_file", result.machine.source_file},
+      {"options", options_json(result.spec.options)},
+      {"efficiency_definition", "sustained executed flop/s per device relative to the first feasible point"},
+      {"weakscale_version", WEAKSCALE_VERSION},
+      {"git_commit", WEAKSCALE_GIT_COMMIT},
+      {"columns", column_meanings},
+      {"rows", rows},
+  };
+  return doc.dump(2) + "\n";
+}
+
+std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
+                                      const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  const std::filesystem::path path = out_dir / file_name;
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (ec || !out) {
+    throw InputError(InputLocation{path.string(), 0, ""}, "",
+                     "an output directory that can be created and written");
+  }
+  return path;
+}
+
+std::filesystem::path write_study_csv(const StudyResult& result, const std::filesystem::path& out_dir) {
+  return write_text_file(out_dir, result.spec.name + ".csv", format_study_csv(result));
+}
+
+std::filesystem::path write_study_json(const StudyResult& result, const std::filesystem::path& out_dir) {
+  return write_text_file(out_dir, result.spec.name + ".json", format_study_json(result));
+}
+
+}  // namespace ws

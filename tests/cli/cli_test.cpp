@@ -1,0 +1,159 @@
+// Runs the built `weakscale` binary as a user would: bad input must end with exit code 2 and one
+// line "weakscale: error: ..." naming the file or option and key; good input prints results.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+const std::string kSource = WEAKSCALE_SOURCE_DIR;
+
+struct Run {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One directory per test and process; created on first use and reused within the test.
+std::filesystem::path test_temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (std::string("weakscale-cli-") + info->name() + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs the binary from the source root (so ./machines is found as users find it), stderr to a file.
+Run weakscale(const std::string& args) {
+  const auto err_file = test_temp_dir() / "stderr.txt";
+  const std::string command = "cd '" + kSource + "' && '" + std::string(WEAKSCALE_EXE) + "' " + args +
+                              " 2>'" + err_file.string() + "'";
+  Run run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return run;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.err = read_file(err_file);
+  return run;
+}
+
+void expect_one_line_error(const Run& run) {
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_THAT(run.err, StartsWith("weakscale: error: "));
+  ASSERT_FALSE(run.err.empty());
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "more than one line:\n" << run.err;
+}
+
+std::filesystem::path write_spec(const std::string& name, const std::string& text) {
+  const auto path = test_temp_dir() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Cli, StudyWithUnknownKeyNamesFileLineAndKey) {
+  const auto spec = write_spec(
+      "frontier-bad.yaml", "machine: frontier\npoints:\n  - {devices: 8, modle: 5B, batch_sequences: 8}\n");
+  const auto run =
+      weakscale("study '" + spec.string() + "' --no-plot --out '" + spec.parent_path().string() + "'");
+  expect_one_line_error(run);
+  EXPECT_THAT(run.err, HasSubstr(spec.string() + ":3"));
+  EXPECT_THAT(run.err, HasSubstr("points[0].modle"));
+}
+
+TEST(Cli, StudyWithUnknownModelListsTheFamily) {
+  const auto spec = write_spec(
+      "frontier-bad.yaml", "machine: frontier\npoints:\n  - {devices: 8, model: 7B, batch_sequences: 8}\n");
+  const auto run = weakscale("study '" + spec.string() + "' --no-plot");
+  expect_one_line_error(run);
+  EXPECT_THAT(run.err, HasSubstr("points[0].model"));
+  EXPECT_THAT(run.err, HasSubstr("5B, 10B"));
+}
+
+TEST(Cli, MissingStudyFile) {
+  const auto run = weakscale("study /nonexistent/frontier-x.yaml --no-plot");
+  expect_one_line_error(run);
+  EXPECT_THAT(run.err, HasSubstr("/nonexistent/frontier-x.yaml"));
+}
+
+TEST(Cli, PlanWithUnknownModelNamesTheOption) {
+  const auto run = weakscale("plan --machine frontier --model 7B --devices 512 --batch 512");
+  expect_one_line_error(run);
+  EXPECT_THAT(run.err, HasSubstr("--model"));
+  EXPECT_THAT(run.err, HasSubstr("7B"));
+}
+
+TEST(Cli, PlanWithUnknownMachine) {
+  const auto run = weakscale("plan --machine nosuch --model 5B --devices 8 --batch 8");
+  expect_one_line_error(run);
+  EXPECT_THAT(run.err, HasSubstr("nosuch"));
+}
+
+TEST(Cli, BadArgumentsAreOneLineErrors) {
+  expect_one_line_error(weakscale("plan --machine frontier --model 5B --batch 8"));  // no --devices
+  expect_one_line_error(weakscale("plan --machine frontier --model 5B --devices -8 --batch 8"));
+  expect_one_line_error(
+      weakscale("plan --machine frontier --model 5B --devices 8 --batch 8 --precision fp8"));
+  expect_one_line_error(
+      weakscale("plan --machine frontier --model 5B --layers 4 --hidden 64 --heads 4 --devices 8 --batch 8"));
+  expect_one_line_error(weakscale("frobnicate"));
+  expect_one_line_error(weakscale(""));
+}
+
+TEST(Cli, PlanPrintsARankedTableOfLayouts) {
+  const auto run = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("rank"));
+  EXPECT_THAT(run.out, HasSubstr("layouts fit in memory"));
+  EXPECT_THAT(run.out, MatchesRegex("(.|\n)*\n +1 +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +[0-9.]+(.|\n)*"));
+  EXPECT_THAT(run.out, MatchesRegex("(.|\n)*\n +3 +[0-9]+x[0-9]+x[0-9]+x[0-9]+ (.|\n)*"));
+  EXPECT_THAT(run.out, Not(MatchesRegex("(.|\n)*\n +4 +[0-9]+x[0-9]+x(.|\n)*")));
+}
+
+TEST(Cli, PlanAcceptsACustomModelAndShowsInvalidLayouts) {
+  const auto run = weakscale(
+      "plan --machine perlmutter --layers 4 --hidden 512 --heads 8 --seq 256 --vocab 1024 "
+      "--devices 16 --batch 4 --show-invalid --precision fp16 --no-recompute --no-oar --no-ors --no-oag "
+      "--overlap-data");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("l4-h512"));
+  EXPECT_THAT(run.out, HasSubstr("invalid "));  // batch 4 cannot be split over 16 data-parallel ranks
+}
+
+TEST(Cli, StudyWritesTheGoldenCsv) {
+  const auto out = test_temp_dir();
+  const auto run =
+      weakscale("study benchmarks/studies/perlmutter-small.yaml --no-plot --out '" + out.string() + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("[3/3] perlmutter 256 devices"));
+  EXPECT_THAT(run.out, HasSubstr("perlmutter-small.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out / "perlmutter-small.json"));
+  EXPECT_FALSE(std::filesystem::exists(out / "perlmutter-small.png"));  // --no-plot
+  EXPECT_EQ(read_file(out / "perlmutter-small.csv"),
+            read_file(kSource + "/tests/golden/perlmutter-small.csv"))
+      << "regenerate with scripts/update-golden.sh if the change is intended";
+}
+
+}  // namespace

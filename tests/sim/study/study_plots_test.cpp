@@ -1,0 +1,65 @@
+// The plots: scripts put devices on a log2 axis with every device count as a tic, and gnuplot
+// (when installed) writes non-empty PNG and SVG files for both figures.
+#include "sim/study/study_plots.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/study/study_run.hpp"
+
+namespace ws {
+namespace {
+
+using ::testing::HasSubstr;
+
+StudyResult small_result() {
+  const auto spec = parse_study_spec(
+      "machine: perlmutter\npoints:\n"
+      "  - {devices: 16, model: 5B, batch_sequences: 16}\n"
+      "  - {devices: 64, model: 10B, batch_sequences: 64}\n",
+      "perlmutter-plot-test.yaml");
+  return run_study(spec, std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
+}
+
+TEST(StudyPlots, EfficiencyScriptUsesLog2DeviceAxisWithEveryPoint) {
+  const std::string script = efficiency_plot_script(small_result());
+  EXPECT_THAT(script, HasSubstr("set logscale x 2"));
+  EXPECT_THAT(script, HasSubstr("set xtics (\"16\" 16, \"64\" 64)"));
+  EXPECT_THAT(script, HasSubstr("perlmutter"));
+  EXPECT_THAT(script, HasSubstr("MFU"));
+}
+
+TEST(StudyPlots, BreakdownScriptStacksComputeAndEveryExposedPart) {
+  const std::string script = breakdown_plot_script(small_result());
+  EXPECT_THAT(script, HasSubstr("rowstacked"));
+  for (const char* part : {"compute", "exposed X", "exposed Y", "exposed Z", "exposed data"}) {
+    EXPECT_THAT(script, HasSubstr(part));
+  }
+}
+
+TEST(StudyPlots, GnuplotWritesPngAndSvgForBothFigures) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-plots-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto files = plot_study(small_result(), dir);
+  ASSERT_EQ(files.size(), 4u);
+  for (const char* name : {"perlmutter-plot-test.png", "perlmutter-plot-test.svg",
+                           "perlmutter-plot-test-breakdown.png", "perlmutter-plot-test-breakdown.svg"}) {
+    const auto path = dir / name;
+    ASSERT_TRUE(std::filesystem::exists(path)) << name;
+    EXPECT_GT(std::filesystem::file_size(path), 1000u) << name;
+  }
+  std::ifstream png(dir / "perlmutter-plot-test.png", std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ws

@@ -1,0 +1,162 @@
+// Properties of run_study and the writers on a real machine file: one row per point, efficiency
+// relative to the first point, step = compute + exposed parts, infeasible points kept with a
+// reason and empty numbers, and CSV rows as wide as the header.
+#include "sim/study/study_run.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/core/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "sim/study/study_writers.hpp"
+
+namespace ws {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kMachines = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+
+StudySpec spec_of(const std::string& points) {
+  return parse_study_spec("machine: perlmutter\npoints:\n" + points, "perlmutter-run-test.yaml");
+}
+
+// Splits one CSV line, honouring RFC 4180 quotes.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+  }
+  return lines;
+}
+
+std::size_t column(const std::string& name) {
+  const auto& cols = study_csv_columns();
+  return static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin());
+}
+
+TEST(StudyRun, OneRowPerPointWithEfficiencyRelativeToTheFirst) {
+  const auto spec = spec_of(
+      "  - {devices: 16, model: 5B, batch_sequences: 16}\n"
+      "  - {devices: 32, model: 5B, batch_sequences: 32}\n"
+      "  - {devices: 64, model: 10B, batch_sequences: 64}\n");
+  std::vector<std::string> progress;
+  const auto result = run_study(spec, kMachines, [&](const std::string& l) { progress.push_back(l); });
+  ASSERT_EQ(result.rows.size(), 3u);
+  ASSERT_EQ(progress.size(), 3u);
+  EXPECT_THAT(progress[0], StartsWith("[1/3] perlmutter 16 devices 5B: best "));
+  EXPECT_THAT(progress[2], StartsWith("[3/3] "));
+  for (const auto& row : result.rows) {
+    ASSERT_TRUE(row.feasible) << row.reason;
+    EXPECT_EQ(row.best.layout.devices(), row.point.devices);
+    EXPECT_LE(row.layouts_fitting, row.layouts_valid);
+    EXPECT_GE(row.layouts_fitting, 1);
+    EXPECT_TRUE(row.best.fits_memory);
+    const auto& b = row.best.step;
+    EXPECT_EQ(b.total(), b.compute + b.exposed_x + b.exposed_y + b.exposed_z + b.exposed_data);
+    EXPECT_NEAR(row.efficiency, flops_per_device(row) / flops_per_device(result.rows[0]), 1e-12);
+  }
+  EXPECT_DOUBLE_EQ(result.rows[0].efficiency, 1.0);
+}
+
+TEST(StudyRun, InfeasiblePointIsKeptWithReasonAndEmptyNumbers) {
+  // 175B cannot fit on 4 GPUs of 40 GiB in any layout.
+  const auto spec = spec_of(
+      "  - {devices: 4, model: 175B, batch_sequences: 4}\n"
+      "  - {devices: 16, model: 5B, batch_sequences: 16}\n");
+  const auto result = run_study(spec, kMachines);
+  ASSERT_EQ(result.rows.size(), 2u);
+  EXPECT_FALSE(result.rows[0].feasible);
+  EXPECT_FALSE(result.rows[0].reason.empty());
+  ASSERT_TRUE(result.rows[1].feasible);
+  // The reference for efficiency is the first feasible point.
+  EXPECT_DOUBLE_EQ(result.rows[1].efficiency, 1.0);
+
+  const auto lines = lines_of(format_study_csv(result));
+  ASSERT_EQ(lines.size(), 3u);
+  const auto infeasible = csv_fields(lines[1]);
+  ASSERT_EQ(infeasible.size(), study_csv_columns().size());
+  EXPECT_EQ(infeasible[column("devices")], "4");
+  EXPECT_EQ(infeasible[column("model")], "175B");
+  for (const char* empty : {"layout", "step_s", "pflops", "peak_fraction_hw", "efficiency", "memory_gib"}) {
+    EXPECT_EQ(infeasible[column(empty)], "") << empty;
+  }
+  EXPECT_EQ(infeasible[column("note")], result.rows[0].reason);
+  EXPECT_EQ(csv_fields(lines[2])[column("note")], "");
+}
+
+TEST(StudyRun, CsvRowsMatchTheHeaderAndCarryRequiredColumns) {
+  const auto result = run_study(spec_of("  - {devices: 8, model: 5B, batch_sequences: 8}\n"), kMachines);
+  const auto lines = lines_of(format_study_csv(result));
+  ASSERT_EQ(lines.size(), 2u);
+  const auto header = csv_fields(lines[0]);
+  EXPECT_EQ(header, study_csv_columns());
+  for (const char* required :
+       {"machine", "devices", "model", "batch_tokens", "layout", "step_s", "pflops", "peak_fraction_hw",
+        "model_peak_fraction", "efficiency", "compute_s", "exposed_x_s", "exposed_y_s", "exposed_z_s",
+        "exposed_data_s", "memory_gib", "layouts_valid", "layouts_fitting"}) {
+    EXPECT_LT(column(required), header.size()) << required;
+  }
+  const auto row = csv_fields(lines[1]);
+  ASSERT_EQ(row.size(), header.size());
+  EXPECT_EQ(row[column("machine")], "perlmutter");
+  EXPECT_EQ(row[column("batch_tokens")], "16384");
+  EXPECT_EQ(row[column("efficiency")], "1.000000");
+}
+
+TEST(StudyRun, JsonCarriesMetadataAndTheSameRows) {
+  const auto result = run_study(spec_of("  - {devices: 8, model: 5B, batch_sequences: 8}\n"), kMachines);
+  const std::string json = format_study_json(result);
+  for (const char* key :
+       {"\"study\": \"perlmutter-run-test\"", "\"machine_file\"", "\"options\"", "\"weakscale_version\"",
+        "\"git_commit\"", "\"rows\"", "\"step_s\"", "\"precision\": \"bf16\""}) {
+    EXPECT_THAT(json, HasSubstr(key));
+  }
+}
+
+TEST(StudyRun, PointLargerThanTheMachineIsAnInputError) {
+  const auto machine = load_machine_by_name("perlmutter", kMachines);
+  const auto spec = spec_of("  - {devices: " + std::to_string(machine.total_devices() * 2) +
+                            ", model: 5B, batch_sequences: 8}\n");
+  try {
+    run_study(spec, machine);
+    FAIL() << "accepted a point larger than the machine";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().key, "points[0].devices");
+    EXPECT_EQ(e.where().line, 3);
+  }
+}
+
+TEST(StudyRun, UnknownMachineIsAnInputError) {
+  const auto spec = parse_study_spec(
+      "machine: nosuch\npoints:\n  - {devices: 8, model: 5B, batch_sequences: 8}\n", "nosuch-study.yaml");
+  EXPECT_THROW(run_study(spec, kMachines), InputError);
+}
+
+}  // namespace
+}  // namespace ws

@@ -1,0 +1,184 @@
+// Study spec validation: every class of bad input is rejected with InputError naming file, line,
+// key and what was expected; a good spec round-trips into the plain struct.
+#include "sim/study/study_spec.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/core/input_error.hpp"
+
+namespace ws {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kFile = "studies/frontier-test.yaml";
+
+// A valid spec with one line replaced or appended, so each test shows only what it breaks.
+std::string spec_with(const std::string& points, const std::string& extra = "") {
+  return "machine: frontier\n" + extra + "points:\n" + points;
+}
+
+InputError rejection(const std::string& text, const std::string& file = kFile) {
+  try {
+    parse_study_spec(text, file);
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "spec was accepted:\n" << text;
+  return InputError({}, "", "");
+}
+
+TEST(StudySpec, ParsesPointsOptionsAndDefaultsNameToFileStem) {
+  const auto spec = parse_study_spec(
+      "machine: frontier\nprecision: fp16\noptions: {recompute: false, overlap_data_parallel: true}\n"
+      "points:\n"
+      "  - {devices: 512, model: 5B, batch_sequences: 512}\n"
+      "  - devices: 1024\n"
+      "    model: {layers: 2, hidden: 256, heads: 4, sequence_length: 128, vocabulary: 1024}\n"
+      "    batch_sequences: 64\n",
+      kFile);
+  EXPECT_EQ(spec.name, "frontier-test");
+  EXPECT_EQ(spec.machine, "frontier");
+  EXPECT_EQ(spec.options.precision, Precision::fp16);
+  EXPECT_FALSE(spec.options.recompute);
+  EXPECT_TRUE(spec.options.overlap_data_parallel);
+  EXPECT_TRUE(spec.options.overlap_all_gather);  // untouched default
+  ASSERT_EQ(spec.points.size(), 2u);
+  EXPECT_EQ(spec.points[0].model.name, "5B");
+  EXPECT_EQ(spec.points[0].batch.sequences, 512);
+  EXPECT_EQ(spec.points[1].devices, 1024);
+  EXPECT_EQ(spec.points[1].model.hidden, 256);
+  EXPECT_EQ(spec.points[1].model.name, "l2-h256");
+  EXPECT_EQ(spec.points[1].line, 6);
+}
+
+TEST(StudySpec, MachineGivenAsPathUsesItsStemForTheNameCheck) {
+  const auto spec = parse_study_spec(
+      "machine: machines/frontier.yaml\npoints:\n  - {devices: 8, model: 5B, batch_sequences: 8}\n", kFile);
+  EXPECT_EQ(machine_short_name(spec.machine), "frontier");
+}
+
+TEST(StudySpec, RejectsUnknownTopLevelKeyNamingAllowedKeys) {
+  const auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "colour: red\n"));
+  EXPECT_EQ(e.where().file, kFile);
+  EXPECT_EQ(e.where().line, 2);
+  EXPECT_EQ(e.where().key, "colour");
+  EXPECT_THAT(e.expected(), HasSubstr("machine"));
+  EXPECT_THAT(e.expected(), HasSubstr("points"));
+}
+
+TEST(StudySpec, RejectsUnknownPointKey) {
+  const auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8, gpus: 8}\n"));
+  EXPECT_EQ(e.where().key, "points[0].gpus");
+  EXPECT_THAT(e.expected(), HasSubstr("batch_sequences"));
+}
+
+TEST(StudySpec, RejectsMissingDevices) {
+  const auto e =
+      rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n"
+                          "  - {model: 10B, batch_sequences: 16}\n"));
+  EXPECT_EQ(e.where().key, "points[1]");
+  EXPECT_EQ(e.where().line, 4);
+  EXPECT_THAT(e.expected(), HasSubstr("devices"));
+}
+
+TEST(StudySpec, RejectsUnknownModelNameListingTheFamily) {
+  const auto e = rejection(spec_with("  - {devices: 8, model: 7B, batch_sequences: 8}\n"));
+  EXPECT_EQ(e.where().key, "points[0].model");
+  EXPECT_EQ(e.value(), "7B");
+  EXPECT_THAT(e.expected(), HasSubstr(model_names()));
+}
+
+TEST(StudySpec, RejectsInlineModelWithMissingOrBadField) {
+  auto e = rejection(spec_with(
+      "  - {devices: 8, model: {layers: 2, hidden: 256, heads: 4, vocabulary: 10}, batch_sequences: 8}\n"));
+  EXPECT_THAT(e.expected(), HasSubstr("sequence_length"));
+  e =
+      rejection(spec_with("  - {devices: 8, model: {layers: 2, hidden: 250, heads: 4, "
+                          "sequence_length: 16, vocabulary: 10}, batch_sequences: 8}\n"));
+  EXPECT_EQ(e.where().key, "points[0].model.hidden");
+  EXPECT_THAT(e.expected(), HasSubstr("multiple of heads"));
+}
+
+TEST(StudySpec, RejectsNameNotStartingWithTheMachine) {
+  auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "name: weak-frontier\n"));
+  EXPECT_EQ(e.where().key, "name");
+  EXPECT_EQ(e.value(), "weak-frontier");
+  EXPECT_THAT(e.expected(), HasSubstr("'frontier'"));
+  // The default name (the file stem) is checked too.
+  e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n"), "studies/small.yaml");
+  EXPECT_EQ(e.value(), "small");
+}
+
+TEST(StudySpec, RejectsNamesThatAreNotPlainFileNames) {
+  const auto e =
+      rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "name: frontier/../../x\n"));
+  EXPECT_EQ(e.where().key, "name");
+}
+
+TEST(StudySpec, RejectsBadBatch) {
+  for (const char* bad : {"0", "-4", "1.5", "many", "[1, 2]", "99999999999"}) {
+    const auto e =
+        rejection(spec_with(std::string("  - {devices: 8, model: 5B, batch_sequences: ") + bad + "}\n"));
+    EXPECT_EQ(e.where().key, "points[0].batch_sequences") << bad;
+    EXPECT_THAT(e.expected(), HasSubstr("positive integer")) << bad;
+  }
+}
+
+TEST(StudySpec, RejectsDecreasingDevices) {
+  const auto e =
+      rejection(spec_with("  - {devices: 16, model: 5B, batch_sequences: 8}\n"
+                          "  - {devices: 8, model: 5B, batch_sequences: 8}\n"));
+  EXPECT_EQ(e.where().key, "points[1].devices");
+  EXPECT_THAT(e.expected(), HasSubstr("non-decreasing"));
+}
+
+TEST(StudySpec, RejectsBadPrecisionAndOptionValues) {
+  auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "precision: fp8\n"));
+  EXPECT_EQ(e.where().key, "precision");
+  EXPECT_THAT(e.expected(), HasSubstr("bf16"));
+  e = rejection(
+      spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "options: {recompute: yes}\n"));
+  EXPECT_EQ(e.where().key, "options.recompute");
+  e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "options: {overlap: true}\n"));
+  EXPECT_EQ(e.where().key, "options.overlap");
+}
+
+TEST(StudySpec, RejectsMissingMachineEmptyPointsAndBrokenYaml) {
+  auto e = rejection("points:\n  - {devices: 8, model: 5B, batch_sequences: 8}\n");
+  EXPECT_THAT(e.expected(), HasSubstr("'machine'"));
+  e = rejection("machine: frontier\npoints: []\n");
+  EXPECT_EQ(e.where().key, "points");
+  e = rejection("machine: frontier\npoints: [\n  {devices: 8\n");
+  EXPECT_EQ(e.where().file, kFile);
+  EXPECT_GT(e.where().line, 0);
+  EXPECT_THAT(e.expected(), HasSubstr("valid YAML"));
+}
+
+TEST(StudySpec, MessageIsOneLineNamingFileLineAndKey) {
+  const auto e = rejection(spec_with("  - {devices: 8, model: 7B, batch_sequences: 8}\n"));
+  const std::string message = e.what();
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_THAT(message, HasSubstr("studies/frontier-test.yaml:3"));
+  EXPECT_THAT(message, HasSubstr("points[0].model"));
+}
+
+TEST(StudySpec, LoadsTheCheckedInStudies) {
+  for (const char* name : {"frontier-weak-scaling", "perlmutter-small"}) {
+    const auto spec =
+        load_study_spec(std::string(WEAKSCALE_SOURCE_DIR) + "/benchmarks/studies/" + name + ".yaml");
+    EXPECT_EQ(spec.name, name);
+    EXPECT_FALSE(spec.points.empty());
+    EXPECT_FALSE(spec.rationale.empty()) << name << ": a study must say why its triples";
+  }
+}
+
+TEST(StudySpec, MissingFileIsAnInputError) {
+  EXPECT_THROW(load_study_spec("/nonexistent/frontier-x.yaml"), InputError);
+}
+
+}  // namespace
+}  // namespace ws
