@@ -1,0 +1,147 @@
+#include "engine/comm/communicator.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <climits>
+
+#include "engine/comm/mpi_check.hpp"
+
+namespace ws {
+
+namespace {
+
+template <class T>
+MPI_Datatype datatype();
+template <>
+MPI_Datatype datatype<float>() { return MPI_FLOAT; }
+template <>
+MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+template <>
+MPI_Datatype datatype<int>() { return MPI_INT; }
+template <>
+MPI_Datatype datatype<long long>() { return MPI_LONG_LONG; }
+
+int mpi_count(std::size_t count) {
+  // MPI-3 counts are int; larger messages would need chunking or MPI-4 large counts.
+  assert(count <= static_cast<std::size_t>(INT_MAX));
+  return static_cast<int>(count);
+}
+
+}  // namespace
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (pending()) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    request_ = std::exchange(o.request_, MPI_REQUEST_NULL);
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (pending()) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // destructor: no throw
+}
+
+void Request::wait() {
+  if (pending()) WS_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+}
+
+bool Request::test() {
+  if (!pending()) return true;
+  int done = 0;
+  WS_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+  return done != 0;
+}
+
+Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+  // Errors come back as codes for WS_MPI_CHECK instead of aborting the job.
+  WS_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  WS_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  WS_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+}
+
+Communicator::Communicator(Communicator&& o) noexcept
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), owned_(std::exchange(o.owned_, false)),
+      size_(std::exchange(o.size_, 1)), rank_(std::exchange(o.rank_, 0)) {}
+
+Communicator& Communicator::operator=(Communicator&& o) noexcept {
+  if (this != &o) {
+    if (owned_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
+    owned_ = std::exchange(o.owned_, false);
+    size_ = std::exchange(o.size_, 1);
+    rank_ = std::exchange(o.rank_, 0);
+  }
+  return *this;
+}
+
+Communicator::~Communicator() {
+  if (owned_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+template <class T>
+void Communicator::all_reduce_sum(T* data, std::size_t count) const {
+  if (size_ == 1) return;
+  WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
+}
+
+template <class T>
+Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
+  if (size_ == 1) return Request{};
+  MPI_Request r = MPI_REQUEST_NULL;
+  WS_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
+  return Request{r};
+}
+
+template <class T>
+void Communicator::all_gather(const T* in, T* out, std::size_t count) const {
+  if (size_ == 1) return void(std::copy(in, in + count, out));
+  WS_MPI_CHECK(MPI_Allgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_));
+}
+
+template <class T>
+Request Communicator::iall_gather(const T* in, T* out, std::size_t count) const {
+  if (size_ == 1) {
+    std::copy(in, in + count, out);
+    return Request{};
+  }
+  MPI_Request r = MPI_REQUEST_NULL;
+  WS_MPI_CHECK(
+      MPI_Iallgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_, &r));
+  return Request{r};
+}
+
+template <class T>
+void Communicator::reduce_scatter_sum(const T* in, T* out, std::size_t count) const {
+  if (size_ == 1) return void(std::copy(in, in + count, out));
+  WS_MPI_CHECK(MPI_Reduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
+}
+
+template <class T>
+Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count) const {
+  if (size_ == 1) {
+    std::copy(in, in + count, out);
+    return Request{};
+  }
+  MPI_Request r = MPI_REQUEST_NULL;
+  WS_MPI_CHECK(MPI_Ireduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
+  return Request{r};
+}
+
+void Communicator::barrier() const {
+  if (size_ > 1) WS_MPI_CHECK(MPI_Barrier(comm_));
+}
+
+#define WS_INSTANTIATE(T)                                                                             \
+  template void Communicator::all_reduce_sum<T>(T*, std::size_t) const;                                \
+  template Request Communicator::iall_reduce_sum<T>(T*, std::size_t) const;                            \
+  template void Communicator::all_gather<T>(const T*, T*, std::size_t) const;                          \
+  template Request Communicator::iall_gather<T>(const T*, T*, std::size_t) const;                      \
+  template void Communicator::reduce_scatter_sum<T>(const T*, T*, std::size_t) const;                  \
+  template Request Communicator::ireduce_scatter_sum<T>(const T*, T*, std::size_t) const;
+WS_INSTANTIATE(float)
+WS_INSTANTIATE(double)
+WS_INSTANTIATE(int)
+WS_INSTANTIATE(long long)
+#undef WS_INSTANTIATE
+
+}  // namespace ws

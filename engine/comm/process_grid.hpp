@@ -1,0 +1,39 @@
+// The 4D process grid Gdata x Gx x Gy x Gz of ../shared/docs/4d-algorithm.md: this rank's
+// coordinates and one Communicator per group, split from a parent communicator with ranks laid
+// out X fastest (engine/schedule/layout.hpp).
+#pragma once
+
+#include <mpi.h>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/schedule/layout.hpp"
+
+namespace ws {
+
+class ProcessGrid {
+ public:
+  // One rank, every group of size 1; touches no MPI.
+  static ProcessGrid serial();
+  // Collective over `parent`, whose size must equal layout.devices() (checked by the caller
+  // before training; asserted here).
+  ProcessGrid(MPI_Comm parent, const Layout& layout);
+
+  const Layout& layout() const { return layout_; }
+  const RankCoords& coords() const { return coords_; }
+  int rank() const { return rank_; }
+  const Communicator& group(GroupKind kind) const;
+  const Communicator& world() const { return world_; }
+  // The ranks that see different tokens but hold the same X x Y shard: data x Z. Parameters not
+  // sharded over Z (biases, norms, embeddings) complete their gradients over it.
+  const Communicator& batch_group() const { return batch_; }
+
+ private:
+  ProcessGrid() = default;
+
+  Layout layout_{};
+  RankCoords coords_{};
+  int rank_ = 0;
+  Communicator world_, x_, y_, z_, data_, batch_;
+};
+
+}  // namespace ws

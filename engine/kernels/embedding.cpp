@@ -1,0 +1,39 @@
+#include "engine/kernels/embedding.hpp"
+
+#include <cstddef>
+
+namespace ws {
+
+template <class T>
+void embedding_forward(const int* tokens, const T* wte, const T* wpe, T* out, int sequences, int seq, int hidden) {
+  for (int s = 0; s < sequences; ++s)
+    for (int p = 0; p < seq; ++p) {
+      const std::size_t row = static_cast<std::size_t>(s) * seq + p;
+      const T* te = wte + static_cast<std::size_t>(tokens[row]) * hidden;
+      const T* pe = wpe + static_cast<std::size_t>(p) * hidden;
+      T* o = out + row * hidden;
+      for (int i = 0; i < hidden; ++i) o[i] = te[i] + pe[i];
+    }
+}
+
+template <class T>
+void embedding_backward(const int* tokens, const T* dout, T* dwte, T* dwpe, int sequences, int seq, int hidden) {
+  for (int s = 0; s < sequences; ++s)
+    for (int p = 0; p < seq; ++p) {
+      const std::size_t row = static_cast<std::size_t>(s) * seq + p;
+      const T* d = dout + row * hidden;
+      T* te = dwte + static_cast<std::size_t>(tokens[row]) * hidden;
+      T* pe = dwpe + static_cast<std::size_t>(p) * hidden;
+      for (int i = 0; i < hidden; ++i) {
+        te[i] += d[i];
+        pe[i] += d[i];
+      }
+    }
+}
+
+template void embedding_forward<float>(const int*, const float*, const float*, float*, int, int, int);
+template void embedding_forward<double>(const int*, const double*, const double*, double*, int, int, int);
+template void embedding_backward<float>(const int*, const float*, float*, float*, int, int, int);
+template void embedding_backward<double>(const int*, const double*, double*, double*, int, int, int);
+
+}  // namespace ws

@@ -1,0 +1,14 @@
+// Token + position embedding lookup for `sequences` sequences of `seq` tokens each.
+#pragma once
+
+namespace ws {
+
+// out[s*seq + p] = wte[tokens[s*seq + p]] + wpe[p]; rows of width `hidden`.
+template <class T>
+void embedding_forward(const int* tokens, const T* wte, const T* wpe, T* out, int sequences, int seq, int hidden);
+
+// Accumulates (+=) the row gradients into dwte and dwpe.
+template <class T>
+void embedding_backward(const int* tokens, const T* dout, T* dwte, T* dwpe, int sequences, int seq, int hidden);
+
+}  // namespace ws

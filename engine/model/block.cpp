@@ -1,0 +1,138 @@
+#include "engine/model/block.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "engine/kernels/gelu.hpp"
+#include "engine/kernels/layer_norm.hpp"
+
+namespace ws {
+
+namespace {
+std::string prefix(int index) { return "block" + std::to_string(index) + "."; }
+
+int replicas(const ProcessGrid& grid) { return grid.layout().y * grid.layout().z; }
+
+// Layer-norm parameters follow the residual stream: this rank's X slice of the hidden features.
+ShardMap feature_slice(const ModelSpec& spec, const ProcessGrid& grid) {
+  const int width = spec.hidden / grid.layout().x;
+  return ShardMap::columns(1, spec.hidden, grid.coords().x * width, width);
+}
+
+// Layer norms over the X-sharded residual stream sum their row statistics over X.
+template <class T>
+ShardSum<T> sum_over_x(const ProcessGrid& grid) {
+  if (grid.layout().x == 1) return {};
+  return [&grid](T* data, std::size_t count) { grid.group(GroupKind::x).all_reduce_sum(data, count); };
+}
+}  // namespace
+
+template <class T>
+Block<T>::Block(ParameterStore<T>& store, int index, const ModelSpec& spec, const ProcessGrid& grid)
+    : index_(index),
+      layers_(spec.layers),
+      hidden_(spec.hidden),
+      seq_(spec.sequence_length),
+      width_(spec.hidden / grid.layout().x),
+      ln1_gamma_(store.add(prefix(index) + "ln1.gamma", width_, false, Replication::replicated, replicas(grid),
+                                   feature_slice(spec, grid))),
+      ln1_beta_(store.add(prefix(index) + "ln1.beta", width_, false, Replication::replicated, replicas(grid),
+                                   feature_slice(spec, grid))),
+      ln2_gamma_(store.add(prefix(index) + "ln2.gamma", width_, false, Replication::replicated, replicas(grid),
+                                   feature_slice(spec, grid))),
+      ln2_beta_(store.add(prefix(index) + "ln2.beta", width_, false, Replication::replicated, replicas(grid),
+                                   feature_slice(spec, grid))),
+      qkv_(store, prefix(index) + "qkv", spec.hidden, 3 * spec.hidden, FcOrientation::normal, grid, 3),
+      proj_(store, prefix(index) + "proj", spec.hidden, spec.hidden, FcOrientation::transposed, grid),
+      up_(store, prefix(index) + "up", spec.hidden, 4 * spec.hidden, FcOrientation::normal, grid),
+      down_(store, prefix(index) + "down", 4 * spec.hidden, spec.hidden, FcOrientation::transposed, grid) {
+  range_ = Tensor{ln1_gamma_.offset, store.size() - ln1_gamma_.offset};
+  // Heads follow the QKV output features over Y; QKV's three column groups keep each shard's
+  // Q, K and V columns for the same heads.
+  const int head_dim = spec.hidden / spec.heads;
+  attention_.heads = qkv_.out_local() / (3 * head_dim);
+  attention_.head_dim = head_dim;
+  attention_.seq = seq_;
+}
+
+template <class T>
+void Block<T>::init(ParameterStore<T>& store, std::uint64_t seed) const {
+  for (Tensor t : {ln1_gamma_, ln2_gamma_}) std::fill(store.value(t), store.value(t) + t.size, T(1));
+  for (Tensor t : {ln1_beta_, ln2_beta_}) std::fill(store.value(t), store.value(t) + t.size, T(0));
+  // GPT-2: N(0, 0.02), and 0.02 / sqrt(2 L) for the projections that feed the residual stream.
+  const double residual_stddev = 0.02 / std::sqrt(2.0 * layers_);
+  const auto stream = static_cast<std::uint64_t>(index_) * 4;
+  qkv_.init(store, seed, stream + 0, 0.02);
+  proj_.init(store, seed, stream + 1, residual_stddev);
+  up_.init(store, seed, stream + 2, 0.02);
+  down_.init(store, seed, stream + 3, residual_stddev);
+}
+
+template <class T>
+void Block<T>::forward(const LayerContext<T>& ctx, const T* x_in, T* x_out, int sequences) {
+  const int m = sequences * seq_, w = width_;
+  const auto rows = static_cast<std::size_t>(m);
+  const auto mw = rows * w;
+  attention_.sequences = sequences;
+  ln1_.resize(mw), mean1_.resize(rows), rstd1_.resize(rows), qkv_out_.resize(rows * qkv_.out_local());
+  probs_.resize(attention_.probs_size()), att_.resize(rows * proj_.in_local()), mid_.resize(mw), ln2_.resize(mw);
+  mean2_.resize(rows), rstd2_.resize(rows), up_out_.resize(rows * up_.out_local()), gelu_out_.resize(up_out_.size());
+  gelu_tanh_.resize(up_out_.size());
+  auto& s = ctx.store;
+  const ShardSum<T> x_sum = sum_over_x<T>(ctx.grid);
+
+  layer_norm_forward(x_in, s.value(ln1_gamma_), s.value(ln1_beta_), ln1_.data(), mean1_.data(), rstd1_.data(), m, w,
+                     hidden_, x_sum);
+  qkv_.forward(ctx, ln1_.data(), qkv_out_.data(), m);
+  attention_forward(attention_, qkv_out_.data(), att_.data(), probs_.data());
+  proj_.forward(ctx, att_.data(), mid_.data(), m);
+  for (std::size_t i = 0; i < mw; ++i) mid_[i] += x_in[i];
+  layer_norm_forward(mid_.data(), s.value(ln2_gamma_), s.value(ln2_beta_), ln2_.data(), mean2_.data(), rstd2_.data(),
+                     m, w, hidden_, x_sum);
+  up_.forward(ctx, ln2_.data(), up_out_.data(), m);
+  gelu_forward(up_out_.data(), gelu_out_.data(), gelu_tanh_.data(), up_out_.size());
+  down_.forward(ctx, gelu_out_.data(), x_out, m);
+  for (std::size_t i = 0; i < mw; ++i) x_out[i] += mid_[i];
+}
+
+template <class T>
+void Block<T>::backward(const LayerContext<T>& ctx, const T* x_in, const T* dx_out, T* dx_in,
+                        BlockScratch<T>& scratch) {
+  const int m = attention_.sequences * seq_, w = width_;
+  const auto rows = static_cast<std::size_t>(m);
+  auto& s = ctx.store;
+  auto& d = scratch;
+  const ShardSum<T> x_sum = sum_over_x<T>(ctx.grid);
+  d.d_mid.assign(dx_out, dx_out + rows * w);  // the residual passes dx_out straight through
+  d.d_norm.resize(rows * w), d.d_att.resize(att_.size()), d.d_mlp.resize(up_out_.size());
+  d.d_qkv.resize(qkv_out_.size()), d.d_probs.resize(static_cast<std::size_t>(seq_) * seq_);
+
+  down_.backward(ctx, gelu_out_.data(), dx_out, d.d_mlp.data(), m);
+  gelu_backward(up_out_.data(), gelu_tanh_.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
+  up_.backward(ctx, ln2_.data(), d.d_mlp.data(), d.d_norm.data(), m);
+  layer_norm_backward(d.d_norm.data(), mid_.data(), s.value(ln2_gamma_), mean2_.data(), rstd2_.data(), d.d_mid.data(),
+                      s.grad(ln2_gamma_), s.grad(ln2_beta_), m, w, hidden_, x_sum);
+
+  proj_.backward(ctx, att_.data(), d.d_mid.data(), d.d_att.data(), m);
+  attention_backward(attention_, qkv_out_.data(), probs_.data(), d.d_att.data(), d.d_qkv.data(), d.d_probs.data());
+  qkv_.backward(ctx, ln1_.data(), d.d_qkv.data(), d.d_norm.data(), m);
+  std::copy(d.d_mid.begin(), d.d_mid.end(), dx_in);
+  layer_norm_backward(d.d_norm.data(), x_in, s.value(ln1_gamma_), mean1_.data(), rstd1_.data(), dx_in,
+                      s.grad(ln1_gamma_), s.grad(ln1_beta_), m, w, hidden_, x_sum);
+}
+
+template <class T>
+void Block<T>::start_gathers(const LayerContext<T>& ctx) {
+  for (FcLayer<T>* layer : {&qkv_, &proj_, &up_, &down_}) layer->start_gather(ctx);
+}
+
+template <class T>
+void Block<T>::finish_gradients() {
+  for (FcLayer<T>* layer : {&qkv_, &proj_, &up_, &down_}) layer->finish_gradient();
+}
+
+template class Block<float>;
+template class Block<double>;
+
+}  // namespace ws

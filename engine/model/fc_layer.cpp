@@ -1,0 +1,144 @@
+#include "engine/model/fc_layer.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+#include "engine/model/random.hpp"
+
+namespace ws {
+
+namespace {
+int coordinate(const RankCoords& c, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::x: return c.x;
+    case GroupKind::y: return c.y;
+    case GroupKind::z: return c.z;
+    case GroupKind::data: return c.data;
+  }
+  return 0;
+}
+}  // namespace
+
+template <class T>
+FcLayer<T>::FcLayer(ParameterStore<T>& store, const std::string& name, int in_features, int out_features,
+                    FcOrientation orientation, const ProcessGrid& grid, int column_groups)
+    : k_(in_features), n_(out_features), orientation_(orientation), column_groups_(column_groups) {
+  const int in_size = group_size(grid.layout(), in_group());
+  const int out_size = group_size(grid.layout(), out_group());
+  assert(k_ % in_size == 0 && n_ % (out_size * column_groups) == 0);
+  k_local_ = k_ / in_size;
+  n_local_ = n_ / out_size;
+  k_first_ = coordinate(grid.coords(), in_group()) * k_local_;
+  out_coordinate_ = coordinate(grid.coords(), out_group());
+  const int chunk = n_local_ / column_groups_;
+  tensor_index_ = store.tensors().size();
+  z_size_ = grid.layout().z;
+  const std::size_t block = static_cast<std::size_t>(k_local_) * n_local_;
+  assert(block % z_size_ == 0);
+  const std::size_t shard = block / z_size_;
+  const ShardMap weight_map{k_,    n_, k_first_, n_local_, chunk, n_ / column_groups_, out_coordinate_ * chunk,
+                            shard * grid.coords().z};
+  weight_ = store.add(name + ".weight", shard, true, Replication::z_sharded, 1, weight_map);
+  // The bias follows the output features and is replicated over the in-group and Z.
+  ShardMap bias_map = weight_map;
+  bias_map.full_rows = 1, bias_map.first_row = 0, bias_map.block_offset = 0;
+  bias_ = store.add(name + ".bias", static_cast<std::size_t>(n_local_), false, Replication::replicated,
+                    in_size * z_size_, bias_map);
+}
+
+
+
+template <class T>
+void FcLayer<T>::init(ParameterStore<T>& store, std::uint64_t seed, std::uint64_t stream_id, double stddev) const {
+  SplitMix64 rng(seed, stream_id);
+  // Every element of the full matrix is drawn, so every layout starts from the same weights.
+  std::vector<double> full(static_cast<std::size_t>(k_) * n_);
+  for (double& v : full) v = rng.normal() * stddev;
+  T* w = store.value(weight_);
+  const ShardMap& map = store.tensors()[tensor_index_].shard;
+  for (std::size_t i = 0; i < weight_.size; ++i) w[i] = static_cast<T>(full[map.global_index(i)]);
+  std::fill(store.value(bias_), store.value(bias_) + bias_.size, T(0));
+}
+
+template <class T>
+const T* FcLayer<T>::block_weight(const LayerContext<T>& ctx) const {
+  return z_size_ == 1 ? ctx.store.value(weight_) : block_.data();
+}
+
+template <class T>
+void FcLayer<T>::start_gather(const LayerContext<T>& ctx) {
+  if (z_size_ == 1) return;
+  block_.resize(weight_.size * z_size_);
+  gather_ = ctx.grid.group(GroupKind::z).iall_gather(ctx.store.value(weight_), block_.data(), weight_.size);
+  gathered_ahead_ = true;
+}
+
+template <class T>
+void FcLayer<T>::finish_gradient() {
+  if (!scatter_pending_) return;
+  scatter_.wait();
+  for (std::size_t i = 0; i < weight_.size; ++i) pending_grad_[i] += shard_grad_[i];
+  scatter_pending_ = false;
+}
+
+template <class T>
+void FcLayer<T>::forward(const LayerContext<T>& ctx, const T* x, T* y, int m) {
+  if (gathered_ahead_) {
+    gather_.wait();
+    gathered_ahead_ = false;
+  } else if (z_size_ > 1) {
+    block_.resize(weight_.size * z_size_);
+    ctx.grid.group(GroupKind::z).all_gather(ctx.store.value(weight_), block_.data(), weight_.size);
+  }
+  ctx.tuner.run(Op::n, Op::n, m, n_local_, k_local_, T(1), x, block_weight(ctx), T(0), y);
+  ctx.grid.group(in_group()).all_reduce_sum(y, static_cast<std::size_t>(m) * n_local_);
+  const T* b = ctx.store.value(bias_);  // added after the sum so that it counts once
+  for (int i = 0; i < m; ++i) {
+    T* row = y + static_cast<std::size_t>(i) * n_local_;
+    for (int j = 0; j < n_local_; ++j) row[j] += b[j];
+  }
+}
+
+template <class T>
+void FcLayer<T>::backward(const LayerContext<T>& ctx, const T* x, const T* dy, T* dx, int m) {
+  ctx.tuner.run(Op::n, Op::t, m, k_local_, n_local_, T(1), dy, block_weight(ctx), T(0), dx);
+  const Communicator& out = ctx.grid.group(out_group());
+  const auto dx_count = static_cast<std::size_t>(m) * k_local_;
+  Request dx_sum;
+  if (ctx.overlap.all_reduce)
+    dx_sum = out.iall_reduce_sum(dx, dx_count);
+  else
+    out.all_reduce_sum(dx, dx_count);
+  if (z_size_ == 1) {
+    ctx.tuner.run(Op::t, Op::n, k_local_, n_local_, m, T(1), x, dy, T(1), ctx.store.grad(weight_));
+  } else {
+    // Each Z rank saw different tokens: sum the block gradients over Z, keep this rank's shard.
+    block_grad_.resize(block_.size());
+    shard_grad_.resize(weight_.size);
+    ctx.tuner.run(Op::t, Op::n, k_local_, n_local_, m, T(1), x, dy, T(0), block_grad_.data());
+    const Communicator& z = ctx.grid.group(GroupKind::z);
+    pending_grad_ = ctx.store.grad(weight_);
+    if (ctx.overlap.reduce_scatter) {
+      finish_gradient();  // a previous step's scatter never outlives its step, but be safe
+      scatter_ = z.ireduce_scatter_sum(block_grad_.data(), shard_grad_.data(), weight_.size);
+      scatter_pending_ = true;
+    } else {
+      z.reduce_scatter_sum(block_grad_.data(), shard_grad_.data(), weight_.size);
+      scatter_pending_ = true;
+      finish_gradient();
+    }
+  }
+  dx_sum.test();  // lets Open MPI advance the dX sum before the bias loop
+  T* db = ctx.store.grad(bias_);
+  for (int i = 0; i < m; ++i) {
+    const T* row = dy + static_cast<std::size_t>(i) * n_local_;
+    for (int j = 0; j < n_local_; ++j) db[j] += row[j];
+  }
+  dx_sum.wait();
+}
+
+template class FcLayer<float>;
+template class FcLayer<double>;
+
+}  // namespace ws

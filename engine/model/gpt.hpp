@@ -1,0 +1,60 @@
+// The GPT-style decoder: token + position embeddings, L blocks, final LayerNorm and an LM head
+// tied to the token embedding. Forward and backward are written out; the loss is the SUM of
+// per-token cross-entropies on this rank, and backward takes the scale that turns it into the
+// global mean (1 / global tokens), so data-parallel gradients add up exactly.
+//
+// Embedding / LM-head layout (our choice): the token and position embeddings are sharded like the
+// residual stream they feed, by hidden features over X (hidden/Gx columns, replicated over Y). The
+// tied LM head then computes partial logits from the local features, summed over X; every rank of
+// the X x Y grid holds the complete logits (V x m; vocab-parallel is a later memory saving).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "engine/model/block.hpp"
+
+namespace ws {
+
+template <class T>
+class Gpt {
+ public:
+  // Registers and initialises every parameter from `seed`; tuner and grid outlive the model.
+  Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner, std::uint64_t seed);
+
+  // tokens and targets: sequences * seq entries each. Returns the local loss sum.
+  double forward(const int* tokens, const int* targets, int sequences);
+  // Accumulates d(scale * loss sum)/d(parameters) into the gradient buffer; call after forward.
+  // `ready` (optional) is called with each range of the store whose gradients are final, as soon
+  // as they are (block by block, last block first, one block late so that ORS reduce-scatters can
+  // finish; then the rest), so that their reduction overlaps the remaining backward pass. The
+  // ranges cover the store exactly once.
+  using GradientsReady = std::function<void(Tensor range)>;
+  void backward(T scale, const GradientsReady& ready = {});
+
+  ParameterStore<T>& parameters() { return store_; }
+  const ParameterStore<T>& parameters() const { return store_; }
+  const ModelSpec& spec() const { return spec_; }
+  GemmTuner<T>& tuner() { return tuner_; }
+  void set_overlap(const OverlapOptions& overlap) { overlap_ = overlap; }
+
+ private:
+  LayerContext<T> context() { return LayerContext<T>{store_, tuner_, grid_, overlap_}; }
+
+  ModelSpec spec_;
+  int width_;  // local hidden features: hidden / Gx
+  const ProcessGrid& grid_;
+  GemmTuner<T>& tuner_;
+  ParameterStore<T> store_;
+  Tensor wte_, wpe_, lnf_gamma_, lnf_beta_;
+  std::vector<Block<T>> blocks_;
+  BlockScratch<T> scratch_;
+  OverlapOptions overlap_{};
+  int sequences_ = 0;
+  std::vector<int> tokens_, targets_;
+  std::vector<std::vector<T>> residual_;  // input of block l (l < L) and output of the last
+  std::vector<T> final_norm_, final_mean_, final_rstd_, logits_, d_final_, d_residual_, d_residual_next_;
+};
+
+}  // namespace ws

@@ -1,0 +1,35 @@
+// AdamW (decoupled weight decay, Loshchilov & Hutter) with global gradient-norm clipping, over the
+// flat parameter buffer of one rank.
+#pragma once
+
+#include <vector>
+
+#include "engine/model/parameters.hpp"
+#include "engine/train/run_config.hpp"
+
+namespace ws {
+
+// This rank's share of the squared global gradient norm: each tensor's sum of squares divided by
+// its number of copies in the X x Y x Z grid, so that summing the shares over X, Y and Z counts
+// every element once. (Data-parallel replicas hold identical reduced gradients: not summed.)
+template <class T>
+double gradient_square_share(const ParameterStore<T>& store);
+
+template <class T>
+class AdamW {
+ public:
+  AdamW(const AdamWConfig& config, std::size_t parameters);
+  // One update; gradients are multiplied by `grad_scale` first (the clipping factor).
+  void step(ParameterStore<T>& store, double grad_scale);
+  long long steps() const { return step_; }
+
+ private:
+  AdamWConfig config_;
+  std::vector<T> m_, v_;
+  long long step_ = 0;
+};
+
+// The factor that scales a gradient of norm `norm` down to `clip_norm` (1 if already below).
+double clip_factor(double norm, double clip_norm);
+
+}  // namespace ws

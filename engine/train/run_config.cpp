@@ -1,0 +1,50 @@
+#include "engine/train/run_config.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+#include <vector>
+
+namespace ws {
+
+void validate_run(const RunConfig& run, int world_size) {
+  const ModelSpec& m = run.model;
+  const Layout& l = run.layout;
+  std::vector<std::string> problems;
+  auto need_positive = [&](const char* what, long long v) {
+    if (v <= 0) problems.push_back(fmt::format("{} must be positive (got {})", what, v));
+  };
+  need_positive("--layers", m.layers);
+  need_positive("--hidden", m.hidden);
+  need_positive("--heads", m.heads);
+  need_positive("--seq", m.sequence_length);
+  need_positive("--vocab", m.vocabulary);
+  need_positive("--batch", run.batch_sequences);
+  if (m.heads > 0 && m.hidden % m.heads != 0)
+    problems.push_back(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
+  if (l.devices() != world_size)
+    problems.push_back(fmt::format("layout {} needs {} ranks but the job has {}", to_string(l), l.devices(), world_size));
+  const long long shards = static_cast<long long>(l.data) * l.z;
+  if (run.batch_sequences > 0 && run.batch_sequences % shards != 0)
+    problems.push_back(fmt::format("--batch {} is not divisible by Gdata*Gz = {}", run.batch_sequences, shards));
+  // Everything a future sharded build must also check: features and heads divide over X and Y.
+  for (auto [name, g] : {std::pair{"Gx", l.x}, std::pair{"Gy", l.y}})
+    if (m.hidden > 0 && m.hidden % g != 0)
+      problems.push_back(fmt::format("--hidden {} is not divisible by {} = {}", m.hidden, name, g));
+  if (m.heads > 0 && m.heads % l.y != 0)
+    problems.push_back(fmt::format("--heads {} is not divisible by Gy = {}", m.heads, l.y));
+  // Every FC block (h/Gx x c h/Gy, c = 1, 3, 4) is cut into Gz equal shards.
+  if (m.hidden > 0 && m.hidden % l.x == 0 && m.hidden % l.y == 0) {
+    const long long block = static_cast<long long>(m.hidden / l.x) * (m.hidden / l.y);
+    if (block % l.z != 0)
+      problems.push_back(fmt::format("the FC weight blocks (hidden/Gx x hidden/Gy = {} elements) do not divide "
+                                     "into Gz = {} shards",
+                                     block, l.z));
+  }
+  if (problems.empty()) return;
+  std::string text = problems.front();
+  for (std::size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
+  throw ConfigError(text);
+}
+
+}  // namespace ws

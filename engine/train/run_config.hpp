@@ -1,0 +1,48 @@
+// What one training run is, and the check every rank performs on it before any work: a layout
+// that does not match the rank count or does not divide the model and batch is rejected with one
+// message that names every problem.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "engine/model/overlap.hpp"
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/model.hpp"
+
+namespace ws {
+
+// Bad user input (options, layout, data file). Caught once in main and printed as one line.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AdamWConfig {
+  double learning_rate = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double epsilon = 1e-8;
+  double weight_decay = 0.1;
+  double clip_norm = 1.0;  // global gradient-norm clip; <= 0 disables clipping
+};
+
+struct RunConfig {
+  ModelSpec model;
+  Layout layout;
+  long long batch_sequences = 0;  // global sequences per step
+  std::uint64_t seed = 0;
+  AdamWConfig optimizer;
+  bool tune_gemm = true;
+  // Start each block's data-parallel gradient all-reduce as soon as its backward pass is done
+  // (our choice; the sources reduce after backward). Off: one all-reduce after backward.
+  bool overlap_data_parallel = true;
+  OverlapOptions overlap{};  // OAR, ORS, OAG
+};
+
+// Throws ConfigError listing every problem. Pure function of its arguments, so every rank reaches
+// the same verdict without communicating.
+void validate_run(const RunConfig& run, int world_size);
+
+}  // namespace ws

@@ -1,0 +1,62 @@
+// Training tokens: a seeded synthetic stream and a byte-level text-file loader, both addressed by
+// (step, global sequence index) so that any rank can produce exactly its shard of the global
+// batch without reading anyone else's, and every layout sees the same global batch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/schedule/layout.hpp"
+
+namespace ws {
+
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+  // Writes `seq` inputs and the `seq` next-token targets of one sequence.
+  virtual void sequence(long long step, long long index, int seq, int* inputs, int* targets) const = 0;
+  // Tokens are in [0, vocabulary()).
+  virtual int vocabulary() const = 0;
+};
+
+// Mostly a fixed bigram rule (next = 5 t + 1 mod V) with 1 token in 8 drawn at random: learnable,
+// so training visibly lowers the loss, yet not trivially constant.
+class SyntheticTokens final : public TokenSource {
+ public:
+  SyntheticTokens(std::uint64_t seed, int vocabulary) : seed_(seed), vocabulary_(vocabulary) {}
+  void sequence(long long step, long long index, int seq, int* inputs, int* targets) const override;
+  int vocabulary() const override { return vocabulary_; }
+
+ private:
+  std::uint64_t seed_;
+  int vocabulary_;
+};
+
+// Bytes of a file as tokens (vocabulary 256); each sequence starts at a seeded random offset.
+class TextFileTokens final : public TokenSource {
+ public:
+  // Throws ConfigError if the file cannot be read or is shorter than seq + 1 bytes.
+  TextFileTokens(const std::string& path, std::uint64_t seed, int seq);
+  void sequence(long long step, long long index, int seq, int* inputs, int* targets) const override;
+  int vocabulary() const override { return 256; }
+
+ private:
+  std::vector<unsigned char> bytes_;
+  std::uint64_t seed_;
+};
+
+// This rank's contiguous share of the global batch: shard d * Gz + z of Gdata * Gz.
+struct BatchShard {
+  long long first = 0;
+  long long count = 0;
+};
+BatchShard batch_shard(const Layout& layout, const RankCoords& coords, long long global_sequences);
+
+struct TokenBatch {
+  int sequences = 0;
+  std::vector<int> inputs, targets;  // sequences * seq each
+};
+TokenBatch load_batch(const TokenSource& source, long long step, const BatchShard& shard, int seq);
+
+}  // namespace ws

@@ -1,0 +1,82 @@
+#include "engine/train/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace ws {
+
+namespace {
+const RunConfig& checked(const RunConfig& run, const TokenSource& source) {
+  if (source.vocabulary() > run.model.vocabulary)
+    throw ConfigError(fmt::format("--vocab {} is smaller than the data's {} token values", run.model.vocabulary,
+                                  source.vocabulary()));
+  return run;
+}
+}  // namespace
+
+template <class T>
+Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSource& source)
+    : run_(checked(run, source)),
+      grid_(grid),
+      source_(source),
+      tuner_(run.tune_gemm),
+      model_(run.model, grid, tuner_, run.seed),
+      optimizer_(run.optimizer, model_.parameters().size()),
+      shard_(batch_shard(run.layout, grid.coords(), run.batch_sequences)) {
+  model_.set_overlap(run.overlap);
+}
+
+template <class T>
+StepResult Trainer<T>::step() {
+  const auto start = std::chrono::steady_clock::now();
+  const int seq = run_.model.sequence_length;
+  const TokenBatch batch = load_batch(source_, step_, shard_, seq);
+  auto& store = model_.parameters();
+  store.zero_grads();
+  double loss_sum = model_.forward(batch.inputs.data(), batch.targets.data(), batch.sequences);
+  const double global_tokens = static_cast<double>(run_.batch_sequences) * seq;
+  // Z-sharded weights were already reduce-scattered over Z in backward and now sum over data;
+  // everything replicated over Z sums over data x Z.
+  const Communicator& data = grid_.group(GroupKind::data);
+  const Communicator& batch_group = grid_.batch_group();
+  std::vector<Request> pending;
+  auto reduce = [&](Tensor range) {
+    for (const TensorInfo& info : store.tensors()) {
+      if (info.tensor.offset < range.offset || info.tensor.offset >= range.offset + range.size) continue;
+      const Communicator& group = info.replication == Replication::z_sharded ? data : batch_group;
+      pending.push_back(group.iall_reduce_sum(store.grad(info.tensor), info.tensor.size));
+    }
+    // Open MPI advances non-blocking collectives only inside library calls: poke the ones in
+    // flight at every block boundary.
+    for (Request& r : pending) r.test();
+  };
+  const auto scale = static_cast<T>(1.0 / global_tokens);
+  if (run_.overlap_data_parallel)
+    model_.backward(scale, reduce);
+  else {
+    model_.backward(scale);
+    reduce(Tensor{0, store.size()});
+  }
+  const auto exposed_start = std::chrono::steady_clock::now();
+  batch_group.all_reduce_sum(&loss_sum, 1);
+  for (Request& r : pending) r.wait();
+  const double exposed = std::chrono::duration<double>(std::chrono::steady_clock::now() - exposed_start).count();
+
+  double square = gradient_square_share(store);
+  grid_.group(GroupKind::x).all_reduce_sum(&square, 1);
+  grid_.group(GroupKind::y).all_reduce_sum(&square, 1);
+  grid_.group(GroupKind::z).all_reduce_sum(&square, 1);
+  const double norm = std::sqrt(square);
+  optimizer_.step(store, clip_factor(norm, run_.optimizer.clip_norm));
+  ++step_;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return StepResult{step_, loss_sum / global_tokens, norm, seconds, exposed};
+}
+
+template class Trainer<float>;
+template class Trainer<double>;
+
+}  // namespace ws

@@ -1,0 +1,47 @@
+// One rank's training loop: load this rank's shard of the global batch, forward, backward,
+// complete the gradients over data (Z-sharded weights) or data x Z (the rest) with
+// MPI_Iallreduce, block by block during backward; clip by the global norm; AdamW. The trainer owns the
+// run's GEMM tuner, model and optimizer; the process grid and token source outlive it.
+#pragma once
+
+#include "engine/comm/process_grid.hpp"
+#include "engine/kernels/gemm_tuner.hpp"
+#include "engine/model/gpt.hpp"
+#include "engine/train/adamw.hpp"
+#include "engine/train/run_config.hpp"
+#include "engine/train/token_source.hpp"
+
+namespace ws {
+
+struct StepResult {
+  long long step = 0;       // 1-based
+  double loss = 0;          // mean cross-entropy over the global batch
+  double grad_norm = 0;     // before clipping
+  double seconds = 0;       // wall time of the whole step on this rank
+  // Time this rank spent blocked in data-parallel communication after its own computation was
+  // done: the part of the all-reduce that overlap did not hide.
+  double exposed_communication_seconds = 0;
+};
+
+template <class T>
+class Trainer {
+ public:
+  // Throws ConfigError if the source's tokens do not fit the model's vocabulary.
+  Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSource& source);
+  StepResult step();
+
+  Gpt<T>& model() { return model_; }
+  const GemmTuner<T>& tuner() const { return tuner_; }
+
+ private:
+  RunConfig run_;
+  const ProcessGrid& grid_;
+  const TokenSource& source_;
+  GemmTuner<T> tuner_;
+  Gpt<T> model_;
+  AdamW<T> optimizer_;
+  BatchShard shard_;
+  long long step_ = 0;
+};
+
+}  // namespace ws

@@ -1,0 +1,91 @@
+// Token sources and batch sharding: every layout's shards tile the global batch exactly once, and
+// a sequence depends only on (seed, step, index).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/train/run_config.hpp"
+#include "engine/train/token_source.hpp"
+
+namespace ws {
+namespace {
+
+TEST(BatchShard, ShardsTileTheGlobalBatchOverDataAndZ) {
+  for (const Layout layout : {Layout{1, 1, 1, 1}, Layout{2, 1, 1, 1}, Layout{2, 2, 1, 2}, Layout{1, 2, 2, 2},
+                              Layout{4, 1, 2, 1}}) {
+    const long long global = 8;
+    std::vector<int> seen(global, 0);
+    for (int rank = 0; rank < layout.devices(); ++rank) {
+      const RankCoords c = coords_of(layout, rank);
+      const BatchShard s = batch_shard(layout, c, global);
+      EXPECT_EQ(s.count, global / (layout.data * layout.z));
+      // Ranks that differ only in X or Y see the same shard; count each (d, z) once.
+      if (c.x == 0 && c.y == 0)
+        for (long long i = s.first; i < s.first + s.count; ++i) ++seen[i];
+    }
+    for (int n : seen) EXPECT_EQ(n, 1) << to_string(layout);
+  }
+}
+
+TEST(SyntheticTokens, SequenceDependsOnlyOnSeedStepAndIndex) {
+  const SyntheticTokens a(9, 50), b(9, 50), c(10, 50);
+  std::vector<int> in_a(16), tg_a(16), in_b(16), tg_b(16), in_c(16), tg_c(16);
+  a.sequence(3, 5, 16, in_a.data(), tg_a.data());
+  b.sequence(3, 5, 16, in_b.data(), tg_b.data());
+  c.sequence(3, 5, 16, in_c.data(), tg_c.data());
+  EXPECT_EQ(in_a, in_b);
+  EXPECT_EQ(tg_a, tg_b);
+  EXPECT_NE(in_a, in_c);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_TRUE(in_a[i] >= 0 && in_a[i] < 50);
+    if (i + 1 < 16) {
+      EXPECT_EQ(tg_a[i], in_a[i + 1]);  // targets are the next tokens
+    }
+  }
+}
+
+TEST(TextFileTokens, MissingOrShortFileIsAConfigError) {
+  EXPECT_THROW(TextFileTokens("/nonexistent/weakscale.txt", 1, 8), ConfigError);
+}
+
+RunConfig valid_run() {
+  RunConfig run;
+  run.model = ModelSpec{"t", 2, 16, 2, 8, 32, 1};
+  run.layout = Layout{2, 1, 1, 1};
+  run.batch_sequences = 4;
+  return run;
+}
+
+TEST(ValidateRun, AcceptsMatchingLayouts) {
+  RunConfig run = valid_run();
+  EXPECT_NO_THROW(validate_run(run, 2));
+  run.layout = Layout{1, 2, 1, 1};
+  EXPECT_NO_THROW(validate_run(run, 2));
+  run.layout = Layout{1, 2, 2, 1};
+  EXPECT_NO_THROW(validate_run(run, 4));
+  run.layout = Layout{1, 1, 2, 2};
+  EXPECT_NO_THROW(validate_run(run, 4));
+}
+
+TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
+  RunConfig run = valid_run();
+  EXPECT_THROW(validate_run(run, 3), ConfigError);
+  run.batch_sequences = 3;
+  EXPECT_THROW(validate_run(run, 2), ConfigError);
+  run = valid_run();
+  run.model.heads = 3;
+  EXPECT_THROW(validate_run(run, 2), ConfigError);
+  run = valid_run();
+  run.layout = Layout{1, 1, 4, 1};  // 2 heads cannot split over 4 Y ranks
+  EXPECT_THROW(validate_run(run, 4), ConfigError);
+  run.layout = Layout{1, 4, 4, 3};  // 16/4 x 16/4 blocks do not cut into 3 Z shards
+  try {
+    validate_run(run, 48);
+    FAIL() << "indivisible Z sharding accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("Gz = 3 shards"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ws
