@@ -11,7 +11,7 @@ namespace ws {
 
 namespace {
 constexpr std::uint32_t kActivate = 0;
-constexpr std::uint32_t kComplete = 1;
+constexpr std::size_t kArity = 4;
 }  // namespace
 
 FlowNetwork::FlowNetwork(const Topology& topology, Router& router)
@@ -62,6 +62,7 @@ int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes byte
   flow.state = FlowState::pending;
   ++flow.version;
   ++stats_.flows_started;
+  flow.heap_index = -1;
   events_.push(now + path_latency(flow.path), {kActivate, static_cast<std::uint32_t>(f), flow.version});
   return f;
 }
@@ -70,10 +71,66 @@ Time FlowNetwork::next_event_time() {
   while (!events_.empty()) {
     const Event& e = events_.top();
     const Flow& flow = flows_[e.payload.id];
-    if (flow.version == e.payload.data && flow.state != FlowState::free) return e.time;
-    events_.pop();  // stale: the flow's share changed after this completion was scheduled
+    if (flow.version == e.payload.data && flow.state == FlowState::pending) break;
+    events_.pop();
   }
-  return Time::max();
+  const Time activation = events_.empty() ? Time::max() : events_.top().time;
+  const Time completion =
+      completion_heap_.empty() ? Time::max() : flows_[static_cast<std::size_t>(completion_heap_.front())].due;
+  return min(activation, completion);
+}
+
+bool FlowNetwork::due_before(int a, int b) const {
+  const Flow& fa = flows_[static_cast<std::size_t>(a)];
+  const Flow& fb = flows_[static_cast<std::size_t>(b)];
+  return fa.due < fb.due || (fa.due == fb.due && fa.due_sequence < fb.due_sequence);
+}
+
+void FlowNetwork::heap_place(int f, std::size_t i) {
+  completion_heap_[i] = f;
+  flows_[static_cast<std::size_t>(f)].heap_index = static_cast<int>(i);
+}
+
+void FlowNetwork::heap_sift_up(std::size_t i) {
+  const int f = completion_heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!due_before(f, completion_heap_[parent])) break;
+    heap_place(completion_heap_[parent], i);
+    i = parent;
+  }
+  heap_place(f, i);
+}
+
+void FlowNetwork::heap_sift_down(std::size_t i) {
+  const int f = completion_heap_[i];
+  const std::size_t n = completion_heap_.size();
+  for (;;) {
+    const std::size_t first = i * kArity + 1;
+    if (first >= n) break;
+    const std::size_t end = std::min(first + kArity, n);
+    std::size_t best = first;
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (due_before(completion_heap_[c], completion_heap_[best])) best = c;
+    }
+    if (!due_before(completion_heap_[best], f)) break;
+    heap_place(completion_heap_[best], i);
+    i = best;
+  }
+  heap_place(f, i);
+}
+
+void FlowNetwork::heap_remove(int f) {
+  Flow& flow = flows_[static_cast<std::size_t>(f)];
+  if (flow.heap_index < 0) return;
+  const auto i = static_cast<std::size_t>(flow.heap_index);
+  flow.heap_index = -1;
+  const int last = completion_heap_.back();
+  completion_heap_.pop_back();
+  if (last == f) return;
+  heap_place(last, i);
+  heap_sift_up(i);
+  heap_sift_down(static_cast<std::size_t>(flows_[static_cast<std::size_t>(last)].heap_index));
 }
 
 void FlowNetwork::touch(int link) {
@@ -129,24 +186,47 @@ void FlowNetwork::advance(Time t, std::vector<CompletedFlow>& completed) {
   now_ = t;
   ++epoch_;
   touched_.clear();
-  while (next_event_time() == t) {
+  // Activations first, then completions; the order inside one time only permutes link lists,
+  // which stays deterministic.
+  for (;;) {
+    while (!events_.empty()) {
+      const Event& e = events_.top();
+      const Flow& flow = flows_[e.payload.id];
+      if (flow.version == e.payload.data && flow.state == FlowState::pending) break;
+      events_.pop();
+    }
+    if (events_.empty() || events_.top().time != t) break;
     const Event e = events_.pop();
     ++stats_.events;
     const int f = static_cast<int>(e.payload.id);
-    if (e.payload.kind == kActivate && flows_[e.payload.id].bytes > 0) {
+    if (flows_[e.payload.id].bytes > 0) {
       activate(f, t);
     } else {
       complete(f, t, completed);  // a zero-byte message completes when its latency has passed
     }
+  }
+  while (!completion_heap_.empty() && flows_[static_cast<std::size_t>(completion_heap_.front())].due == t) {
+    const int f = completion_heap_.front();
+    heap_remove(f);
+    ++stats_.events;
+    complete(f, t, completed);
   }
   if (!touched_.empty()) resolve(t);
 }
 
 void FlowNetwork::schedule_completion(int f, Time t) {
   Flow& flow = flows_[static_cast<std::size_t>(f)];
-  ++flow.version;
   const Time left = transfer_time(flow.remaining, Bandwidth::from_bytes_per_s(flow.rate));
-  events_.push(t + max(left, Time::zero()), {kComplete, static_cast<std::uint32_t>(f), flow.version});
+  flow.due = t + max(left, Time::zero());
+  flow.due_sequence = due_sequence_++;
+  if (flow.heap_index < 0) {
+    completion_heap_.push_back(f);
+    heap_sift_up(completion_heap_.size() - 1);
+  } else {
+    const auto i = static_cast<std::size_t>(flow.heap_index);
+    heap_sift_up(i);
+    heap_sift_down(static_cast<std::size_t>(flow.heap_index));
+  }
 }
 
 void FlowNetwork::resolve(Time t) {

@@ -70,7 +70,10 @@ class FlowNetwork {
     Time start;
     Bytes bytes = 0;
     std::uint64_t tag = 0;
-    std::uint64_t version = 0;  // bumps whenever a scheduled completion becomes stale
+    std::uint64_t version = 0;  // bumps when the flow is freed (stale activation events)
+    Time due;                   // scheduled completion, while in the completion heap
+    std::uint64_t due_sequence = 0;  // tie-breaker among equal completion times: scheduling order
+    int heap_index = -1;        // position in completion_heap_, -1 when not scheduled
     FlowState state = FlowState::free;
   };
   struct LinkEntry {
@@ -83,10 +86,19 @@ class FlowNetwork {
   void touch(int link);
   void resolve(Time t);
   void schedule_completion(int f, Time t);
+  // Completions live in an indexed 4-ary min-heap on (due, due_sequence): a share change moves the
+  // flow's entry in place instead of leaving a stale event behind.
+  bool due_before(int a, int b) const;
+  void heap_place(int f, std::size_t i);
+  void heap_sift_up(std::size_t i);
+  void heap_sift_down(std::size_t i);
+  void heap_remove(int f);
 
   const Topology* topology_;
   Router* router_;
-  EventQueue events_;
+  EventQueue events_;  // activations only (one per flow, in (time, insertion) order)
+  std::vector<int> completion_heap_;
+  std::uint64_t due_sequence_ = 0;
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
   std::vector<std::vector<LinkEntry>> link_flows_;
