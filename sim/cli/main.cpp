@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "sim/cli/calibrate_command.hpp"
 #include "sim/cli/plan_command.hpp"
 #include "sim/cli/study_command.hpp"
 #include "sim/core/input_error.hpp"
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
   ws::cli::StudyArgs study_args;
   CLI::App* plan = ws::cli::add_plan_command(app, plan_args);
   CLI::App* study = ws::cli::add_study_command(app, study_args);
+  ws::cli::CalibrateArgs calibrate_args;
+  CLI::App* calibrate = ws::cli::add_calibrate_command(app, calibrate_args);
 
   try {
     app.parse(argc, argv);
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
   try {
     if (plan->parsed()) ws::cli::run_plan_command(plan_args, machines_dir, std::cout);
     if (study->parsed()) ws::cli::run_study_command(study_args, machines_dir, std::cout, std::cerr);
+    if (calibrate->parsed()) ws::cli::run_calibrate_command(calibrate_args, std::cout);
   } catch (const ws::InputError& e) {
     return fail(kInputErrorExit, e.what());
   } catch (const YAML::Exception& e) {

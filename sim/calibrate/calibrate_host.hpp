@@ -1,0 +1,23 @@
+// Runs every measurement of `weakscale calibrate` on this host: GEMM grid, STREAM triad, and the
+// MPI probe under mpirun. Progress lines go to `progress` so a minute-long run is not silent.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "sim/calibrate/calibration.hpp"
+
+namespace ws {
+
+struct CalibrateOptions {
+  std::string machine_name = "local";
+  std::string command_line;
+  std::string note;
+  std::string mpi_probe_executable;
+  int ranks = 0;       // MPI ranks; 0 = every online core
+  bool quick = false;  // tiny GEMM grid, small arrays, small messages: seconds, for tests
+};
+
+Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progress);
+
+}  // namespace ws

@@ -1,0 +1,31 @@
+// Turns a Calibration into machine-file figures: a "node" is this host, a "device" is one core
+// running one MPI rank. The fits live here so the YAML writer and the Machine agree by
+// construction.
+#pragma once
+
+#include "sim/calibrate/alpha_beta_fit.hpp"
+#include "sim/calibrate/calibration.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+struct CalibratedFigures {
+  double peak_fp32_flops = 0;
+  bool peak_from_measurement = false;  // the clock was unknown or a GEMM beat the derived peak
+  double memory_bandwidth_per_core = 0;  // all-cores triad / cores
+  double memory_capacity_per_core = 0;   // MemTotal / cores
+  AlphaBeta link;   // ping-pong fit: the core-to-core "link"
+  RingFit ring;     // collective fit
+  Time library_step_latency;         // ring step minus link latency, >= 0
+  double library_bandwidth_efficiency = 1;  // ring bandwidth / link bandwidth, in (0, 1]
+  bool efficiency_clamped = false;   // the ring beat the ping-pong bandwidth
+};
+
+CalibratedFigures derive_figures(const Calibration& c);
+
+// The Machine the written file describes: 1 node of `mpi.ranks` devices, all-to-all links with
+// the ping-pong fit, one loopback NIC with the same figures (unused: one host), a 1-group
+// 1-switch dragonfly, and an "openmpi" collective library.
+Machine calibrated_machine(const Calibration& c);
+
+}  // namespace ws

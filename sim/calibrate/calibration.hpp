@@ -1,0 +1,25 @@
+// Everything one `weakscale calibrate` run measured on this host, with how and when: the input of
+// calibrated_machine() and of the machine-file writer. Plain data; tests build it by hand.
+#pragma once
+
+#include <string>
+
+#include "sim/calibrate/gemm_probe.hpp"
+#include "sim/calibrate/host_facts.hpp"
+#include "sim/calibrate/memory_probe.hpp"
+#include "sim/calibrate/mpi_probe.hpp"
+
+namespace ws {
+
+struct Calibration {
+  std::string machine_name = "local";
+  std::string command_line;  // as typed, for the file header ("regenerate with")
+  std::string date_utc;      // ISO 8601, when the measurements started
+  std::string note;          // free text for the header (e.g. "host shared with other jobs")
+  HostFacts host;
+  GemmMeasurements gemm;
+  MemoryMeasurements memory;
+  MpiMeasurements mpi;
+};
+
+}  // namespace ws

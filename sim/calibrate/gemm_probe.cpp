@@ -1,0 +1,104 @@
+#include "sim/calibrate/gemm_probe.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace ws {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Variant { nn, nt, tn };
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// C[m x n] = A B with A stored m x k (or k x m for TN) and B k x n (or n x k for NT), row-major.
+void call_sgemm(Variant v, int m, int n, int k, const float* a, const float* b, float* c) {
+  const bool ta = v == Variant::tn, tb = v == Variant::nt;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+              ta ? m : k, b, tb ? k : n, 0.0f, c, n);
+}
+
+double best_rate(Variant v, const GemmGridShape& s, int repetitions, std::vector<float>& a, std::vector<float>& b,
+                 std::vector<float>& c) {
+  const double flops = 2.0 * s.m * s.n * s.k;
+  auto start = Clock::now();
+  call_sgemm(v, s.m, s.n, s.k, a.data(), b.data(), c.data());  // warm-up: caches, page faults
+  const double first = std::max(seconds_since(start), 1e-9);
+  const int batch = std::clamp(static_cast<int>(std::ceil(1e-3 / first)), 1, 10000);
+  double best_seconds = first;
+  for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    start = Clock::now();
+    for (int i = 0; i < batch; ++i) call_sgemm(v, s.m, s.n, s.k, a.data(), b.data(), c.data());
+    best_seconds = std::min(best_seconds, seconds_since(start) / batch);
+  }
+  return flops / best_seconds;
+}
+
+}  // namespace
+
+double GemmShapeRate::best_flops() const { return std::max({nn_flops, nt_flops, tn_flops}); }
+
+const char* GemmShapeRate::best_variant() const {
+  if (nn_flops >= nt_flops && nn_flops >= tn_flops) return "NN";
+  return nt_flops >= tn_flops ? "NT" : "TN";
+}
+
+double GemmMeasurements::best_flops() const {
+  double best = 0;
+  for (const auto& r : rates) best = std::max(best, r.best_flops());
+  return best;
+}
+
+GemmGrid default_gemm_grid() {
+  GemmGrid grid;
+  for (int side : {64, 128, 256, 512, 1024, 2048}) grid.shapes.push_back({side, side, side});
+  const int sides[] = {64, 512, 2048};
+  for (int m : sides) {
+    for (int n : sides) {
+      for (int k : sides) {
+        if (m == n && n == k) continue;  // the cubes are above
+        grid.shapes.push_back({m, n, k});
+      }
+    }
+  }
+  grid.repetitions = 5;
+  return grid;
+}
+
+GemmGrid quick_gemm_grid() {
+  GemmGrid grid;
+  grid.shapes = {{64, 64, 64}, {128, 128, 128}, {256, 64, 128}};
+  grid.repetitions = 1;
+  return grid;
+}
+
+GemmMeasurements measure_gemm(const GemmGrid& grid) {
+  openblas_set_num_threads(1);
+  GemmMeasurements out;
+  out.grid = grid;
+  out.blas = openblas_get_config();
+  const auto start = Clock::now();
+  for (const auto& s : grid.shapes) {
+    const auto size = [](int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); };
+    // Values in [0.5, 1): no denormals, no zeros the kernel could skip.
+    std::vector<float> a(size(s.m, s.k)), b(size(s.k, s.n)), c(size(s.m, s.n));
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
+    GemmShapeRate rate{s.m, s.n, s.k, 0, 0, 0};
+    rate.nn_flops = best_rate(Variant::nn, s, grid.repetitions, a, b, c);
+    rate.nt_flops = best_rate(Variant::nt, s, grid.repetitions, a, b, c);
+    rate.tn_flops = best_rate(Variant::tn, s, grid.repetitions, a, b, c);
+    out.rates.push_back(rate);
+  }
+  out.wall_seconds = seconds_since(start);
+  return out;
+}
+
+}  // namespace ws

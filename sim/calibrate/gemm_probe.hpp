@@ -1,0 +1,48 @@
+// Times single-threaded OpenBLAS sgemm (fp32, row-major) over a grid of shapes in the three
+// transpose variants the training step issues: NN (forward), NT (dX = dY W^T), TN (dW = X^T dY).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ws {
+
+struct GemmGridShape {
+  int m = 0, n = 0, k = 0;
+};
+
+struct GemmGrid {
+  std::vector<GemmGridShape> shapes;
+  int repetitions = 5;  // timed calls per (shape, variant) after one untimed warm-up call
+};
+
+// Best rate (flop/s, 2 m n k flops per call) of each variant at one shape.
+struct GemmShapeRate {
+  int m = 0, n = 0, k = 0;
+  double nn_flops = 0, nt_flops = 0, tn_flops = 0;
+  double best_flops() const;
+  const char* best_variant() const;
+};
+
+struct GemmMeasurements {
+  GemmGrid grid;
+  std::vector<GemmShapeRate> rates;  // in grid order
+  std::string blas;                  // openblas_get_config(): version, kernel, threading
+  double wall_seconds = 0;
+
+  double best_flops() const;  // over all shapes and variants
+};
+
+// Every cube 64..2048 and every (m, n, k) in {64, 512, 2048}^3: small, medium and large sides in
+// all combinations cover the thin-k and tall-m shards of 3D tensor parallelism. ~10-20 s on one core.
+GemmGrid default_gemm_grid();
+// Three small shapes, one repetition: for tests.
+GemmGrid quick_gemm_grid();
+
+// Pins OpenBLAS to one thread (the engine runs one rank per core) and times the grid. A call under
+// a millisecond is repeated in a batch so the timer's resolution does not matter; the best batch
+// of `repetitions` gives the per-call time (the best is the machine's capability; slower calls are
+// interference from other processes).
+GemmMeasurements measure_gemm(const GemmGrid& grid);
+
+}  // namespace ws

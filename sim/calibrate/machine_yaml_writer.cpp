@@ -1,0 +1,171 @@
+#include "sim/calibrate/machine_yaml_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "sim/calibrate/calibrated_machine.hpp"
+
+namespace ws {
+namespace {
+
+// Fixed-point with `digits` significant digits: no exponent, which the unit parser would not take.
+std::string significant(double value, int digits = 5) {
+  if (value == 0.0 || !std::isfinite(value)) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::max(0, digits - 1 - magnitude);
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+std::string gflops(double flops) { return significant(flops * 1e-9) + " GFLOP/s"; }
+std::string gbps(double bytes_per_s) { return significant(bytes_per_s * 1e-9) + " GB/s"; }
+std::string gbps(Bandwidth b) { return gbps(b.bytes_per_s()); }
+std::string ns(Time t) { return fmt::format("{:.3f} ns", t.ns()); }
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::string mib(double bytes) { return significant(bytes / 1048576.0, 4) + " MiB"; }
+
+std::string escape(std::string s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+std::string size_range(const MpiMeasurements& mpi) {
+  return fmt::format("1 B .. {} in x4 steps", mib(mpi.largest_bytes));
+}
+
+}  // namespace
+
+std::string format_calibrated_machine_yaml(const Calibration& c) {
+  const CalibratedFigures f = derive_figures(c);
+  const Machine m = calibrated_machine(c);
+  const HostFacts& h = c.host;
+  std::string y;
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
+
+  line(fmt::format("# {}: this host, measured by `weakscale calibrate` (sim/calibrate/, schema machines/SCHEMA.md).",
+                   c.machine_name));
+  line("# A \"node\" is this host and a \"device\" is one CPU core running one MPI rank with single-threaded");
+  line("# OpenBLAS, as weakscale-engine runs. Every figure below was measured, not looked up; its comment");
+  line("# says how. Regenerate with:");
+  line(fmt::format("#   {}", c.command_line));
+  line(fmt::format("# Measured {} on {}: {}, {} cores, {} GiB memory.", c.date_utc, h.hostname,
+                   h.cpu_model.empty() ? "unknown CPU" : h.cpu_model, h.cores,
+                   significant(h.memory_bytes / 1073741824.0, 4)));
+  line(fmt::format("# BLAS: {}. MPI: {}.", c.gemm.blas, c.mpi.library));
+  if (!c.note.empty()) line(fmt::format("# Note: {}", c.note));
+  line(fmt::format("name: {}", c.machine_name));
+  line(fmt::format("description: \"{}\"",
+                   escape(fmt::format("this host ({}, {} cores) calibrated {}", h.cpu_model, h.cores, c.date_utc))));
+  line("nodes: 1  # one host; every rank of a calibrated run shares it");
+  line("");
+
+  // Device.
+  line("device:");
+  line(fmt::format("  name: {}", quoted(escape(m.device.name))));
+  line("  peak:");
+  const std::string same_as_fp32 = fmt::format(
+      "  # no {} arithmetic in the core's flags ({}): the engine computes in fp32, so fp32's peak stands in",
+      "bf16/fp16", h.vector_isa);
+  line(fmt::format("    bf16: \"{}\"{}", gflops(f.peak_fp32_flops), same_as_fp32));
+  line(fmt::format("    fp16: \"{}\"{}", gflops(f.peak_fp32_flops), same_as_fp32));
+  if (f.peak_from_measurement) {
+    line(fmt::format(
+        "    fp32: \"{}\"  # best measured single-thread sgemm rate (the derived peak {} from {} MHz x {} flops/cycle "
+        "was {})",
+        gflops(f.peak_fp32_flops), gflops(h.fp32_peak_flops()), significant(h.clock_hz * 1e-6),
+        h.fp32_flops_per_cycle(), h.clock_hz > 0 ? "lower" : "unknown: no clock found"));
+  } else {
+    line(fmt::format("    fp32: \"{}\"  # derived, one core: {} MHz ({}) x {} fp32 lanes ({}) x 2 (FMA) x {} FMA "
+                     "unit(s) (assumed: /proc does not show it)",
+                     gflops(f.peak_fp32_flops), significant(h.clock_hz * 1e-6), h.clock_source, h.fp32_lanes,
+                     h.vector_isa, h.fma_units));
+  }
+  line("  memory:");
+  line(fmt::format("    capacity: \"{} GiB\"  # /proc/meminfo MemTotal / {} cores",
+                   significant(f.memory_capacity_per_core / 1073741824.0), std::max(h.cores, 1)));
+  line(fmt::format(
+      "    bandwidth: \"{}\"  # STREAM triad on doubles, 3 arrays of {} ({}), best of {} passes: {} cores together "
+      "{}, shared per core; one core alone reaches {}",
+      gbps(f.memory_bandwidth_per_core), mib(c.memory.array_bytes),
+      c.memory.array_bytes >= 2.0 * h.last_level_cache_bytes && h.last_level_cache_bytes > 0
+          ? fmt::format(">> the {} last-level cache: DRAM", mib(h.last_level_cache_bytes))
+          : fmt::format("NOT >> the {} last-level cache: a quick run, not DRAM", mib(h.last_level_cache_bytes)),
+      c.memory.repetitions, c.memory.threads, gbps(c.memory.all_cores_bytes_per_s),
+      gbps(c.memory.one_core_bytes_per_s)));
+  line(fmt::format("  gemm_efficiency:  # cblas_sgemm (fp32, row-major), 1 thread; per shape and variant the best of {} "
+                   "timed calls (batched to >= 1 ms) after a warm-up; the table keeps the best of NN / NT / TN, the "
+                   "comment lists all three in GFLOP/s; efficiency = rate / fp32 peak",
+                   c.gemm.grid.repetitions));
+  for (std::size_t i = 0; i < c.gemm.rates.size(); ++i) {
+    const auto& r = c.gemm.rates[i];
+    line(fmt::format("    - {{m: {}, n: {}, k: {}, efficiency: {}}}  # NN {} NT {} TN {}", r.m, r.n, r.k,
+                     significant(m.device.gemm.samples[i].efficiency, 4), significant(r.nn_flops * 1e-9, 4),
+                     significant(r.nt_flops * 1e-9, 4), significant(r.tn_flops * 1e-9, 4)));
+  }
+  line("");
+
+  // Node.
+  const std::string ping = fmt::format("MPI ping-pong ranks 0 <-> 1, {}, best of {} batches, fit t = alpha + "
+                                       "bytes / beta on relative error (max residual {:.0f}%)",
+                                       size_range(c.mpi), c.mpi.batches, 100.0 * f.link.max_relative_residual);
+  line("node:");
+  line(fmt::format("  devices: {}  # cores used, one MPI rank each ({})", m.node.devices, c.mpi.command));
+  line("  all_to_all:  # every pair of cores talks through shared memory at the same cost");
+  line(fmt::format("    bandwidth: \"{}\"  # beta of the {}", gbps(f.link.bandwidth), ping));
+  line(fmt::format("    latency: \"{}\"  # alpha of the same fit{}", ns(f.link.latency),
+                   f.link.latency == Time::zero() ? " (clamped: the fit gave alpha < 0)" : ""));
+  line("  nics:  # not used: single host. The schema needs one; it repeats the core-to-core figures");
+  line(fmt::format("    - {{device: 0, bandwidth: \"{}\", latency: \"{}\"}}  # same ping-pong fit as all_to_all",
+                   gbps(f.link.bandwidth), ns(f.link.latency)));
+  line("  nic_efficiency:");
+  line("    large_message: 1  # the fit's beta is already the achieved rate");
+  line(fmt::format("    half_bandwidth_size: \"{:.0f} B\"  # alpha x beta: where the ping-pong fit reaches half of beta",
+                   m.node.nic_efficiency.half_bandwidth_bytes));
+  line("");
+
+  // Network.
+  line("network:  # not used: single host. A minimal valid 1-group, 1-switch dragonfly");
+  line("  topology: dragonfly");
+  line("  groups: 1  # one host");
+  line("  switches_per_group: 1  # minimal valid value");
+  line("  ports_per_switch: 1  # minimal valid value: one endpoint port");
+  line("  endpoints_per_switch: 1  # the loopback NIC");
+  line("  global_ports_per_switch: 0  # one group");
+  line("  global_links_per_group_pair: 0  # one group");
+  line("  nodes_per_group: 1  # one host");
+  line("  links:  # the ping-pong fit's bandwidth, no wire latency (never crossed)");
+  for (const char* kind : {"endpoint", "local", "global"}) {
+    line(fmt::format("    {}: {{bandwidth: \"{}\", latency: \"0 ns\"}}  # not used: single host", kind,
+                     gbps(f.link.bandwidth)));
+  }
+  line("  switch_latency: \"0 ns\"  # not used: single host");
+  line("  routing: minimal  # not used: single host");
+  line("");
+
+  // Collectives.
+  const CollectiveLibrary& lib = m.collective_libraries.front();
+  line(fmt::format(
+      "collectives:  # MPI_Allreduce / MPI_Reduce_scatter_block / MPI_Allgather on {} ranks, full buffer {} x 4 B .. {} "
+      "in x4 steps, slowest rank's per-call time in the best of {} batches; fitted jointly to launch + k (p-1) step "
+      "+ k (p-1)/p M / ring bandwidth (k = 2 for all-reduce) on relative error (max residual {:.0f}%)",
+      c.mpi.ranks, c.mpi.ranks, mib(c.mpi.largest_bytes), c.mpi.batches, 100.0 * f.ring.max_relative_residual));
+  line(fmt::format("  - name: openmpi  # {}", c.mpi.library));
+  line(fmt::format("    launch_latency: \"{}\"  # the fit's launch term{}", ns(lib.launch_latency),
+                   lib.launch_latency == Time::zero() ? " (clamped at 0)" : ""));
+  line(fmt::format("    step_latency: \"{}\"  # the fit's per-step {} minus the link latency above{}",
+                   ns(lib.step_latency), ns(f.ring.step_latency),
+                   lib.step_latency == Time::zero() ? " (clamped at 0)" : ""));
+  line(fmt::format("    bandwidth_efficiency: {}  # the fit's ring bandwidth {} / link bandwidth {}{}",
+                   significant(lib.bandwidth_efficiency, 4), gbps(f.ring.ring_bandwidth), gbps(f.link.bandwidth),
+                   f.efficiency_clamped ? " (clamped at 1: the ring beat the ping-pong)" : ""));
+  return y;
+}
+
+}  // namespace ws

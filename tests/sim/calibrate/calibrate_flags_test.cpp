@@ -1,0 +1,67 @@
+// `weakscale calibrate` with bad flags: one line "weakscale: error: ...", exit 2, nothing measured.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Run {
+  int exit_code = -1;
+  std::string err;
+};
+
+Run calibrate(const std::string& args) {
+  const auto err_file = std::filesystem::temp_directory_path() /
+                        ("weakscale-calibrate-flags-" + std::to_string(::getpid()) + ".txt");
+  const std::string command =
+      "'" + std::string(WEAKSCALE_EXE) + "' calibrate " + args + " >/dev/null 2>'" + err_file.string() + "'";
+  Run run;
+  const int status = std::system(command.c_str());
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  run.err = text.str();
+  std::filesystem::remove(err_file);
+  return run;
+}
+
+void expect_one_line_error(const Run& run, const std::string& mentions) {
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_THAT(run.err, StartsWith("weakscale: error: "));
+  EXPECT_THAT(run.err, HasSubstr(mentions));
+  ASSERT_FALSE(run.err.empty());
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "more than one line:\n" << run.err;
+}
+
+TEST(CalibrateFlags, MissingOutIsOneLineError) { expect_one_line_error(calibrate("--quick"), "--out"); }
+
+TEST(CalibrateFlags, UnknownFlagIsOneLineError) {
+  expect_one_line_error(calibrate("--out /tmp/x.yaml --fast"), "--fast");
+}
+
+TEST(CalibrateFlags, OneRankIsOneLineError) {
+  expect_one_line_error(calibrate("--out /tmp/x.yaml --ranks 1"), "--ranks");
+}
+
+TEST(CalibrateFlags, MoreRanksThanCoresIsOneLineError) {
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  expect_one_line_error(calibrate("--out /tmp/x.yaml --quick --ranks " + std::to_string(cores + 1)), "--ranks");
+}
+
+TEST(CalibrateFlags, OutInMissingDirectoryIsOneLineError) {
+  expect_one_line_error(calibrate("--quick --out /nonexistent-dir/x.yaml"), "--out");
+}
+
+}  // namespace
