@@ -27,6 +27,12 @@
 // with flows_out = min(s, R) flows leaving a group. Adaptive routing takes the better of the two
 // (Slingshot biases to minimal paths and diverts when their queues grow, machines.md 1.2).
 //
+// Node allocation. Contiguous: the job's nodes fill dragonfly groups in order, nodes_per_group
+// per group. Scattered: the job's N nodes are spread evenly over the machine's G groups, so a
+// group holds q = ceil(N / G) of them (at most nodes_per_group) and everything above uses R = q*D;
+// consecutive job nodes never share a switch set. Fewer ranks per group means fewer flows per
+// group pair (more global bandwidth per rank) but more rings cross groups (global latency).
+//
 // Ring bandwidth = min(intra-node hops, NIC share, global share) * library bandwidth_efficiency.
 // Step latency = max over hop kinds of: intra-node path latency; NIC latency + 2 endpoint links +
 // 1 switch when every ring stays within the nodes of one switch set (assumption: each NIC of a
@@ -132,8 +138,12 @@ IntraNodeRoutes route_intra_node(const NodeSpec& node) {
   return r;
 }
 
+const char* to_string(NodeAllocation allocation) {
+  return allocation == NodeAllocation::scattered ? "scattered" : "contiguous";
+}
+
 GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, const Layout& layout,
-                     GroupKind kind) {
+                     GroupKind kind, NodeAllocation allocation) {
   const CollectiveLibrary library = default_library(machine);
   GroupPath g;
   g.kind = kind;
@@ -213,7 +223,13 @@ GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, cons
     bw = std::min(bw, node_injection / static_cast<double>(off_senders));
     g.where = "inter-node";
 
-    const long long per_group = static_cast<long long>(net.nodes_per_group) * d;
+    long long job_nodes_per_group = net.nodes_per_group;
+    if (allocation == NodeAllocation::scattered && net.groups > 0) {
+      const long long job_nodes = (devices + d - 1) / d;
+      job_nodes_per_group = std::clamp((job_nodes + net.groups - 1) / net.groups, 1LL,
+                                       static_cast<long long>(net.nodes_per_group));
+    }
+    const long long per_group = job_nodes_per_group * d;
     bool crosses_groups = false;
     if (per_group > 0 && devices > per_group && (s * p > per_group || per_group % (s * p) != 0)) {
       crosses_groups = true;
@@ -239,7 +255,8 @@ GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, cons
     // node on a different switch) cross 1 switch; else 2 switches and a local link within a
     // dragonfly group, 3 switches, a local and a global link across groups.
     const long long per_switch = std::max(net.endpoints_per_switch, 1) * d;
-    const bool one_switch = !crosses_groups && s * p <= per_switch && per_switch % (s * p) == 0;
+    const bool one_switch = allocation == NodeAllocation::contiguous && !crosses_groups && s * p <= per_switch &&
+                            per_switch % (s * p) == 0;
     Time network_latency = nic_latency + 2 * net.endpoint_link_latency;
     if (crosses_groups) {
       network_latency += 3 * net.switch_latency + net.local_link_latency + net.global_link_latency;
@@ -256,8 +273,8 @@ GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, cons
   return g;
 }
 
-GroupPath group_path(const Machine& machine, const Layout& layout, GroupKind kind) {
-  return group_path(machine, route_intra_node(machine.node), layout, kind);
+GroupPath group_path(const Machine& machine, const Layout& layout, GroupKind kind, NodeAllocation allocation) {
+  return group_path(machine, route_intra_node(machine.node), layout, kind, allocation);
 }
 
 Time collective_time(CollectiveOp op, const GroupPath& path, double full_bytes) {

@@ -7,6 +7,7 @@
 
 #include "engine/schedule/layout.hpp"
 #include "sim/analytic/collective_cost.hpp"
+#include "sim/analytic/step_options.hpp"
 #include "sim/core/units.hpp"
 #include "sim/machine/machine.hpp"
 
@@ -36,9 +37,11 @@ struct GroupPath {
 // Ranks sit on devices in rank order (node n holds ranks n*D .. n*D+D-1) and the group of `kind`
 // has members at stride group_stride(layout, kind). All groups of one kind run their collective
 // at the same time, so rings of that kind share the links, NICs and global links they cross.
+// `allocation` says how the job's nodes lie in the dragonfly (see group_path.cpp).
 GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, const Layout& layout,
-                     GroupKind kind);
-GroupPath group_path(const Machine& machine, const Layout& layout, GroupKind kind);
+                     GroupKind kind, NodeAllocation allocation = NodeAllocation::contiguous);
+GroupPath group_path(const Machine& machine, const Layout& layout, GroupKind kind,
+                     NodeAllocation allocation = NodeAllocation::contiguous);
 
 // Ring collective over the group plus the library's launch latency; zero for one rank.
 Time collective_time(CollectiveOp op, const GroupPath& path, double full_bytes);

@@ -81,10 +81,10 @@ LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& rout
   const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
   const double m = sequences * S;
 
-  const GroupPath path_x = group_path(machine, routes, layout, GroupKind::x);
-  const GroupPath path_y = group_path(machine, routes, layout, GroupKind::y);
-  const GroupPath path_z = group_path(machine, routes, layout, GroupKind::z);
-  const GroupPath path_d = group_path(machine, routes, layout, GroupKind::data);
+  const GroupPath path_x = group_path(machine, routes, layout, GroupKind::x, options.allocation);
+  const GroupPath path_y = group_path(machine, routes, layout, GroupKind::y, options.allocation);
+  const GroupPath path_z = group_path(machine, routes, layout, GroupKind::z, options.allocation);
+  const GroupPath path_d = group_path(machine, routes, layout, GroupKind::data, options.allocation);
   auto path_of = [&](GroupKind kind) -> const GroupPath& {
     switch (kind) {
       case GroupKind::x:

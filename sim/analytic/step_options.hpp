@@ -6,6 +6,12 @@
 
 namespace ws {
 
+// Which nodes the job gets: the first free ones in topology order (contiguous, whole dragonfly
+// groups), or nodes spread evenly over every group of the machine (scattered, a busy machine's
+// free list). Ranks fill each node's devices in order either way.
+enum class NodeAllocation { contiguous, scattered };
+const char* to_string(NodeAllocation allocation);
+
 struct StepOptions {
   Precision precision = Precision::bf16;
   bool recompute = true;               // activation recomputation (hardware flop count)
@@ -13,6 +19,7 @@ struct StepOptions {
   bool overlap_reduce_scatter = true;  // ORS: Z reduce-scatter of dW overlaps earlier layers' backward
   bool overlap_all_gather = true;      // OAG: Z all-gather of the next layer's weights prefetched
   bool overlap_data_parallel = false;  // data-parallel all-reduce bucketed into the backward pass
+  NodeAllocation allocation = NodeAllocation::contiguous;
   int bytes_per_element() const { return precision == Precision::fp32 ? 4 : 2; }
 };
 

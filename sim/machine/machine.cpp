@@ -29,4 +29,19 @@ const char* to_string(RoutingPolicy r) {
   return "?";
 }
 
+bool is_latency(UncertainParameter parameter) {
+  return parameter == UncertainParameter::collective_step_latency || parameter == UncertainParameter::switch_latency;
+}
+
+const char* to_string(UncertainParameter p) {
+  switch (p) {
+    case UncertainParameter::gemm_efficiency_scale: return "gemm_efficiency_scale";
+    case UncertainParameter::collective_step_latency: return "collective_step_latency";
+    case UncertainParameter::collective_bandwidth_efficiency: return "collective_bandwidth_efficiency";
+    case UncertainParameter::global_links_per_group_pair: return "global_links_per_group_pair";
+    case UncertainParameter::switch_latency: return "switch_latency";
+  }
+  return "?";
+}
+
 }  // namespace ws

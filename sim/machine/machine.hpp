@@ -93,6 +93,25 @@ struct CollectiveLibrary {
   double bandwidth_efficiency = 1.0;  // achieved / link bandwidth for large messages, in (0, 1]
 };
 
+// A machine parameter that no public source pins down, with the range it may take (machine file
+// `uncertainty:`). Studies sample the ranges or move one parameter at a time (sim/study).
+enum class UncertainParameter {
+  gemm_efficiency_scale,            // factor on every gemm_efficiency sample (capped at 1)
+  collective_step_latency,          // step_latency of the default collective library
+  collective_bandwidth_efficiency,  // bandwidth_efficiency of the default collective library
+  global_links_per_group_pair,      // network.global_links_per_group_pair
+  switch_latency,                   // network.switch_latency
+};
+
+struct UncertaintyRange {
+  UncertainParameter parameter = UncertainParameter::gemm_efficiency_scale;
+  double low = 0, high = 0;   // factor, efficiency or link count; unused for latencies
+  Time low_time, high_time;   // latencies only
+  std::string source;         // where the range comes from, or "estimate: <why>"
+};
+
+bool is_latency(UncertainParameter parameter);
+
 struct Machine {
   std::string name;
   std::string description;
@@ -102,6 +121,7 @@ struct Machine {
   NodeSpec node;
   DragonflySpec network;
   std::vector<CollectiveLibrary> collective_libraries;  // at least one; the first is the default
+  std::vector<UncertaintyRange> uncertainty;             // optional; each parameter at most once
 
   int total_devices() const { return nodes * node.devices; }
 };
@@ -109,5 +129,6 @@ struct Machine {
 FlopRate peak(const DeviceSpec& device, Precision precision);
 const char* to_string(Precision p);
 const char* to_string(RoutingPolicy r);
+const char* to_string(UncertainParameter p);
 
 }  // namespace ws

@@ -423,6 +423,75 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   return out;
 }
 
+// `uncertainty:` entries {parameter, low, high, source}: low <= nominal <= high, where nominal is
+// the value the rest of the file gives (1 for gemm_efficiency_scale), so that a range always
+// brackets the study's own answer. Read after the network and collectives it refers to.
+std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m) {
+  constexpr UncertainParameter kParameters[] = {
+      UncertainParameter::gemm_efficiency_scale, UncertainParameter::collective_step_latency,
+      UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
+      UncertainParameter::switch_latency};
+  std::vector<std::string> names;
+  for (const auto p : kParameters) names.emplace_back(to_string(p));
+  std::vector<UncertaintyRange> out;
+  for (const Field& entry : read_list(f, "{parameter, low, high, source} ranges", false)) {
+    const MapField map(entry, {"parameter", "low", "high", "source"});
+    const Field name = map.required("parameter");
+    const std::string text = scalar(name, "a parameter name");
+    const auto* known = std::find_if(std::begin(kParameters), std::end(kParameters),
+                                     [&](UncertainParameter p) { return text == to_string(p); });
+    if (known == std::end(kParameters)) name.fail(fmt::format("one of: {}", join(names)));
+    UncertaintyRange r;
+    r.parameter = *known;
+    for (const auto& earlier : out) {
+      if (earlier.parameter == r.parameter) name.fail("a parameter not given by an earlier entry");
+    }
+    const Field low = map.required("low"), high = map.required("high");
+    std::string nominal;
+    bool inside = true;
+    if (is_latency(r.parameter)) {
+      r.low_time = read_latency(low);
+      r.high_time = read_latency(high);
+      if (r.high_time < r.low_time) high.fail("a value >= low");
+      const Time n = r.parameter == UncertainParameter::switch_latency
+                         ? m.network.switch_latency
+                         : m.collective_libraries.front().step_latency;
+      inside = r.low_time <= n && n <= r.high_time;
+      nominal = fmt::format("{} ns", n.ns());
+    } else {
+      double n = 1.0;
+      if (r.parameter == UncertainParameter::gemm_efficiency_scale) {
+        r.low = read_positive_number(low);
+        r.high = read_positive_number(high);
+      } else if (r.parameter == UncertainParameter::collective_bandwidth_efficiency) {
+        r.low = read_efficiency(low);
+        r.high = read_efficiency(high);
+        n = m.collective_libraries.front().bandwidth_efficiency;
+      } else {
+        r.low = read_int_at_least(low, 1);
+        const long long most = m.network.groups > 1 ? static_cast<long long>(m.network.switches_per_group) *
+                                                          m.network.global_ports_per_switch / (m.network.groups - 1)
+                                                    : std::numeric_limits<int>::max();
+        r.high = read_int_at_least(high, 1);
+        if (r.high > static_cast<double>(most)) {
+          high.fail(fmt::format("at most switches_per_group * global_ports_per_switch / (groups - 1) = {}", most));
+        }
+        n = m.network.global_links_per_group_pair;
+      }
+      if (r.high < r.low) high.fail("a value >= low");
+      inside = r.low <= n && n <= r.high;
+      nominal = fmt::format("{}", n);
+    }
+    if (!inside) {
+      high.fail(fmt::format("[{}, {}]", scalar(low, ""), scalar(high, "")),
+                fmt::format("a range that contains the machine's own value {}", nominal));
+    }
+    r.source = read_string(map.required("source"));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 YAML::Node parse_yaml(const std::string& yaml_text, const std::string& file) {
   try {
     return YAML::Load(yaml_text);
@@ -437,7 +506,8 @@ YAML::Node parse_yaml(const std::string& yaml_text, const std::string& file) {
 Machine parse_machine(const std::string& yaml_text, const std::string& file) {
   const YAML::Node document = parse_yaml(yaml_text, file);
   const Field root{&file, document, "", line_of(document)};
-  const MapField map(root, {"name", "description", "nodes", "device", "node", "network", "collectives"});
+  const MapField map(root, {"name", "description", "nodes", "device", "node", "network", "collectives",
+                             "uncertainty"});
   Machine m;
   m.name = read_string(map.required("name"));
   if (map.has("description")) m.description = scalar(map.required("description"), "a string");
@@ -453,6 +523,7 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
                            m.network.nodes_per_group, capacity));
   }
   m.collective_libraries = read_collectives(map.required("collectives"));
+  if (map.has("uncertainty")) m.uncertainty = read_uncertainty(map.required("uncertainty"), m);
   return m;
 }
 
