@@ -9,6 +9,7 @@
 
 #include "engine/schedule/layout.hpp"
 #include "sim/collectives/ring.hpp"
+#include "sim/collectives/ring_coalesced.hpp"
 #include "sim/net/placement.hpp"
 
 namespace {
@@ -45,12 +46,14 @@ ws::Machine frontier_like() {
 }
 
 // state.range(0): devices; state.range(1): tensor-parallel size (x*y*z), data = devices / tp;
-// state.range(2): routing policy (0 minimal, 1 non-minimal, 2 adaptive).
+// state.range(2): routing policy (0 minimal, 1 non-minimal, 2 adaptive);
+// state.range(3): ring model (0 stepwise: one flow per member per step; 1 coalesced steps).
 void BM_DataParallelAllReduce(benchmark::State& state) {
   const ws::Machine machine = frontier_like();
   const int devices = static_cast<int>(state.range(0));
   const int tp = static_cast<int>(state.range(1));
   const auto policy = static_cast<ws::RoutingPolicy>(state.range(2));
+  const bool coalesced = state.range(3) == 1;
   const ws::Layout layout{devices / tp, 2, 2, tp / 4};
   const int nodes = devices / machine.node.devices;
   const auto job = ws::place_job_nodes(nodes, nodes, ws::PlacementKind::contiguous, 1);
@@ -68,7 +71,9 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
     const ws::Topology topology = ws::build_topology(machine, nodes);
     ws::Router router(topology, {policy, 1});
     ws::FlowNetwork network(topology, router);
-    const auto results = ws::run_ring_collectives(network, calls, machine.collective_libraries.front());
+    const auto& library = machine.collective_libraries.front();
+    const auto results = coalesced ? ws::run_ring_collectives_coalesced(network, calls, library)
+                                   : ws::run_ring_collectives(network, calls, library);
     simulated_s = 0;
     for (const auto& r : results) simulated_s = std::max(simulated_s, r.end.seconds());
     stats = network.stats();
@@ -81,10 +86,11 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
   state.counters["dp_groups"] = static_cast<double>(calls.size());
 }
 BENCHMARK(BM_DataParallelAllReduce)
-    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192}, {16}, {0}})
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192}, {16}, {0}, {0}})
     // Adaptive routing breaks the rings' lockstep: every event is a distinct time and a solve over
-    // the whole job (1,024 devices took ~260 s), so only small sizes are registered.
-    ->ArgsProduct({{256, 512}, {16}, {2}})
+    // the whole job, so only small sizes are registered for the stepwise model.
+    ->ArgsProduct({{256, 512}, {16}, {2}, {0}})
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, {16}, {0, 2}, {1}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

@@ -22,6 +22,7 @@ FlowNetwork::FlowNetwork(const Topology& topology, Router& router)
   link_bytes_.assign(L, 0.0);
   capacity_.assign(L, 0.0);
   unfixed_.assign(L, 0);
+  link_weight_.assign(L, 0);
   link_stamp_.assign(L, 0);
   for (const Link& l : topology.links) {
     assert(l.bandwidth.bytes_per_s() > 0.0 && "every link needs a positive bandwidth");
@@ -39,17 +40,20 @@ Time FlowNetwork::path_latency(const Path& path) const {
   return t;
 }
 
-int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag) {
-  assert(now >= now_ && src_device != dst_device);
-  int f;
+int FlowNetwork::allocate_flow() {
   if (free_flows_.empty()) {
-    f = static_cast<int>(flows_.size());
     flows_.emplace_back();
     flow_stamp_.push_back(0);
-  } else {
-    f = free_flows_.back();
-    free_flows_.pop_back();
+    return static_cast<int>(flows_.size()) - 1;
   }
+  const int f = free_flows_.back();
+  free_flows_.pop_back();
+  return f;
+}
+
+int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag) {
+  assert(now >= now_ && src_device != dst_device);
+  const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   flow.path = router_->route(src_device, dst_device, link_load_);
   for (const int l : flow.path.view()) ++link_load_[static_cast<std::size_t>(l)];
@@ -60,11 +64,89 @@ int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes byte
   flow.bytes = bytes;
   flow.tag = tag;
   flow.state = FlowState::pending;
+  flow.group = -1;
   ++flow.version;
   ++stats_.flows_started;
   flow.heap_index = -1;
   events_.push(now + path_latency(flow.path), {kActivate, static_cast<std::uint32_t>(f), flow.version});
   return f;
+}
+
+int FlowNetwork::start_flow_group(Time now, std::span<const FlowRequest> members, std::uint64_t tag,
+                                  std::span<Time> member_latency) {
+  assert(now >= now_ && !members.empty());
+  assert(member_latency.empty() || member_latency.size() == members.size());
+  int g;
+  if (free_groups_.empty()) {
+    g = static_cast<int>(groups_.size());
+    groups_.emplace_back();
+  } else {
+    g = free_groups_.back();
+    free_groups_.pop_back();
+  }
+  FlowGroup& group = groups_[static_cast<std::size_t>(g)];
+  group.links.clear();
+  Time latency;
+  Bytes total = 0, largest = 0;
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    const FlowRequest& r = members[m];
+    assert(r.src_device != r.dst_device);
+    const Path path = router_->route(r.src_device, r.dst_device, link_load_);
+    for (const int l : path.view()) {
+      ++link_load_[static_cast<std::size_t>(l)];  // later members see the earlier ones, as flows do
+      group.links.push_back({l, 1, r.bytes});
+    }
+    const Time member = path_latency(path);
+    if (!member_latency.empty()) member_latency[m] = member;
+    latency = max(latency, member);
+    total += r.bytes;
+    largest = std::max(largest, r.bytes);
+  }
+  std::sort(group.links.begin(), group.links.end(), [](const GroupLink& a, const GroupLink& b) { return a.link < b.link; });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < group.links.size(); ++i) {
+    if (out > 0 && group.links[out - 1].link == group.links[i].link) {
+      ++group.links[out - 1].weight;
+      group.links[out - 1].bytes += group.links[i].bytes;
+    } else {
+      group.links[out++] = group.links[i];
+    }
+  }
+  group.links.resize(out);
+  group.position.assign(out, 0);
+
+  const int f = allocate_flow();
+  Flow& flow = flows_[static_cast<std::size_t>(f)];
+  flow.path = Path{};
+  flow.remaining = static_cast<double>(largest);
+  flow.rate = 0.0;
+  flow.start = now;
+  flow.last_update = now;
+  flow.bytes = total;
+  flow.tag = tag;
+  flow.state = FlowState::pending;
+  flow.group = g;
+  ++flow.version;
+  ++stats_.flows_started;
+  flow.heap_index = -1;
+  events_.push(now + latency, {kActivate, static_cast<std::uint32_t>(f), flow.version});
+  return f;
+}
+
+template <typename Fn>
+void FlowNetwork::for_each_link(const Flow& flow, Fn&& fn) const {
+  if (flow.group < 0) {
+    for (int slot = 0; slot < flow.path.size; ++slot) fn(slot, flow.path.links[static_cast<std::size_t>(slot)], 1);
+  } else {
+    const auto& links = groups_[static_cast<std::size_t>(flow.group)].links;
+    for (std::size_t slot = 0; slot < links.size(); ++slot) fn(static_cast<int>(slot), links[slot].link, links[slot].weight);
+  }
+}
+
+int& FlowNetwork::position(const LinkEntry& e) {
+  Flow& flow = flows_[static_cast<std::size_t>(e.flow)];
+  if (flow.group < 0) return flow.position[static_cast<std::size_t>(e.slot)];
+  return groups_[static_cast<std::size_t>(flow.group)].position[static_cast<std::size_t>(e.slot)];
 }
 
 Time FlowNetwork::next_event_time() {
@@ -144,33 +226,42 @@ void FlowNetwork::activate(int f, Time t) {
   flow.state = FlowState::active;
   flow.last_update = t;
   ++active_count_;
-  for (int slot = 0; slot < flow.path.size; ++slot) {
-    const int l = flow.path.links[static_cast<std::size_t>(slot)];
+  for_each_link(flow, [&](int slot, int l, int weight) {
     auto& list = link_flows_[static_cast<std::size_t>(l)];
-    flow.position[static_cast<std::size_t>(slot)] = static_cast<int>(list.size());
-    list.push_back({f, slot});
+    const LinkEntry e{f, slot};
+    position(e) = static_cast<int>(list.size());
+    list.push_back(e);
+    link_weight_[static_cast<std::size_t>(l)] += weight;
     touch(l);
-  }
+  });
 }
 
 void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed) {
   Flow& flow = flows_[static_cast<std::size_t>(f)];
-  if (flow.state == FlowState::active) {
-    --active_count_;
-    for (int slot = 0; slot < flow.path.size; ++slot) {
-      const int l = flow.path.links[static_cast<std::size_t>(slot)];
-      auto& list = link_flows_[static_cast<std::size_t>(l)];
-      const int pos = flow.position[static_cast<std::size_t>(slot)];
+  const bool active = flow.state == FlowState::active;
+  if (active) --active_count_;
+  for_each_link(flow, [&](int slot, int l, int weight) {
+    const auto li = static_cast<std::size_t>(l);
+    if (active) {
+      auto& list = link_flows_[li];
+      const int pos = position({f, slot});
       const LinkEntry moved = list.back();
       list[static_cast<std::size_t>(pos)] = moved;
-      flows_[static_cast<std::size_t>(moved.flow)].position[static_cast<std::size_t>(moved.slot)] = pos;
+      position(moved) = pos;
       list.pop_back();
+      link_weight_[li] -= weight;
       touch(l);
     }
-  }
-  for (const int l : flow.path.view()) {
-    --link_load_[static_cast<std::size_t>(l)];
-    link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(flow.bytes);
+    link_load_[li] -= weight;
+  });
+  if (flow.group < 0) {
+    for (const int l : flow.path.view()) link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(flow.bytes);
+  } else {
+    for (const GroupLink& gl : groups_[static_cast<std::size_t>(flow.group)].links) {
+      link_bytes_[static_cast<std::size_t>(gl.link)] += static_cast<double>(gl.bytes);
+    }
+    free_groups_.push_back(flow.group);
+    flow.group = -1;
   }
   bytes_delivered_ += flow.bytes;
   trace_hash_ = splitmix64(trace_hash_ ^ flow.tag) ^ static_cast<std::uint64_t>(t.ps());
@@ -241,11 +332,11 @@ void FlowNetwork::resolve(Time t) {
       if (flow_stamp_[static_cast<std::size_t>(e.flow)] == epoch_) continue;
       flow_stamp_[static_cast<std::size_t>(e.flow)] = epoch_;
       component_flows_.push_back(e.flow);
-      for (const int l2 : flows_[static_cast<std::size_t>(e.flow)].path.view()) {
-        if (link_stamp_[static_cast<std::size_t>(l2)] == epoch_) continue;
+      for_each_link(flows_[static_cast<std::size_t>(e.flow)], [&](int, int l2, int) {
+        if (link_stamp_[static_cast<std::size_t>(l2)] == epoch_) return;
         link_stamp_[static_cast<std::size_t>(l2)] = epoch_;
         component_links_.push_back(l2);
-      }
+      });
     }
   }
   stats_.flows_resolved += component_flows_.size();
@@ -255,12 +346,13 @@ void FlowNetwork::resolve(Time t) {
     flow.remaining = std::max(0.0, flow.remaining - flow.rate * (t - flow.last_update).seconds());
     flow.last_update = t;
   }
-  // 3. Progressive filling: repeatedly saturate the link with the smallest fair share.
+  // 3. Progressive filling: repeatedly saturate the link with the smallest fair share (capacity per
+  //    unfixed member; a group counts once per member on the link).
   heap_.clear();
   for (const int l : component_links_) {
     const auto li = static_cast<std::size_t>(l);
     capacity_[li] = topology_->links[li].bandwidth.bytes_per_s();
-    unfixed_[li] = static_cast<int>(link_flows_[li].size());
+    unfixed_[li] = link_weight_[li];
     if (unfixed_[li] > 0) heap_.emplace_back(capacity_[li] / unfixed_[li], l);
   }
   const auto later = std::greater<std::pair<double, int>>();
@@ -288,11 +380,11 @@ void FlowNetwork::resolve(Time t) {
       Flow& flow = flows_[fi];
       const double old_rate = flow.rate;
       flow.rate = current;
-      for (const int l2 : flow.path.view()) {
+      for_each_link(flow, [&](int, int l2, int weight) {
         const auto l2i = static_cast<std::size_t>(l2);
-        capacity_[l2i] -= flow.rate;
-        --unfixed_[l2i];
-      }
+        capacity_[l2i] -= flow.rate * weight;
+        unfixed_[l2i] -= weight;
+      });
       // Unchanged share: the scheduled completion is still right; keep it (no heap churn).
       if (flow.rate != old_rate) schedule_completion(e.flow, t);
     }

@@ -22,6 +22,13 @@ struct CompletedFlow {
   Bytes bytes = 0;
 };
 
+// One member of a flow group (start_flow_group).
+struct FlowRequest {
+  int src_device = 0;
+  int dst_device = 0;
+  Bytes bytes = 0;
+};
+
 struct FlowNetworkStats {
   std::uint64_t flows_started = 0;
   std::uint64_t flows_completed = 0;
@@ -39,6 +46,16 @@ class FlowNetwork {
   // A flow of `bytes` from src to dst (device ids) requested at `now` (>= the last advanced time):
   // routed now, carrying data after the path latency (links + switches), then at its max-min share.
   int start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag);
+
+  // A coupled group of flows, solved as ONE max-min variable: every member is routed as by
+  // start_flow (in order), all members move at the same rate, and a link carrying k members gives
+  // the group k shares' worth of weight (weighted max-min). The group carries data from now + its
+  // longest member path latency until its largest member is done, and completes as one flow (bytes:
+  // the members' sum; per-link bytes exact). Used for collectives whose members advance in
+  // lockstep (sim/collectives/ring_coalesced.hpp). `member_latency`, if not empty, receives each
+  // member's path latency. path(group) is empty.
+  int start_flow_group(Time now, std::span<const FlowRequest> members, std::uint64_t tag,
+                       std::span<Time> member_latency = {});
 
   // Earliest pending activation or completion; Time::max() when nothing is in flight.
   Time next_event_time();
@@ -61,6 +78,15 @@ class FlowNetwork {
 
  private:
   enum class FlowState : std::uint8_t { free, pending, active };
+  struct GroupLink {
+    int link;
+    int weight;   // members crossing the link
+    Bytes bytes;  // their bytes, summed
+  };
+  struct FlowGroup {
+    std::vector<GroupLink> links;  // sorted by link id
+    std::vector<int> position;     // index of the group in each link's flow list
+  };
   struct Flow {
     Path path;
     std::array<int, Path::kMaxLinks> position{};  // index of this flow in each link's flow list
@@ -74,6 +100,7 @@ class FlowNetwork {
     Time due;                   // scheduled completion, while in the completion heap
     std::uint64_t due_sequence = 0;  // tie-breaker among equal completion times: scheduling order
     int heap_index = -1;        // position in completion_heap_, -1 when not scheduled
+    int group = -1;             // index into groups_ for a flow group, -1 for a plain flow
     FlowState state = FlowState::free;
   };
   struct LinkEntry {
@@ -81,6 +108,10 @@ class FlowNetwork {
     int slot;  // index into the flow's path
   };
 
+  int allocate_flow();
+  template <typename Fn>
+  void for_each_link(const Flow& flow, Fn&& fn) const;  // fn(slot, link, weight)
+  int& position(const LinkEntry& e);
   void activate(int f, Time t);
   void complete(int f, Time t, std::vector<CompletedFlow>& completed);
   void touch(int link);
@@ -101,6 +132,9 @@ class FlowNetwork {
   std::uint64_t due_sequence_ = 0;
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
+  std::vector<FlowGroup> groups_;
+  std::vector<int> free_groups_;
+  std::vector<int> link_weight_;  // members of active flows on each link (solver: unfixed count)
   std::vector<std::vector<LinkEntry>> link_flows_;
   std::vector<int> link_load_;  // flows routed over each link, pending included (router's view)
   std::vector<double> link_bytes_;

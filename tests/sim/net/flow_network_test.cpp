@@ -148,6 +148,58 @@ TEST(FlowNetwork, SameSeedGivesIdenticalTrace) {
   EXPECT_NE(a.first, random_traffic(18).first);
 }
 
+TEST(FlowNetwork, GroupMembersCountAsSharesAndConserveBytes) {
+  // Two members of one group and one plain flow over the same 100 GB/s link: three shares.
+  const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
+  const Topology t = build_topology(m, 1);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  const Bytes size = 3_MiB;
+  const std::vector<FlowRequest> members{{0, 1, size}, {0, 1, size}};
+  std::vector<Time> latency(2);
+  const int g = net.start_flow_group(Time::zero(), members, 7, latency);
+  const int f = net.start_flow(Time::zero(), 0, 1, size, 8);
+  EXPECT_EQ(latency[0], net.path_latency(net.path(f)));
+  std::vector<CompletedFlow> done;
+  net.advance(net.next_event_time(), done);
+  EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(g), 100e9 / 3);
+  EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(f), 100e9 / 3);
+  for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
+  ASSERT_EQ(done.size(), 2u);
+  const Time expected = latency[0] + transfer_time(static_cast<double>(size), 100_GBps / 3);
+  for (const auto& d : done) EXPECT_EQ(d.end, expected);
+  EXPECT_EQ(done[0].bytes + done[1].bytes, 3 * size);
+  EXPECT_EQ(net.bytes_delivered(), 3 * size);
+  EXPECT_DOUBLE_EQ(net.link_bytes_delivered(t.intra_node_link(0, 0, 1)), static_cast<double>(3 * size));
+  EXPECT_EQ(net.active_flows(), 0u);
+}
+
+TEST(FlowNetwork, GroupMovesAtItsSlowestMembersShare) {
+  // Members 0 -> 1 and 1 -> 0 on separate 25 GB/s NICs; a plain flow shares the first member's NIC,
+  // so the whole group gets half a NIC until the plain flow leaves, then a full one.
+  const Machine m = testing::small_machine(1, 2, 2, 1, 1, 1);
+  const Topology t = build_topology(m, 2);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  FlowNetwork net(t, router);
+  const std::vector<FlowRequest> members{{0, 1, 4_MiB}, {1, 0, 4_MiB}};
+  std::vector<Time> latency(2);
+  const int g = net.start_flow_group(Time::zero(), members, 1, latency);
+  const int f = net.start_flow(Time::zero(), 0, 1, 1_MiB, 2);
+  std::vector<CompletedFlow> done;
+  net.advance(net.next_event_time(), done);
+  EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(g), 12.5e9);
+  EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(f), 12.5e9);
+  for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].tag, 2u);
+  const Time plain_end = done[0].end;
+  const Time group_start = max(latency[0], latency[1]);
+  EXPECT_EQ(plain_end, latency[0] + transfer_time(static_cast<double>(1_MiB), 12.5_GBps));
+  const double sent_by_then = 12.5e9 * (plain_end - group_start).seconds();
+  EXPECT_NEAR(done[1].end.us(), (plain_end + transfer_time(static_cast<double>(4_MiB) - sent_by_then, 25_GBps)).us(), 1e-3);
+  EXPECT_EQ(net.bytes_delivered(), 9_MiB);
+}
+
 TEST(FlowNetwork, ZeroByteMessageTakesOnlyTheLatency) {
   const Machine m = testing::small_machine(1, 2, 2, 1, 1, 1);
   const Topology t = build_topology(m, 2);
