@@ -31,28 +31,29 @@ int mpi_count(std::size_t count) {
 
 Request& Request::operator=(Request&& o) noexcept {
   if (this != &o) {
-    if (pending()) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-    request_ = std::exchange(o.request_, MPI_REQUEST_NULL);
+    if (pending()) timeline_->wait(handle_);
+    timeline_ = std::exchange(o.timeline_, nullptr);
+    handle_ = std::exchange(o.handle_, Timeline::Handle{});
   }
   return *this;
 }
 
 Request::~Request() {
-  if (pending()) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // destructor: no throw
+  if (!pending()) return;
+  try {
+    timeline_->wait(handle_);
+  } catch (...) {  // destructor: no throw; the failure has been reported by the call that failed
+  }
 }
 
 void Request::wait() {
-  if (pending()) WS_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+  if (pending()) timeline_->wait(handle_);
 }
 
-bool Request::test() {
-  if (!pending()) return true;
-  int done = 0;
-  WS_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
-  return done != 0;
-}
+bool Request::test() { return !pending() || timeline_->test(handle_); }
 
-Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+Communicator::Communicator(MPI_Comm comm, bool owned, Timeline& timeline, CommGroup group)
+    : comm_(comm), owned_(owned), timeline_(&timeline), group_(group) {
   // Errors come back as codes for WS_MPI_CHECK instead of aborting the job.
   WS_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   WS_MPI_CHECK(MPI_Comm_size(comm_, &size_));
@@ -61,7 +62,8 @@ Communicator::Communicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owne
 
 Communicator::Communicator(Communicator&& o) noexcept
     : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), owned_(std::exchange(o.owned_, false)),
-      size_(std::exchange(o.size_, 1)), rank_(std::exchange(o.rank_, 0)) {}
+      size_(std::exchange(o.size_, 1)), rank_(std::exchange(o.rank_, 0)),
+      timeline_(std::exchange(o.timeline_, nullptr)), group_(o.group_) {}
 
 Communicator& Communicator::operator=(Communicator&& o) noexcept {
   if (this != &o) {
@@ -70,6 +72,8 @@ Communicator& Communicator::operator=(Communicator&& o) noexcept {
     owned_ = std::exchange(o.owned_, false);
     size_ = std::exchange(o.size_, 1);
     rank_ = std::exchange(o.rank_, 0);
+    timeline_ = std::exchange(o.timeline_, nullptr);
+    group_ = o.group_;
   }
   return *this;
 }
@@ -81,7 +85,9 @@ Communicator::~Communicator() {
 template <class T>
 void Communicator::all_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return;
+  const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
+  timeline_->record_blocking(CollectiveKind::all_reduce, group_, count * sizeof(T), start, timeline_->now_us());
 }
 
 template <class T>
@@ -89,13 +95,16 @@ Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return Request{};
   MPI_Request r = MPI_REQUEST_NULL;
   WS_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
-  return Request{r};
+  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_reduce, group_, count * sizeof(T))};
 }
 
 template <class T>
 void Communicator::all_gather(const T* in, T* out, std::size_t count) const {
   if (size_ == 1) return void(std::copy(in, in + count, out));
+  const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Allgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_));
+  timeline_->record_blocking(CollectiveKind::all_gather, group_, count * size_ * sizeof(T), start,
+                             timeline_->now_us());
 }
 
 template <class T>
@@ -107,13 +116,16 @@ Request Communicator::iall_gather(const T* in, T* out, std::size_t count) const 
   MPI_Request r = MPI_REQUEST_NULL;
   WS_MPI_CHECK(
       MPI_Iallgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_, &r));
-  return Request{r};
+  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_gather, group_, count * size_ * sizeof(T))};
 }
 
 template <class T>
 void Communicator::reduce_scatter_sum(const T* in, T* out, std::size_t count) const {
   if (size_ == 1) return void(std::copy(in, in + count, out));
+  const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Reduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
+  timeline_->record_blocking(CollectiveKind::reduce_scatter, group_, count * size_ * sizeof(T), start,
+                             timeline_->now_us());
 }
 
 template <class T>
@@ -124,11 +136,15 @@ Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count
   }
   MPI_Request r = MPI_REQUEST_NULL;
   WS_MPI_CHECK(MPI_Ireduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
-  return Request{r};
+  return Request{*timeline_,
+                 timeline_->issue(r, CollectiveKind::reduce_scatter, group_, count * size_ * sizeof(T))};
 }
 
 void Communicator::barrier() const {
-  if (size_ > 1) WS_MPI_CHECK(MPI_Barrier(comm_));
+  if (size_ == 1) return;
+  const double start = timeline_->now_us();
+  WS_MPI_CHECK(MPI_Barrier(comm_));
+  timeline_->record_blocking(CollectiveKind::barrier, group_, 0, start, timeline_->now_us());
 }
 
 #define WS_INSTANTIATE(T)                                                                             \

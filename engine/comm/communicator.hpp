@@ -1,6 +1,8 @@
-// One group of the process grid (X, Y, Z, data or world) and its collectives. A group of size 1
-// never calls MPI: all-reduce is a no-op and all-gather / reduce-scatter are copies, so serial
-// runs and unit tests need no MPI_Init.
+// One group of the process grid (X, Y, Z, data, data x Z or world) and its collectives. A group of
+// size 1 never calls MPI: all-reduce is a no-op and all-gather / reduce-scatter are copies, so
+// serial runs and unit tests need no MPI_Init. Every collective is recorded in the grid's
+// Timeline: blocking ones as time blocked on this group, non-blocking ones as in flight until
+// observed complete, with the time spent waiting for them.
 #pragma once
 
 #include <mpi.h>
@@ -8,15 +10,18 @@
 #include <cstddef>
 #include <utility>
 
+#include "engine/comm/timeline.hpp"
+
 namespace ws {
 
-// A pending non-blocking collective. wait() completes it; test() lets MPI progress it (Open MPI
-// only moves non-blocking collectives forward inside library calls).
+// A pending non-blocking collective, held by the timeline. wait() completes it; test() lets MPI
+// progress it (Open MPI only moves non-blocking collectives forward inside library calls).
 class Request {
  public:
   Request() = default;
-  explicit Request(MPI_Request r) : request_(r) {}
-  Request(Request&& o) noexcept : request_(std::exchange(o.request_, MPI_REQUEST_NULL)) {}
+  Request(Timeline& timeline, Timeline::Handle handle) : timeline_(&timeline), handle_(handle) {}
+  Request(Request&& o) noexcept
+      : timeline_(std::exchange(o.timeline_, nullptr)), handle_(std::exchange(o.handle_, Timeline::Handle{})) {}
   Request& operator=(Request&& o) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
@@ -24,17 +29,19 @@ class Request {
 
   void wait();
   bool test();
-  bool pending() const { return request_ != MPI_REQUEST_NULL; }
+  bool pending() const { return timeline_ != nullptr && timeline_->pending(handle_); }
 
  private:
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  Timeline* timeline_ = nullptr;
+  Timeline::Handle handle_{};
 };
 
 class Communicator {
  public:
   Communicator() = default;  // the size-1 group
   // Takes ownership of `comm` (freed on destruction) unless `owned` is false (MPI_COMM_WORLD).
-  Communicator(MPI_Comm comm, bool owned);
+  // `timeline` outlives the communicator; `group` is what its collectives are attributed to.
+  Communicator(MPI_Comm comm, bool owned, Timeline& timeline, CommGroup group);
   Communicator(Communicator&& o) noexcept;
   Communicator& operator=(Communicator&& o) noexcept;
   Communicator(const Communicator&) = delete;
@@ -43,6 +50,8 @@ class Communicator {
 
   int size() const { return size_; }
   int rank() const { return rank_; }
+  CommGroup group() const { return group_; }
+  MPI_Comm comm() const { return comm_; }
 
   // Sum over the group, in place. T is float, double, int or long long.
   template <class T>
@@ -69,6 +78,8 @@ class Communicator {
   bool owned_ = false;
   int size_ = 1;
   int rank_ = 0;
+  Timeline* timeline_ = nullptr;
+  CommGroup group_ = CommGroup::world;
 };
 
 }  // namespace ws

@@ -5,7 +5,10 @@
 
 #include <mpi.h>
 
+#include <memory>
+
 #include "engine/comm/communicator.hpp"
+#include "engine/comm/timeline.hpp"
 #include "engine/schedule/layout.hpp"
 
 namespace ws {
@@ -26,13 +29,18 @@ class ProcessGrid {
   // The ranks that see different tokens but hold the same X x Y shard: data x Z. Parameters not
   // sharded over Z (biases, norms, embeddings) complete their gradients over it.
   const Communicator& batch_group() const { return batch_; }
+  // Where this rank's compute phases and collectives are recorded (mutable through a const grid:
+  // recording what happened does not change the grid).
+  Timeline& timeline() const { return *timeline_; }
 
  private:
-  ProcessGrid() = default;
+  ProcessGrid();
 
   Layout layout_{};
   RankCoords coords_{};
   int rank_ = 0;
+  // Declared before the communicators, which point at it; on the heap so moves keep its address.
+  std::unique_ptr<Timeline> timeline_;
   Communicator world_, x_, y_, z_, data_, batch_;
 };
 

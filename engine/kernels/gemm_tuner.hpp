@@ -37,6 +37,8 @@ class GemmTuner {
   // Force a variant for every shape (tests compare variants against each other).
   void force(GemmVariant v) { forced_ = v, has_forced_ = true; }
   const std::map<GemmShape, GemmChoice>& choices() const { return choices_; }
+  // Take over earlier choices (a resumed run keeps the variants, so its products round the same).
+  void adopt(const std::map<GemmShape, GemmChoice>& choices) { choices_ = choices; }
 
  private:
   GemmChoice tune(const GemmArgs<T>& g);

@@ -70,55 +70,82 @@ void Block<T>::init(ParameterStore<T>& store, std::uint64_t seed) const {
 }
 
 template <class T>
-void Block<T>::forward(const LayerContext<T>& ctx, const T* x_in, T* x_out, int sequences) {
+void Block<T>::forward(const LayerContext<T>& ctx, const T* x_in, T* x_out, int sequences, BlockActivations<T>& a) {
   const int m = sequences * seq_, w = width_;
   const auto rows = static_cast<std::size_t>(m);
   const auto mw = rows * w;
   attention_.sequences = sequences;
-  ln1_.resize(mw), mean1_.resize(rows), rstd1_.resize(rows), qkv_out_.resize(rows * qkv_.out_local());
-  probs_.resize(attention_.probs_size()), att_.resize(rows * proj_.in_local()), mid_.resize(mw), ln2_.resize(mw);
-  mean2_.resize(rows), rstd2_.resize(rows), up_out_.resize(rows * up_.out_local()), gelu_out_.resize(up_out_.size());
-  gelu_tanh_.resize(up_out_.size());
+  a.ln1.resize(mw), a.mean1.resize(rows), a.rstd1.resize(rows), a.qkv_out.resize(rows * qkv_.out_local());
+  a.probs.resize(attention_.probs_size()), a.att.resize(rows * proj_.in_local()), a.mid.resize(mw);
+  a.ln2.resize(mw), a.mean2.resize(rows), a.rstd2.resize(rows), a.up_out.resize(rows * up_.out_local());
+  a.gelu_out.resize(a.up_out.size()), a.gelu_tanh.resize(a.up_out.size());
   auto& s = ctx.store;
   const ShardSum<T> x_sum = sum_over_x<T>(ctx.grid);
+  Timeline& timeline = ctx.grid.timeline();
+  const char* phase = ctx.phase;
 
-  layer_norm_forward(x_in, s.value(ln1_gamma_), s.value(ln1_beta_), ln1_.data(), mean1_.data(), rstd1_.data(), m, w,
-                     hidden_, x_sum);
-  qkv_.forward(ctx, ln1_.data(), qkv_out_.data(), m);
-  attention_forward(attention_, qkv_out_.data(), att_.data(), probs_.data());
-  proj_.forward(ctx, att_.data(), mid_.data(), m);
-  for (std::size_t i = 0; i < mw; ++i) mid_[i] += x_in[i];
-  layer_norm_forward(mid_.data(), s.value(ln2_gamma_), s.value(ln2_beta_), ln2_.data(), mean2_.data(), rstd2_.data(),
-                     m, w, hidden_, x_sum);
-  up_.forward(ctx, ln2_.data(), up_out_.data(), m);
-  gelu_forward(up_out_.data(), gelu_out_.data(), gelu_tanh_.data(), up_out_.size());
-  down_.forward(ctx, gelu_out_.data(), x_out, m);
-  for (std::size_t i = 0; i < mw; ++i) x_out[i] += mid_[i];
+  {
+    const ComputeSpan span(timeline, phase, index_, "ln1");
+    layer_norm_forward(x_in, s.value(ln1_gamma_), s.value(ln1_beta_), a.ln1.data(), a.mean1.data(), a.rstd1.data(), m,
+                       w, hidden_, x_sum);
+  }
+  qkv_.forward(ctx, a.ln1.data(), a.qkv_out.data(), m);
+  {
+    const ComputeSpan span(timeline, phase, index_, "attention");
+    attention_forward(attention_, a.qkv_out.data(), a.att.data(), a.probs.data());
+  }
+  proj_.forward(ctx, a.att.data(), a.mid.data(), m);
+  {
+    const ComputeSpan span(timeline, phase, index_, "ln2");
+    for (std::size_t i = 0; i < mw; ++i) a.mid[i] += x_in[i];
+    layer_norm_forward(a.mid.data(), s.value(ln2_gamma_), s.value(ln2_beta_), a.ln2.data(), a.mean2.data(),
+                       a.rstd2.data(), m, w, hidden_, x_sum);
+  }
+  up_.forward(ctx, a.ln2.data(), a.up_out.data(), m);
+  {
+    const ComputeSpan span(timeline, phase, index_, "gelu");
+    gelu_forward(a.up_out.data(), a.gelu_out.data(), a.gelu_tanh.data(), a.up_out.size());
+  }
+  down_.forward(ctx, a.gelu_out.data(), x_out, m);
+  const ComputeSpan span(timeline, phase, index_, "residual");
+  for (std::size_t i = 0; i < mw; ++i) x_out[i] += a.mid[i];
 }
 
 template <class T>
 void Block<T>::backward(const LayerContext<T>& ctx, const T* x_in, const T* dx_out, T* dx_in,
-                        BlockScratch<T>& scratch) {
+                        const BlockActivations<T>& a, BlockScratch<T>& scratch) {
   const int m = attention_.sequences * seq_, w = width_;
   const auto rows = static_cast<std::size_t>(m);
   auto& s = ctx.store;
   auto& d = scratch;
   const ShardSum<T> x_sum = sum_over_x<T>(ctx.grid);
+  Timeline& timeline = ctx.grid.timeline();
+  const char* phase = ctx.phase;
   d.d_mid.assign(dx_out, dx_out + rows * w);  // the residual passes dx_out straight through
-  d.d_norm.resize(rows * w), d.d_att.resize(att_.size()), d.d_mlp.resize(up_out_.size());
-  d.d_qkv.resize(qkv_out_.size()), d.d_probs.resize(static_cast<std::size_t>(seq_) * seq_);
+  d.d_norm.resize(rows * w), d.d_att.resize(a.att.size()), d.d_mlp.resize(a.up_out.size());
+  d.d_qkv.resize(a.qkv_out.size()), d.d_probs.resize(static_cast<std::size_t>(seq_) * seq_);
 
-  down_.backward(ctx, gelu_out_.data(), dx_out, d.d_mlp.data(), m);
-  gelu_backward(up_out_.data(), gelu_tanh_.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
-  up_.backward(ctx, ln2_.data(), d.d_mlp.data(), d.d_norm.data(), m);
-  layer_norm_backward(d.d_norm.data(), mid_.data(), s.value(ln2_gamma_), mean2_.data(), rstd2_.data(), d.d_mid.data(),
-                      s.grad(ln2_gamma_), s.grad(ln2_beta_), m, w, hidden_, x_sum);
-
-  proj_.backward(ctx, att_.data(), d.d_mid.data(), d.d_att.data(), m);
-  attention_backward(attention_, qkv_out_.data(), probs_.data(), d.d_att.data(), d.d_qkv.data(), d.d_probs.data());
-  qkv_.backward(ctx, ln1_.data(), d.d_qkv.data(), d.d_norm.data(), m);
+  down_.backward(ctx, a.gelu_out.data(), dx_out, d.d_mlp.data(), m);
+  {
+    const ComputeSpan span(timeline, phase, index_, "gelu");
+    gelu_backward(a.up_out.data(), a.gelu_tanh.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
+  }
+  up_.backward(ctx, a.ln2.data(), d.d_mlp.data(), d.d_norm.data(), m);
+  {
+    const ComputeSpan span(timeline, phase, index_, "ln2");
+    layer_norm_backward(d.d_norm.data(), a.mid.data(), s.value(ln2_gamma_), a.mean2.data(), a.rstd2.data(),
+                        d.d_mid.data(), s.grad(ln2_gamma_), s.grad(ln2_beta_), m, w, hidden_, x_sum);
+  }
+  proj_.backward(ctx, a.att.data(), d.d_mid.data(), d.d_att.data(), m);
+  {
+    const ComputeSpan span(timeline, phase, index_, "attention");
+    attention_backward(attention_, a.qkv_out.data(), a.probs.data(), d.d_att.data(), d.d_qkv.data(),
+                       d.d_probs.data());
+  }
+  qkv_.backward(ctx, a.ln1.data(), d.d_qkv.data(), d.d_norm.data(), m);
+  const ComputeSpan span(timeline, phase, index_, "ln1");
   std::copy(d.d_mid.begin(), d.d_mid.end(), dx_in);
-  layer_norm_backward(d.d_norm.data(), x_in, s.value(ln1_gamma_), mean1_.data(), rstd1_.data(), dx_in,
+  layer_norm_backward(d.d_norm.data(), x_in, s.value(ln1_gamma_), a.mean1.data(), a.rstd1.data(), dx_in,
                       s.grad(ln1_gamma_), s.grad(ln1_beta_), m, w, hidden_, x_sum);
 }
 

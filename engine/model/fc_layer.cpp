@@ -9,6 +9,8 @@
 namespace ws {
 
 namespace {
+constexpr int kProgressTiles = 4;  // dW row tiles while a collective is in flight
+
 int coordinate(const RankCoords& c, GroupKind kind) {
   switch (kind) {
     case GroupKind::x: return c.x;
@@ -23,7 +25,14 @@ int coordinate(const RankCoords& c, GroupKind kind) {
 template <class T>
 FcLayer<T>::FcLayer(ParameterStore<T>& store, const std::string& name, int in_features, int out_features,
                     FcOrientation orientation, const ProcessGrid& grid, int column_groups)
-    : k_(in_features), n_(out_features), orientation_(orientation), column_groups_(column_groups) {
+    : k_(in_features),
+      n_(out_features),
+      gemm_name_(name + ".gemm"),
+      dx_name_(name + ".dx_gemm"),
+      dw_name_(name + ".dw_gemm"),
+      bias_name_(name + ".bias_grad"),
+      orientation_(orientation),
+      column_groups_(column_groups) {
   const int in_size = group_size(grid.layout(), in_group());
   const int out_size = group_size(grid.layout(), out_group());
   assert(k_ % in_size == 0 && n_ % (out_size * column_groups) == 0);
@@ -46,8 +55,6 @@ FcLayer<T>::FcLayer(ParameterStore<T>& store, const std::string& name, int in_fe
   bias_ = store.add(name + ".bias", static_cast<std::size_t>(n_local_), false, Replication::replicated,
                     in_size * z_size_, bias_map);
 }
-
-
 
 template <class T>
 void FcLayer<T>::init(ParameterStore<T>& store, std::uint64_t seed, std::uint64_t stream_id, double stddev) const {
@@ -91,7 +98,10 @@ void FcLayer<T>::forward(const LayerContext<T>& ctx, const T* x, T* y, int m) {
     block_.resize(weight_.size * z_size_);
     ctx.grid.group(GroupKind::z).all_gather(ctx.store.value(weight_), block_.data(), weight_.size);
   }
-  ctx.tuner.run(Op::n, Op::n, m, n_local_, k_local_, T(1), x, block_weight(ctx), T(0), y);
+  {
+    const ComputeSpan span(ctx.grid.timeline(), ctx.phase, -1, gemm_name_.c_str());
+    ctx.tuner.run(Op::n, Op::n, m, n_local_, k_local_, T(1), x, block_weight(ctx), T(0), y);
+  }
   ctx.grid.group(in_group()).all_reduce_sum(y, static_cast<std::size_t>(m) * n_local_);
   const T* b = ctx.store.value(bias_);  // added after the sum so that it counts once
   for (int i = 0; i < m; ++i) {
@@ -102,7 +112,11 @@ void FcLayer<T>::forward(const LayerContext<T>& ctx, const T* x, T* y, int m) {
 
 template <class T>
 void FcLayer<T>::backward(const LayerContext<T>& ctx, const T* x, const T* dy, T* dx, int m) {
-  ctx.tuner.run(Op::n, Op::t, m, k_local_, n_local_, T(1), dy, block_weight(ctx), T(0), dx);
+  Timeline& timeline = ctx.grid.timeline();
+  {
+    const ComputeSpan span(timeline, ctx.phase, -1, dx_name_.c_str());
+    ctx.tuner.run(Op::n, Op::t, m, k_local_, n_local_, T(1), dy, block_weight(ctx), T(0), dx);
+  }
   const Communicator& out = ctx.grid.group(out_group());
   const auto dx_count = static_cast<std::size_t>(m) * k_local_;
   Request dx_sum;
@@ -110,13 +124,28 @@ void FcLayer<T>::backward(const LayerContext<T>& ctx, const T* x, const T* dy, T
     dx_sum = out.iall_reduce_sum(dx, dx_count);
   else
     out.all_reduce_sum(dx, dx_count);
+  // dW = x^T dy into `dw`. Open MPI advances a non-blocking collective only inside MPI calls, so
+  // on more than one rank (where the dX sum, reduce-scatters and data-parallel sums may be in
+  // flight) the product runs in row tiles of dW with a progress() between tiles: our choice of
+  // granularity. The tiling depends only on the job size, never on timing, so runs reproduce
+  // bit for bit.
+  auto weight_gradient = [&](T beta, T* dw) {
+    const ComputeSpan span(timeline, ctx.phase, -1, dw_name_.c_str());
+    const int tiles = ctx.grid.world().size() > 1 ? std::min(kProgressTiles, k_local_) : 1;
+    for (int t = 0; t < tiles; ++t) {
+      const int first = k_local_ * t / tiles, last = k_local_ * (t + 1) / tiles;
+      if (t > 0) timeline.progress();
+      ctx.tuner.run(GemmArgs<T>{Op::t, Op::n, last - first, n_local_, m, T(1), x + first, k_local_, dy, n_local_, beta,
+                                dw + static_cast<std::size_t>(first) * n_local_, n_local_});
+    }
+  };
   if (z_size_ == 1) {
-    ctx.tuner.run(Op::t, Op::n, k_local_, n_local_, m, T(1), x, dy, T(1), ctx.store.grad(weight_));
+    weight_gradient(T(1), ctx.store.grad(weight_));
   } else {
     // Each Z rank saw different tokens: sum the block gradients over Z, keep this rank's shard.
     block_grad_.resize(block_.size());
     shard_grad_.resize(weight_.size);
-    ctx.tuner.run(Op::t, Op::n, k_local_, n_local_, m, T(1), x, dy, T(0), block_grad_.data());
+    weight_gradient(T(0), block_grad_.data());
     const Communicator& z = ctx.grid.group(GroupKind::z);
     pending_grad_ = ctx.store.grad(weight_);
     if (ctx.overlap.reduce_scatter) {
@@ -129,11 +158,13 @@ void FcLayer<T>::backward(const LayerContext<T>& ctx, const T* x, const T* dy, T
       finish_gradient();
     }
   }
-  dx_sum.test();  // lets Open MPI advance the dX sum before the bias loop
-  T* db = ctx.store.grad(bias_);
-  for (int i = 0; i < m; ++i) {
-    const T* row = dy + static_cast<std::size_t>(i) * n_local_;
-    for (int j = 0; j < n_local_; ++j) db[j] += row[j];
+  {
+    const ComputeSpan span(timeline, ctx.phase, -1, bias_name_.c_str());  // also progresses the dX sum
+    T* db = ctx.store.grad(bias_);
+    for (int i = 0; i < m; ++i) {
+      const T* row = dy + static_cast<std::size_t>(i) * n_local_;
+      for (int j = 0; j < n_local_; ++j) db[j] += row[j];
+    }
   }
   dx_sum.wait();
 }

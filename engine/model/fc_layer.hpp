@@ -4,7 +4,7 @@
 // transposed layer's input. The layer stores and computes on its local block only.
 //
 // Over Z the block is flattened and cut into Gz shards: forward all-gathers it (and keeps it for
-// backward: the memory-for-time choice of the algorithm note), backward reduce-scatters dW. All
+// backward: the memory-for-time choice of the algorithm note), backward reduce-scatters dW.
 // The forward X/Y all-reduce is blocking (on the critical path, as in the sources); OAR, ORS and
 // OAG follow LayerContext::overlap.
 #pragma once
@@ -29,6 +29,8 @@ struct LayerContext {
   GemmTuner<T>& tuner;
   const ProcessGrid& grid;
   OverlapOptions overlap{};
+  // Where in the step the layer runs, for timeline event names: "fwd", "bwd" or "recompute".
+  const char* phase = "fwd";
 };
 
 template <class T>
@@ -65,6 +67,7 @@ class FcLayer {
 
  private:
   int k_, n_;
+  std::string gemm_name_, dx_name_, dw_name_, bias_name_;  // timeline: "block3.qkv.gemm", ...
   FcOrientation orientation_;
   int column_groups_;
   int k_local_, n_local_;

@@ -60,6 +60,14 @@ Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner,
   std::fill(store_.value(lnf_gamma_), store_.value(lnf_gamma_) + h, T(1));
   std::fill(store_.value(lnf_beta_), store_.value(lnf_beta_) + h, T(0));
   residual_.resize(spec.layers + 1);
+  activations_.resize(blocks_.size());
+}
+
+template <class T>
+void Gpt<T>::set_recompute(bool recompute) {
+  recompute_ = recompute;
+  activations_.clear();
+  activations_.resize(recompute || blocks_.empty() ? 1 : blocks_.size());
 }
 
 template <class T>
@@ -71,21 +79,33 @@ double Gpt<T>::forward(const int* tokens, const int* targets, int sequences) {
   tokens_.assign(tokens, tokens + m);
   targets_.assign(targets, targets + m);
   for (auto& r : residual_) r.resize(mh);
-  const auto ctx = context();
+  const auto ctx = context("fwd");
+  Timeline& timeline = grid_.timeline();
 
-  embedding_forward(tokens, store_.value(wte_), store_.value(wpe_), residual_[0].data(), sequences, s, h);
+  {
+    const ComputeSpan span(timeline, "fwd", -1, "embedding");
+    embedding_forward(tokens, store_.value(wte_), store_.value(wpe_), residual_[0].data(), sequences, s, h);
+  }
   // OAG: each block's weight gathers are in flight while the block before it computes.
   if (overlap_.all_gather && !blocks_.empty()) blocks_[0].start_gathers(ctx);
   for (std::size_t l = 0; l < blocks_.size(); ++l) {
     if (overlap_.all_gather && l + 1 < blocks_.size()) blocks_[l + 1].start_gathers(ctx);
-    blocks_[l].forward(ctx, residual_[l].data(), residual_[l + 1].data(), sequences);
+    blocks_[l].forward(ctx, residual_[l].data(), residual_[l + 1].data(), sequences,
+                       activations_[recompute_ ? 0 : l]);
   }
   final_norm_.resize(mh), final_mean_.resize(m), final_rstd_.resize(m);
-  layer_norm_forward(residual_.back().data(), store_.value(lnf_gamma_), store_.value(lnf_beta_), final_norm_.data(),
-                     final_mean_.data(), final_rstd_.data(), m, h, spec_.hidden, sum_over_x<T>(grid_));
+  {
+    const ComputeSpan span(timeline, "fwd", -1, "lnf");
+    layer_norm_forward(residual_.back().data(), store_.value(lnf_gamma_), store_.value(lnf_beta_), final_norm_.data(),
+                       final_mean_.data(), final_rstd_.data(), m, h, spec_.hidden, sum_over_x<T>(grid_));
+  }
   logits_.resize(static_cast<std::size_t>(m) * v);
-  tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
+  {
+    const ComputeSpan span(timeline, "fwd", -1, "lm_head.gemm");
+    tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
+  }
   grid_.group(GroupKind::x).all_reduce_sum(logits_.data(), logits_.size());  // partial over features
+  const ComputeSpan span(timeline, "fwd", -1, "cross_entropy");
   return cross_entropy_forward(logits_.data(), targets, m, v);
 }
 
@@ -94,19 +114,38 @@ void Gpt<T>::backward(T scale, const GradientsReady& ready) {
   const int s = spec_.sequence_length, h = width_, v = spec_.vocabulary;
   const int m = sequences_ * s;
   const auto mh = static_cast<std::size_t>(m) * h;
-  const auto ctx = context();
+  const auto ctx = context("bwd");
+  const auto recompute_ctx = context("recompute");
+  Timeline& timeline = grid_.timeline();
 
-  cross_entropy_backward(logits_.data(), targets_.data(), m, v, scale);  // logits_ now holds dlogits
+  {
+    const ComputeSpan span(timeline, "bwd", -1, "cross_entropy");
+    cross_entropy_backward(logits_.data(), targets_.data(), m, v, scale);  // logits_ now holds dlogits
+  }
   d_final_.resize(mh);
-  tuner_.run(Op::n, Op::n, m, h, v, T(1), logits_.data(), store_.value(wte_), T(0), d_final_.data());
-  tuner_.run(Op::t, Op::n, v, h, m, T(1), logits_.data(), final_norm_.data(), T(1), store_.grad(wte_));
+  {
+    const ComputeSpan span(timeline, "bwd", -1, "lm_head.dx_gemm");
+    tuner_.run(Op::n, Op::n, m, h, v, T(1), logits_.data(), store_.value(wte_), T(0), d_final_.data());
+  }
+  {
+    const ComputeSpan span(timeline, "bwd", -1, "lm_head.dw_gemm");
+    tuner_.run(Op::t, Op::n, v, h, m, T(1), logits_.data(), final_norm_.data(), T(1), store_.grad(wte_));
+  }
   d_residual_.assign(mh, T(0));
-  layer_norm_backward(d_final_.data(), residual_.back().data(), store_.value(lnf_gamma_), final_mean_.data(),
-                      final_rstd_.data(), d_residual_.data(), store_.grad(lnf_gamma_), store_.grad(lnf_beta_), m, h,
-                      spec_.hidden, sum_over_x<T>(grid_));
+  {
+    const ComputeSpan span(timeline, "bwd", -1, "lnf");
+    layer_norm_backward(d_final_.data(), residual_.back().data(), store_.value(lnf_gamma_), final_mean_.data(),
+                        final_rstd_.data(), d_residual_.data(), store_.grad(lnf_gamma_), store_.grad(lnf_beta_), m, h,
+                        spec_.hidden, sum_over_x<T>(grid_));
+  }
   d_residual_next_.resize(mh);
   for (std::size_t l = blocks_.size(); l-- > 0;) {
-    blocks_[l].backward(ctx, residual_[l].data(), d_residual_.data(), d_residual_next_.data(), scratch_);
+    if (recompute_) {
+      recomputed_out_.resize(mh);
+      blocks_[l].forward(recompute_ctx, residual_[l].data(), recomputed_out_.data(), sequences_, activations_[0]);
+    }
+    blocks_[l].backward(ctx, residual_[l].data(), d_residual_.data(), d_residual_next_.data(),
+                        activations_[recompute_ ? 0 : l], scratch_);
     std::swap(d_residual_, d_residual_next_);
     // ORS: the block after this one had its reduce-scatters in flight during this backward.
     if (l + 1 < blocks_.size()) {
@@ -114,7 +153,10 @@ void Gpt<T>::backward(T scale, const GradientsReady& ready) {
       if (ready) ready(blocks_[l + 1].parameter_range());
     }
   }
-  embedding_backward(tokens_.data(), d_residual_.data(), store_.grad(wte_), store_.grad(wpe_), sequences_, s, h);
+  {
+    const ComputeSpan span(timeline, "bwd", -1, "embedding");
+    embedding_backward(tokens_.data(), d_residual_.data(), store_.grad(wte_), store_.grad(wpe_), sequences_, s, h);
+  }
   if (!blocks_.empty()) {
     blocks_[0].finish_gradients();
     if (ready) ready(blocks_[0].parameter_range());

@@ -38,9 +38,14 @@ class Gpt {
   const ModelSpec& spec() const { return spec_; }
   GemmTuner<T>& tuner() { return tuner_; }
   void set_overlap(const OverlapOptions& overlap) { overlap_ = overlap; }
+  // Activation recomputation: forward keeps only each block's input; backward reruns the block's
+  // forward (same kernels, same collectives, so the same values bit for bit) just before its
+  // backward. Memory: one block's activations instead of L; time: one more forward pass.
+  void set_recompute(bool recompute);
+  bool recompute() const { return recompute_; }
 
  private:
-  LayerContext<T> context() { return LayerContext<T>{store_, tuner_, grid_, overlap_}; }
+  LayerContext<T> context(const char* phase) { return LayerContext<T>{store_, tuner_, grid_, overlap_, phase}; }
 
   ModelSpec spec_;
   int width_;  // local hidden features: hidden / Gx
@@ -50,11 +55,13 @@ class Gpt {
   Tensor wte_, wpe_, lnf_gamma_, lnf_beta_;
   std::vector<Block<T>> blocks_;
   BlockScratch<T> scratch_;
+  std::vector<BlockActivations<T>> activations_;  // one per block, or one shared when recomputing
+  bool recompute_ = false;
   OverlapOptions overlap_{};
   int sequences_ = 0;
   std::vector<int> tokens_, targets_;
   std::vector<std::vector<T>> residual_;  // input of block l (l < L) and output of the last
-  std::vector<T> final_norm_, final_mean_, final_rstd_, logits_, d_final_, d_residual_, d_residual_next_;
+  std::vector<T> final_norm_, final_mean_, final_rstd_, logits_, d_final_, d_residual_, d_residual_next_, recomputed_out_;
 };
 
 }  // namespace ws

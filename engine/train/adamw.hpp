@@ -22,6 +22,12 @@ class AdamW {
   // One update; gradients are multiplied by `grad_scale` first (the clipping factor).
   void step(ParameterStore<T>& store, double grad_scale);
   long long steps() const { return step_; }
+  // First and second moments, element for element with the parameter store (for checkpoints).
+  std::vector<T>& first_moment() { return m_; }
+  std::vector<T>& second_moment() { return v_; }
+  const std::vector<T>& first_moment() const { return m_; }
+  const std::vector<T>& second_moment() const { return v_; }
+  void set_steps(long long steps) { step_ = steps; }
 
  private:
   AdamWConfig config_;

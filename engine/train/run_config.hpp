@@ -39,6 +39,7 @@ struct RunConfig {
   // (our choice; the sources reduce after backward). Off: one all-reduce after backward.
   bool overlap_data_parallel = true;
   OverlapOptions overlap{};  // OAR, ORS, OAG
+  bool recompute = false;    // recompute each block's activations in backward instead of storing them
 };
 
 // Throws ConfigError listing every problem. Pure function of its arguments, so every rank reaches

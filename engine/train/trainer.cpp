@@ -27,15 +27,28 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
       optimizer_(run.optimizer, model_.parameters().size()),
       shard_(batch_shard(run.layout, grid.coords(), run.batch_sequences)) {
   model_.set_overlap(run.overlap);
+  model_.set_recompute(run.recompute);
+}
+
+double exposed_seconds(const TimelineTotals& totals) {
+  double sum = 0;
+  for (const GroupTotals& g : totals) sum += g.blocked_s;
+  return sum;
 }
 
 template <class T>
 StepResult Trainer<T>::step() {
   const auto start = std::chrono::steady_clock::now();
+  Timeline& timeline = grid_.timeline();
+  const TimelineTotals before = timeline.totals();
   const int seq = run_.model.sequence_length;
-  const TokenBatch batch = load_batch(source_, step_, shard_, seq);
+  TokenBatch batch;
   auto& store = model_.parameters();
-  store.zero_grads();
+  {
+    const ComputeSpan span(timeline, "data", -1, "load_batch");
+    batch = load_batch(source_, step_, shard_, seq);
+    store.zero_grads();
+  }
   double loss_sum = model_.forward(batch.inputs.data(), batch.targets.data(), batch.sequences);
   const double global_tokens = static_cast<double>(run_.batch_sequences) * seq;
   // Z-sharded weights were already reduce-scattered over Z in backward and now sum over data;
@@ -65,15 +78,22 @@ StepResult Trainer<T>::step() {
   for (Request& r : pending) r.wait();
   const double exposed = std::chrono::duration<double>(std::chrono::steady_clock::now() - exposed_start).count();
 
-  double square = gradient_square_share(store);
+  double square = 0;
+  {
+    const ComputeSpan span(timeline, "optimizer", -1, "grad_norm");
+    square = gradient_square_share(store);
+  }
   grid_.group(GroupKind::x).all_reduce_sum(&square, 1);
   grid_.group(GroupKind::y).all_reduce_sum(&square, 1);
   grid_.group(GroupKind::z).all_reduce_sum(&square, 1);
   const double norm = std::sqrt(square);
-  optimizer_.step(store, clip_factor(norm, run_.optimizer.clip_norm));
+  {
+    const ComputeSpan span(timeline, "optimizer", -1, "adamw");
+    optimizer_.step(store, clip_factor(norm, run_.optimizer.clip_norm));
+  }
   ++step_;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return StepResult{step_, loss_sum / global_tokens, norm, seconds, exposed};
+  return StepResult{step_, loss_sum / global_tokens, norm, seconds, exposed, difference(timeline.totals(), before)};
 }
 
 template class Trainer<float>;

@@ -21,7 +21,12 @@ struct StepResult {
   // Time this rank spent blocked in data-parallel communication after its own computation was
   // done: the part of the all-reduce that overlap did not hide.
   double exposed_communication_seconds = 0;
+  // This step's collectives per communicator: time blocked in MPI (exposed), time non-blocking
+  // ones were in flight, bytes. Computation = seconds - the sum of blocked time over groups.
+  TimelineTotals communication{};
 };
+// Seconds blocked in MPI over all groups.
+double exposed_seconds(const TimelineTotals& totals);
 
 template <class T>
 class Trainer {
@@ -31,7 +36,16 @@ class Trainer {
   StepResult step();
 
   Gpt<T>& model() { return model_; }
+  const Gpt<T>& model() const { return model_; }
   const GemmTuner<T>& tuner() const { return tuner_; }
+  AdamW<T>& optimizer() { return optimizer_; }
+  const AdamW<T>& optimizer() const { return optimizer_; }
+  GemmTuner<T>& tuner() { return tuner_; }
+  const RunConfig& run() const { return run_; }
+  const ProcessGrid& grid() const { return grid_; }
+  // Steps done so far; the next step reads the batch of this index (data position).
+  long long steps_done() const { return step_; }
+  void set_steps_done(long long steps) { step_ = steps; }
 
  private:
   RunConfig run_;

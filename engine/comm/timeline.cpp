@@ -1,0 +1,163 @@
+#include "engine/comm/timeline.hpp"
+
+#include <string>
+#include <utility>
+
+#include "engine/comm/mpi_check.hpp"
+
+namespace ws {
+
+const char* to_string(CommGroup g) {
+  switch (g) {
+    case CommGroup::x: return "x";
+    case CommGroup::y: return "y";
+    case CommGroup::z: return "z";
+    case CommGroup::data: return "data";
+    case CommGroup::data_z: return "data_z";
+    case CommGroup::world: return "world";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return "allreduce";
+    case CollectiveKind::all_gather: return "allgather";
+    case CollectiveKind::reduce_scatter: return "reducescatter";
+    case CollectiveKind::barrier: return "barrier";
+  }
+  return "?";
+}
+
+TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& before) {
+  TimelineTotals d{};
+  for (int g = 0; g < kCommGroups; ++g) {
+    const GroupTotals &a = after[g], &b = before[g];
+    d[g] = GroupTotals{a.blocked_s - b.blocked_s, a.waited_s - b.waited_s, a.in_flight_s - b.in_flight_s,
+                       a.bytes - b.bytes,         a.collectives - b.collectives, a.non_blocking - b.non_blocking};
+  }
+  return d;
+}
+
+namespace {
+std::string collective_name(CollectiveKind kind, CommGroup group) {
+  return std::string(to_string(kind)) + "." + to_string(group);
+}
+std::size_t index(CommGroup g) { return static_cast<std::size_t>(g); }
+}  // namespace
+
+Timeline::Timeline() : origin_(std::chrono::steady_clock::now()) {}
+
+Timeline::~Timeline() {
+  for (Slot& s : slots_)
+    if (s.used && s.request != MPI_REQUEST_NULL) MPI_Wait(&s.request, MPI_STATUS_IGNORE);  // no throw
+}
+
+void Timeline::reset_origin() {
+  origin_ = std::chrono::steady_clock::now();
+  events_.clear();
+}
+
+double Timeline::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+void Timeline::record_compute(std::string name, double start_us, double end_us) {
+  if (tracing_) events_.push_back(TraceEvent{std::move(name), false, 0, start_us, end_us});
+}
+
+void Timeline::record_blocking(CollectiveKind kind, CommGroup group, std::uint64_t bytes, double start_us,
+                               double end_us) {
+  GroupTotals& t = totals_[index(group)];
+  t.blocked_s += (end_us - start_us) * 1e-6;
+  t.bytes += bytes;
+  ++t.collectives;
+  if (tracing_) events_.push_back(TraceEvent{collective_name(kind, group), true, bytes, start_us, end_us});
+}
+
+Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommGroup group, std::uint64_t bytes) {
+  int slot = 0;
+  if (free_.empty()) {
+    slot = static_cast<int>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  Slot& s = slots_[static_cast<std::size_t>(slot)];
+  s.request = request, s.kind = kind, s.group = group, s.bytes = bytes, s.issue_us = now_us(), s.used = true;
+  ++in_flight_;
+  GroupTotals& t = totals_[index(group)];
+  t.bytes += bytes;
+  ++t.collectives;
+  ++t.non_blocking;
+  return Handle{slot, s.generation};
+}
+
+bool Timeline::pending(Handle h) const {
+  if (h.slot < 0) return false;
+  const Slot& s = slots_[static_cast<std::size_t>(h.slot)];
+  return s.used && s.generation == h.generation;
+}
+
+void Timeline::complete(int slot, double now) {
+  Slot& s = slots_[static_cast<std::size_t>(slot)];
+  totals_[index(s.group)].in_flight_s += (now - s.issue_us) * 1e-6;
+  if (tracing_) events_.push_back(TraceEvent{collective_name(s.kind, s.group), true, s.bytes, s.issue_us, now});
+  s.used = false;
+  s.request = MPI_REQUEST_NULL;
+  ++s.generation;
+  free_.push_back(slot);
+  --in_flight_;
+}
+
+bool Timeline::test_slot(int slot) {
+  Slot& s = slots_[static_cast<std::size_t>(slot)];
+  int done = 0;
+  WS_MPI_CHECK(MPI_Test(&s.request, &done, MPI_STATUS_IGNORE));
+  if (done) complete(slot, now_us());
+  return done != 0;
+}
+
+bool Timeline::test(Handle h) {
+  if (!pending(h)) return true;
+  return test_slot(h.slot);
+}
+
+void Timeline::wait(Handle h) {
+  if (!pending(h)) return;
+  Slot& s = slots_[static_cast<std::size_t>(h.slot)];
+  const double start = now_us();
+  WS_MPI_CHECK(MPI_Wait(&s.request, MPI_STATUS_IGNORE));
+  const double end = now_us();
+  GroupTotals& t = totals_[index(s.group)];
+  t.blocked_s += (end - start) * 1e-6;
+  t.waited_s += (end - start) * 1e-6;
+  if (tracing_) events_.push_back(TraceEvent{"wait." + collective_name(s.kind, s.group), false, s.bytes, start, end});
+  complete(h.slot, end);
+}
+
+void Timeline::progress() {
+  if (in_flight_ == 0) return;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].used) test_slot(static_cast<int>(i));
+}
+
+ComputeSpan::ComputeSpan(Timeline& timeline, const char* phase, int block, const char* what)
+    : timeline_(timeline), phase_(phase), block_(block), what_(what), start_us_(0) {
+  timeline_.progress();  // here rather than in the destructor, which must not throw
+  start_us_ = timeline_.now_us();
+}
+
+ComputeSpan::~ComputeSpan() {
+  const double end = timeline_.now_us();
+  if (timeline_.tracing()) {
+    std::string name = phase_;
+    if (block_ >= 0) name += ".block" + std::to_string(block_);
+    name += ".";
+    name += what_;
+    timeline_.record_compute(std::move(name), start_us_, end);
+  }
+}
+
+}  // namespace ws

@@ -1,0 +1,121 @@
+// What one rank did and when: compute spans and collectives, with the time the rank was blocked
+// in MPI attributed to the communicator (X, Y, Z, data, data x Z) it was blocked on. It also owns
+// the MPI requests of every non-blocking collective in flight, so that progress() can poke all of
+// them at fine granularity (Open MPI only advances non-blocking collectives inside MPI calls).
+// Totals are always kept; individual events only while tracing (--trace).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ws {
+
+// The communicators of the process grid; data_z is the data x Z group that completes the
+// gradients of parameters replicated over Z.
+enum class CommGroup { x, y, z, data, data_z, world };
+inline constexpr int kCommGroups = 6;
+const char* to_string(CommGroup g);
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, barrier };
+const char* to_string(CollectiveKind k);  // "allreduce", "allgather", "reducescatter", "barrier"
+
+// Per communicator, accumulated since the timeline was made.
+struct GroupTotals {
+  double blocked_s = 0;     // blocked in MPI: blocking collectives plus waits on non-blocking ones
+  double waited_s = 0;      // the part of blocked_s spent in waits on non-blocking collectives
+  // Non-blocking collectives: sum of (observed completion - issue). An upper bound of what they
+  // would have cost blocking (completion is observed at the next test or wait).
+  double in_flight_s = 0;
+  std::uint64_t bytes = 0;  // payload bytes per rank (the buffer each collective was given)
+  long long collectives = 0;
+  long long non_blocking = 0;
+};
+using TimelineTotals = std::array<GroupTotals, kCommGroups>;
+// after - before, group by group.
+TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& before);
+
+struct TraceEvent {
+  std::string name;  // "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data", ...
+  bool comm = false;  // thread "comm" (collectives in flight) or "compute" (kernels, waits)
+  std::uint64_t bytes = 0;
+  double start_us = 0, end_us = 0;  // since the timeline's origin
+};
+
+class Timeline {
+ public:
+  Timeline();
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+  ~Timeline();  // waits for anything still in flight
+
+  void set_tracing(bool on) { tracing_ = on; }
+  bool tracing() const { return tracing_; }
+  // Restart the clock (call right after a barrier so that ranks share an origin) and drop events.
+  void reset_origin();
+  double now_us() const;
+
+  void record_compute(std::string name, double start_us, double end_us);
+  void record_blocking(CollectiveKind kind, CommGroup group, std::uint64_t bytes, double start_us, double end_us);
+
+  // Non-blocking collectives: the timeline keeps the MPI request; handles are (slot, generation).
+  struct Handle {
+    int slot = -1;
+    std::uint64_t generation = 0;
+  };
+  Handle issue(MPI_Request request, CollectiveKind kind, CommGroup group, std::uint64_t bytes);
+  bool pending(Handle h) const;
+  bool test(Handle h);  // true once complete
+  void wait(Handle h);
+  // MPI_Test on every collective in flight: called between layers and kernels.
+  void progress();
+  int in_flight() const { return in_flight_; }
+
+  const TimelineTotals& totals() const { return totals_; }
+  const std::vector<TraceEvent>& events() const { return events_; }
+
+ private:
+  struct Slot {
+    MPI_Request request = MPI_REQUEST_NULL;
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    CommGroup group = CommGroup::world;
+    std::uint64_t bytes = 0;
+    double issue_us = 0;
+    std::uint64_t generation = 0;
+    bool used = false;
+  };
+  void complete(int slot, double now);
+  bool test_slot(int slot);
+
+  std::chrono::steady_clock::time_point origin_;
+  bool tracing_ = false;
+  TimelineTotals totals_{};
+  std::vector<TraceEvent> events_;
+  std::vector<Slot> slots_;
+  std::vector<int> free_;
+  int in_flight_ = 0;
+};
+
+// Times one compute phase (a GEMM, attention, a norm) into the timeline; the name is built only
+// while tracing. Between phases it lets in-flight collectives progress.
+class ComputeSpan {
+ public:
+  // name = phase + "." + what, or phase + ".block<b>." + what when block >= 0.
+  ComputeSpan(Timeline& timeline, const char* phase, int block, const char* what);
+  ~ComputeSpan();
+  ComputeSpan(const ComputeSpan&) = delete;
+  ComputeSpan& operator=(const ComputeSpan&) = delete;
+
+ private:
+  Timeline& timeline_;
+  const char* phase_;
+  int block_;
+  const char* what_;
+  double start_us_;
+};
+
+}  // namespace ws

@@ -1,0 +1,38 @@
+// Sharded checkpoints. Each rank writes its shard (parameters, AdamW moments and step, the data
+// position, its GEMM variant choices) to a temporary file and renames it into place; after a
+// barrier rank 0 writes manifest.json (model, layout, step, each shard's file, size and FNV-1a
+// checksum) the same way. A checkpoint therefore exists only once all of it exists; an older
+// manifest never names a newer shard. Loading checks everything on every rank and agrees on one
+// verdict: a missing, truncated, corrupt or mismatched (other model, layout, batch, seed, data or
+// precision) checkpoint throws the same CheckpointError, naming the file and the problem, on
+// every rank, before any state is touched.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/train/run_config.hpp"
+#include "engine/train/trainer.hpp"
+
+namespace ws {
+
+class CheckpointError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
+// FNV-1a 64 of a byte range, continuing from `hash` (start with kFnvOffset).
+inline constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
+std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash = kFnvOffset);
+
+// `data` names the token source ("synthetic" or the text file) so a resume on other data is caught.
+// Collective over the trainer's world. Writes the checkpoint of trainer.steps_done() into `dir`
+// (created if needed) and removes this rank's shards of older steps.
+template <class T>
+void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const std::string& dir);
+
+// Collective. Restores parameters, optimizer state, step and GEMM choices from `dir`.
+template <class T>
+void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::string& dir);
+
+}  // namespace ws
