@@ -1,0 +1,76 @@
+// Algorithm names, selection thresholds and the schedule dispatcher.
+#include "sim/collectives/collective_algorithm.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/collectives/hierarchical_schedule.hpp"
+#include "sim/collectives/rhd_schedule.hpp"
+#include "sim/collectives/ring_schedule.hpp"
+#include "sim/collectives/tree_schedule.hpp"
+
+namespace ws {
+
+const char* to_string(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::ring: return "ring";
+    case CollectiveAlgorithm::rhd: return "rhd";
+    case CollectiveAlgorithm::tree: return "tree";
+    case CollectiveAlgorithm::hierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+std::optional<CollectiveAlgorithm> parse_algorithm(std::string_view text) {
+  for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
+                       CollectiveAlgorithm::hierarchical}) {
+    if (text == to_string(a)) return a;
+  }
+  return std::nullopt;
+}
+
+bool supports(CollectiveAlgorithm a, CollectiveOp op) {
+  return a != CollectiveAlgorithm::tree || op == CollectiveOp::all_reduce;
+}
+
+SelectionRules selection_rules(const CollectiveLibrary& library) {
+  const bool nccl = library.name.find("nccl") != std::string::npos || library.name.find("rccl") != std::string::npos;
+  return nccl ? SelectionRules::nccl : SelectionRules::mpich;
+}
+
+Bytes nccl_tree_threshold(int nodes) {
+  if (nodes < 2 || nodes > 32) return 0;
+  constexpr double kAtTwoNodes = 4.0 * 1024 * 1024;
+  return static_cast<Bytes>(std::llround(kAtTwoNodes * std::pow(nodes / 2.0, 1.5)));
+}
+
+CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, CollectiveOp op, Bytes bytes, int members,
+                                     int nodes) {
+  if (members < 2) return CollectiveAlgorithm::ring;
+  if (selection_rules(library) == SelectionRules::nccl) {
+    if (op == CollectiveOp::all_reduce && bytes < nccl_tree_threshold(nodes)) return CollectiveAlgorithm::tree;
+    return CollectiveAlgorithm::ring;
+  }
+  if (op == CollectiveOp::all_reduce) return CollectiveAlgorithm::rhd;
+  return bytes < kMpichLongMessageBytes ? CollectiveAlgorithm::rhd : CollectiveAlgorithm::ring;
+}
+
+FlowSchedule build_schedule(CollectiveAlgorithm algorithm, CollectiveOp op, std::span<const int> devices,
+                            Bytes bytes, const ScheduleOptions& options) {
+  if (!supports(algorithm, op)) {
+    throw std::invalid_argument(std::string("build_schedule: ") + to_string(algorithm) + " does not do " +
+                                to_string(op));
+  }
+  switch (algorithm) {
+    case CollectiveAlgorithm::ring:
+      return ring_schedule(op, devices, bytes,
+                           RingOptions{options.devices_per_node, options.channels, options.max_segments});
+    case CollectiveAlgorithm::rhd: return rhd_schedule(op, devices, bytes);
+    case CollectiveAlgorithm::tree: return tree_all_reduce_schedule(devices, bytes);
+    case CollectiveAlgorithm::hierarchical:
+      return hierarchical_schedule(op, devices, bytes, options.devices_per_node, options.max_segments);
+  }
+  return {};
+}
+
+}  // namespace ws

@@ -1,0 +1,55 @@
+// Which algorithm a collective library runs for (op, size, communicator), and the one entry point
+// that turns a call into a FlowSchedule for any algorithm.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "sim/collectives/flow_schedule.hpp"
+#include "sim/core/collective_op.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+enum class CollectiveAlgorithm { ring, rhd, tree, hierarchical };
+
+const char* to_string(CollectiveAlgorithm a);                           // "ring", "rhd", "tree", "hierarchical"
+std::optional<CollectiveAlgorithm> parse_algorithm(std::string_view text);  // inverse of to_string
+bool supports(CollectiveAlgorithm a, CollectiveOp op);                  // tree: all-reduce only
+
+// Selection rules follow the library family, told by the library's name: "nccl" and "rccl" (and
+// names containing them) select like NCCL, every other name (cray-mpich, mpich, open-mpi) like
+// MPICH. The rules and thresholds (sim/collectives/README.md):
+//  NCCL:  all-gather, reduce-scatter: ring (NCCL/RCCL use only ring for them, machines.md 3.3);
+//         all-reduce: tree below nccl_tree_threshold(nodes), else ring.
+//  MPICH: all-reduce: rhd (MPICH's default for commutative ops; below 2 KiB MPICH uses plain
+//         recursive doubling, which we approximate by rhd);
+//         all-gather: rhd below 512 KiB of output (MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE), else ring;
+//         reduce-scatter: rhd below 512 KiB of input (MPIR_CVAR_REDSCAT_COMMUTATIVE_LONG_MSG_SIZE),
+//         else ring (MPICH's pairwise exchange: same bytes and p - 1 steps).
+enum class SelectionRules { nccl, mpich };
+SelectionRules selection_rules(const CollectiveLibrary& library);
+
+// NCCL tree/ring switch point for all-reduce: the CSCS NCCL tuner for Alps (machines.md 3.1 [V])
+// gives 4 MiB at 2 nodes and 256 MiB at 32 nodes and ring only above 32 nodes; between them we
+// interpolate as a power law (4 MiB x (nodes / 2)^1.5, an estimate through both anchors). One node:
+// 0 (ring; the tuner has no intra-node entry). Used for every NCCL-family library (for RCCL an
+// estimate: no RCCL tuner table was found).
+Bytes nccl_tree_threshold(int nodes);
+inline constexpr Bytes kMpichLongMessageBytes = 512 * 1024;
+
+CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, CollectiveOp op, Bytes bytes, int members,
+                                     int nodes);
+
+struct ScheduleOptions {
+  int devices_per_node = 1;
+  int channels = 1;      // ring channels (see RingOptions); the job uses the node's NIC count
+  int max_segments = 0;  // ring step coalescing (see append_ring); 0 = every step its own send
+};
+
+// The schedule of one call. Throws std::invalid_argument if !supports(algorithm, op).
+FlowSchedule build_schedule(CollectiveAlgorithm algorithm, CollectiveOp op, std::span<const int> devices,
+                            Bytes bytes, const ScheduleOptions& options);
+
+}  // namespace ws

@@ -1,0 +1,86 @@
+// A collective algorithm as data: per member, the sends it makes and the receives each send waits
+// for. One executor runs any number of such schedules together on one FlowNetwork, so ring,
+// recursive halving/doubling, trees and hierarchical algorithms share the same timing rules.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/machine/machine.hpp"
+#include "sim/net/flow_network.hpp"
+
+namespace ws {
+
+// One message of a schedule: member `from` sends `bytes` to member `to` (indices into devices).
+struct ScheduledSend {
+  int from = 0;
+  int to = 0;
+  Bytes bytes = 0;
+  // Steps merged into this send (coalesced ring segments): the receive counts as done
+  // merged_steps x (library step latency + path latency) after the flow completes, which is what
+  // that many extra lockstep steps would have cost in latency. 0 for an ordinary send.
+  int merged_steps = 0;
+};
+
+// Sends with their dependencies in compressed rows: send s starts when all sends in
+// after(s) have been received (by their receivers, i.e. by the sender of s), plus the library's
+// step latency; sends with no dependency start at start + launch latency + step latency.
+class FlowSchedule {
+ public:
+  std::vector<int> devices;  // member -> device id
+  Time start;
+
+  // Appends a send that waits for the sends `after` (earlier ids); returns its id.
+  int add_send(int from, int to, Bytes bytes, std::span<const int> after, int merged_steps = 0);
+  int add_send(int from, int to, Bytes bytes, std::initializer_list<int> after, int merged_steps = 0) {
+    return add_send(from, to, bytes, std::span<const int>(after.begin(), after.size()), merged_steps);
+  }
+
+  std::size_t size() const { return sends_.size(); }
+  const ScheduledSend& send(int id) const { return sends_[static_cast<std::size_t>(id)]; }
+  std::span<const int> after(int id) const {
+    const auto b = static_cast<std::size_t>(after_begin_[static_cast<std::size_t>(id)]);
+    const auto e = static_cast<std::size_t>(after_begin_[static_cast<std::size_t>(id) + 1]);
+    return {after_.data() + b, e - b};
+  }
+  // Bytes summed over all sends: what the network must deliver for this schedule (logical bytes).
+  Bytes total_bytes() const { return total_bytes_; }
+  // Total algorithm steps = the longest chain of dependent sends, merged steps included.
+  int critical_path_steps() const;
+
+ private:
+  std::vector<ScheduledSend> sends_;
+  std::vector<int> after_begin_{0};
+  std::vector<int> after_;
+  Bytes total_bytes_ = 0;
+};
+
+// How logical bytes become bytes on the wire. A flow of s bytes occupies its links as if it carried
+// s / bandwidth_efficiency bytes, plus, across nodes, nic_overhead_bytes: the NIC small-message
+// curve eff(s) = E s / (s + h) is the time of (s + h) / E bytes at line rate, and the library's
+// efficiency already contains E (it is fitted end to end), so only h is added here.
+struct WireModel {
+  double bandwidth_efficiency = 1.0;  // (0, 1]
+  double nic_overhead_bytes = 0.0;    // h of NicEfficiencyCurve, inter-node sends only
+};
+
+WireModel wire_model(const Machine& machine, const CollectiveLibrary& library);
+
+struct ScheduleResult {
+  Time start;
+  Time end;  // the last receive of the schedule
+  std::uint64_t flows = 0;
+  Bytes bytes = 0;       // logical bytes sent
+  Bytes wire_bytes = 0;  // bytes given to the network
+};
+
+// Runs all schedules to completion together (network time must not be past any start). Time per
+// send: its dependencies' receives + library step latency, then path latency + wire bytes at the
+// max-min share; launch latency once per schedule. Deterministic: sends that become ready at one
+// time start in (schedule, send id) order.
+std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
+                                               const CollectiveLibrary& library, const WireModel& wire = {});
+
+}  // namespace ws

@@ -1,0 +1,62 @@
+// Three phases of rings glued by per-member dependencies.
+#include "sim/collectives/hierarchical_schedule.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "sim/collectives/ring_schedule.hpp"
+
+namespace ws {
+
+FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
+                                   int max_segments) {
+  const auto nodes = members_by_node(devices, devices_per_node);
+  const std::size_t L = nodes.front().size();
+  const bool uniform = std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == L; });
+  if (nodes.size() < 2 || L < 2 || !uniform) {
+    return ring_schedule(op, devices, bytes, RingOptions{devices_per_node, 1, max_segments});
+  }
+  FlowSchedule sc;
+  sc.devices.assign(devices.begin(), devices.end());
+  const std::size_t n = nodes.size();
+  std::vector<int> last(devices.size(), -1);  // per member: its latest receive
+  auto intra = [&](CollectiveOp phase) {
+    for (const auto& node : nodes) {
+      std::vector<int> entry(L);
+      for (std::size_t j = 0; j < L; ++j) entry[j] = last[static_cast<std::size_t>(node[j])];
+      const auto got = append_ring(sc, phase, node, bytes, entry, max_segments);
+      for (std::size_t j = 0; j < L; ++j) last[static_cast<std::size_t>(node[j])] = got[j];
+    }
+  };
+  auto inter = [&](CollectiveOp phase) {
+    const Bytes base = bytes / static_cast<Bytes>(L), extra = bytes % static_cast<Bytes>(L);
+    for (std::size_t j = 0; j < L; ++j) {
+      std::vector<int> ring(n), entry(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        ring[k] = nodes[k][j];
+        entry[k] = last[static_cast<std::size_t>(ring[k])];
+      }
+      const auto got = append_ring(sc, phase, ring, base + (j < extra ? 1 : 0), entry, max_segments);
+      for (std::size_t k = 0; k < n; ++k) last[static_cast<std::size_t>(ring[k])] = got[k];
+    }
+  };
+  switch (op) {
+    case CollectiveOp::all_reduce:
+      intra(CollectiveOp::reduce_scatter);
+      inter(CollectiveOp::all_reduce);
+      intra(CollectiveOp::all_gather);
+      break;
+    case CollectiveOp::reduce_scatter:
+      intra(CollectiveOp::reduce_scatter);
+      inter(CollectiveOp::reduce_scatter);
+      break;
+    case CollectiveOp::all_gather:
+      inter(CollectiveOp::all_gather);
+      intra(CollectiveOp::all_gather);
+      break;
+  }
+  return sc;
+}
+
+}  // namespace ws

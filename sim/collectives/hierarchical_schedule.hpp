@@ -1,0 +1,24 @@
+// Hierarchical (node-aware) collectives as FlowSchedules: an intra-node ring over the node's own
+// links, then rings across nodes, one per local rank, so every local rank drives its own NIC, then
+// the intra-node ring again.
+#pragma once
+
+#include <span>
+
+#include "sim/collectives/flow_schedule.hpp"
+#include "sim/core/collective_op.hpp"
+
+namespace ws {
+
+// With n nodes of L members each (members grouped by node in order of first appearance):
+//  all-reduce:     intra-node reduce-scatter of bytes; n-member all-reduce of bytes / L per local
+//                  rank j; intra-node all-gather of bytes;
+//  reduce-scatter: intra-node reduce-scatter of bytes; n-member reduce-scatter of bytes / L;
+//  all-gather:     n-member all-gather of bytes / L; intra-node all-gather of bytes.
+// Each member's first send of a phase waits for its last receive of the previous phase (no global
+// barrier). Falls back to one ring when the communicator has one node, one member per node, or
+// nodes with different member counts. max_segments as in append_ring.
+FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
+                                   int max_segments = 0);
+
+}  // namespace ws

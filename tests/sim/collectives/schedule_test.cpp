@@ -1,0 +1,235 @@
+// Schedule-based collectives: the executor against the ring driver, rhd against its closed form,
+// byte conservation of every algorithm, hierarchical NIC use, selection thresholds, determinism.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <numeric>
+
+#include "sim/collectives/collective_algorithm.hpp"
+#include "sim/collectives/collective_job.hpp"
+#include "sim/collectives/flow_schedule.hpp"
+#include "sim/collectives/hierarchical_schedule.hpp"
+#include "sim/collectives/rhd_schedule.hpp"
+#include "sim/collectives/ring.hpp"
+#include "sim/collectives/ring_schedule.hpp"
+#include "sim/collectives/tree_schedule.hpp"
+#include "tests/sim/net/test_machine.hpp"
+
+namespace ws {
+namespace {
+
+using namespace ws::literals;
+
+struct Fixture {
+  Machine machine;
+  Topology topology;
+  Router router;
+  FlowNetwork network;
+  Fixture(Machine m, int nodes, RoutingPolicy policy, std::uint64_t seed, int groups = 0)
+      : machine(std::move(m)),
+        topology(build_topology(machine, nodes, groups)),
+        router(topology, {policy, seed}),
+        network(topology, router) {}
+};
+
+std::vector<int> iota_devices(int first, int p, int stride = 1) {
+  std::vector<int> d(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) d[static_cast<std::size_t>(i)] = first + i * stride;
+  return d;
+}
+
+ScheduleResult run_one(Fixture& fx, const FlowSchedule& s) {
+  const std::vector<FlowSchedule> all{s};
+  return run_flow_schedules(fx.network, all, fx.machine.collective_libraries.front()).front();
+}
+
+// The executor runs the ring's schedule exactly as the dedicated ring driver does, contention and
+// adaptive routing included: same end times, same flows.
+TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
+  const Machine m = testing::small_machine(3, 4, 4, 2, 2, 1, 50.0, 25.0);
+  Fixture a(m, 12, RoutingPolicy::adaptive, 7), b(m, 12, RoutingPolicy::adaptive, 7);
+  std::vector<CollectiveCall> calls;
+  std::vector<FlowSchedule> schedules;
+  for (int c = 0; c < 2; ++c) {
+    const auto devices = iota_devices(c, 12, 2);  // the two devices of each node in different calls
+    const CollectiveOp op = c == 0 ? CollectiveOp::all_reduce : CollectiveOp::all_gather;
+    calls.push_back({op, devices, 64_MiB + 3, Time::zero()});
+    schedules.push_back(ring_schedule(op, devices, 64_MiB + 3, RingOptions{}));
+  }
+  const auto ring = run_ring_collectives(a.network, calls, m.collective_libraries.front());
+  const auto generic = run_flow_schedules(b.network, schedules, m.collective_libraries.front());
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    EXPECT_EQ(generic[c].end, ring[c].end) << c;
+    EXPECT_EQ(generic[c].flows, ring[c].flows) << c;
+  }
+}
+
+// One device per node and a fabric 10x the NIC: every rhd exchange runs at the NIC rate, so
+// all-reduce = launch + 2 log2 p (step + hop latency) + 2 (p - 1) / p M / bw.
+TEST(RhdCollective, AllReduceMatchesTheClosedFormOnANonBlockingNetwork) {
+  for (const int p : {4, 8}) {
+    Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+    const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
+    const Bytes M = 256_MiB;
+    const auto r = run_one(fx, rhd_schedule(CollectiveOp::all_reduce, iota_devices(0, p), M));
+    const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
+    const double log2p = std::log2(p);
+    const double expected_s = lib.launch_latency.seconds() + 2 * log2p * (lib.step_latency + hop).seconds() +
+                              2.0 * (p - 1) / p * static_cast<double>(M) / 25e9;
+    EXPECT_NEAR(r.end.seconds(), expected_s, 0.01 * expected_s) << p;
+    EXPECT_EQ(r.flows, static_cast<std::uint64_t>(2 * log2p * p));
+  }
+}
+
+// Bytes each algorithm must move, from its definition (M divisible by everything used here).
+Bytes closed_form_bytes(CollectiveAlgorithm a, CollectiveOp op, int p, Bytes M, int nodes, int local) {
+  const auto P = static_cast<Bytes>(p);
+  switch (a) {
+    case CollectiveAlgorithm::ring: return (op == CollectiveOp::all_reduce ? 2 : 1) * (P - 1) * M;
+    case CollectiveAlgorithm::tree: return 2 * (P - 1) * M;
+    case CollectiveAlgorithm::rhd: {
+      Bytes q = 1;
+      while (q * 2 <= P) q *= 2;
+      const Bytes r = P - q;
+      if (op == CollectiveOp::all_reduce) return 2 * r * M + 2 * (q - 1) * M;
+      if (op == CollectiveOp::reduce_scatter) return r * M + (q - 1) * M + r * (M / P);
+      return (P - 1) * M;
+    }
+    case CollectiveAlgorithm::hierarchical: {
+      const auto n = static_cast<Bytes>(nodes), L = static_cast<Bytes>(local);
+      if (op == CollectiveOp::all_reduce) return 2 * n * (L - 1) * M + 2 * (n - 1) * M;
+      return n * (L - 1) * M + (n - 1) * M;
+    }
+  }
+  return 0;
+}
+
+TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
+  const Bytes M = 96_MiB;  // divisible by 4, 6, 8, 12
+  for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
+                       CollectiveAlgorithm::hierarchical}) {
+    for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+      if (!supports(a, op)) continue;
+      for (const int nodes : {2, 3}) {
+        // 4 devices per node with 4 NICs: hierarchical has n = nodes, L = 4.
+        Fixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+        const int p = 4 * nodes;
+        const auto s = build_schedule(a, op, iota_devices(0, p), M, ScheduleOptions{4, 4, 0});
+        const auto r = run_one(fx, s);
+        const Bytes expected = closed_form_bytes(a, op, p, M, nodes, 4);
+        EXPECT_EQ(s.total_bytes(), expected) << to_string(a) << " " << to_string(op) << " p=" << p;
+        EXPECT_EQ(r.bytes, expected);
+        EXPECT_EQ(fx.network.bytes_delivered(), expected) << to_string(a) << " " << to_string(op);
+      }
+    }
+  }
+}
+
+TEST(RhdCollective, NonPowerOfTwoAddsTwoStepsAndDeliversItsBytes) {
+  Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 6, RoutingPolicy::minimal, 1);
+  const auto s = rhd_schedule(CollectiveOp::all_reduce, iota_devices(0, 6), 60_MiB);
+  EXPECT_EQ(s.critical_path_steps(), 2 * 2 + 2);  // 2 log2 4 + pre + post
+  run_one(fx, s);
+  EXPECT_EQ(fx.network.bytes_delivered(), closed_form_bytes(CollectiveAlgorithm::rhd, CollectiveOp::all_reduce, 6,
+                                                            60_MiB, 6, 1));
+}
+
+// Up and down the binomial tree: its height is the most set bits of a position (<= ceil(log2 p)).
+TEST(TreeCollective, TakesTwiceTheTreeHeightInSteps) {
+  for (const int p : {2, 5, 8, 16}) {
+    const auto s = tree_all_reduce_schedule(iota_devices(0, p), 1_MiB);
+    int height = 0;
+    for (unsigned q = 0; q < static_cast<unsigned>(p); ++q) height = std::max(height, std::popcount(q));
+    EXPECT_EQ(s.critical_path_steps(), 2 * height) << p;
+    EXPECT_LE(height, static_cast<int>(std::ceil(std::log2(p))));
+  }
+}
+
+// Each local rank drives its own NIC in the inter-node phase; a single ring leaves a node through
+// one device only.
+TEST(HierarchicalCollective, UsesEveryNicOfEveryNode) {
+  const int nodes = 4;
+  auto nic_bytes = [&](const FlowSchedule& s, Fixture& fx) {
+    run_one(fx, s);
+    std::vector<double> out;
+    for (int nic = 0; nic < nodes * 4; ++nic) {
+      out.push_back(fx.network.link_bytes_delivered(fx.topology.injection_up[static_cast<std::size_t>(nic)]));
+    }
+    return out;
+  };
+  for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    Fixture h(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+    for (const double b : nic_bytes(hierarchical_schedule(op, iota_devices(0, 16), 64_MiB, 4), h)) {
+      EXPECT_GT(b, 0.0) << to_string(op);
+    }
+  }
+  Fixture single(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  const auto ring = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 1, 0}), single);
+  EXPECT_EQ(std::count_if(ring.begin(), ring.end(), [](double b) { return b > 0; }), nodes);
+  Fixture multi(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  const auto channels = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 4, 0}), multi);
+  EXPECT_EQ(std::count_if(channels.begin(), channels.end(), [](double b) { return b > 0; }), 4 * nodes);
+}
+
+// Coalesced ring segments keep a lockstep ring's time: only the (hidden) per-step bandwidth terms
+// merge, the latencies are added back.
+TEST(RingSchedule, SegmentsMatchTheStepwiseRingInLockstep) {
+  const int p = 8;
+  Fixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+  Fixture b(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+  const auto exact = run_one(a, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{}));
+  const auto merged = run_one(b, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{1, 1, 3}));
+  EXPECT_EQ(merged.flows, 3u * p);
+  EXPECT_NEAR(merged.end.seconds(), exact.end.seconds(), 1e-3 * exact.end.seconds());
+  EXPECT_EQ(a.network.bytes_delivered(), b.network.bytes_delivered());
+}
+
+TEST(AlgorithmSelection, PicksTheDocumentedAlgorithmAtTheThresholds) {
+  const CollectiveLibrary nccl{"nccl", 10_us, 2_us, 1.0}, rccl{"rccl", 10_us, 2_us, 1.0};
+  const CollectiveLibrary mpich{"cray-mpich", 10_us, 2_us, 1.0};
+  EXPECT_EQ(nccl_tree_threshold(2), 4_MiB);
+  EXPECT_EQ(nccl_tree_threshold(32), 256_MiB);
+  EXPECT_EQ(nccl_tree_threshold(33), 0u);
+  EXPECT_EQ(nccl_tree_threshold(1), 0u);
+  for (const auto& lib : {nccl, rccl}) {
+    EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_reduce, 4_MiB - 1, 8, 2), CollectiveAlgorithm::tree);
+    EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_reduce, 4_MiB, 8, 2), CollectiveAlgorithm::ring);
+    EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_reduce, 256_MiB - 1, 128, 32), CollectiveAlgorithm::tree);
+    EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_reduce, 1, 256, 64), CollectiveAlgorithm::ring);
+    EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_gather, 1, 8, 2), CollectiveAlgorithm::ring);
+    EXPECT_EQ(select_algorithm(lib, CollectiveOp::reduce_scatter, 1, 8, 2), CollectiveAlgorithm::ring);
+  }
+  for (const auto op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
+    EXPECT_EQ(select_algorithm(mpich, op, kMpichLongMessageBytes - 1, 8, 2), CollectiveAlgorithm::rhd);
+    EXPECT_EQ(select_algorithm(mpich, op, kMpichLongMessageBytes, 8, 2), CollectiveAlgorithm::ring);
+  }
+  EXPECT_EQ(select_algorithm(mpich, CollectiveOp::all_reduce, 1_GiB, 8, 2), CollectiveAlgorithm::rhd);
+}
+
+TEST(CollectiveJob, TwoRunsGiveIdenticalReports) {
+  Machine m = testing::small_machine(4, 4, 4, 2, 2, 1, 25.0, 25.0);
+  m.network.routing = RoutingPolicy::adaptive;
+  CollectiveJobSpec spec;
+  spec.op = CollectiveOp::all_reduce;
+  spec.bytes = 32_MiB;
+  spec.layout = Layout{8, 2, 1, 1};
+  spec.group = GroupKind::data;
+  spec.placement = PlacementKind::scattered;
+  spec.seed = 3;
+  const auto a = run_collective_job(m, spec), b = run_collective_job(m, spec);
+  EXPECT_EQ(a.communicators, 2);
+  EXPECT_EQ(a.members, 8);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.flows, b.flows);
+  EXPECT_EQ(a.minimal_routes, b.minimal_routes);
+  EXPECT_EQ(a.non_minimal_routes, b.non_minimal_routes);
+  ASSERT_EQ(a.busiest.size(), b.busiest.size());
+  for (std::size_t i = 0; i < a.busiest.size(); ++i) {
+    EXPECT_EQ(a.busiest[i].link, b.busiest[i].link);
+    EXPECT_EQ(a.busiest[i].bytes, b.busiest[i].bytes);
+  }
+}
+
+}  // namespace
+}  // namespace ws
