@@ -47,13 +47,15 @@ ws::Machine frontier_like() {
 
 // state.range(0): devices; state.range(1): tensor-parallel size (x*y*z), data = devices / tp;
 // state.range(2): routing policy (0 minimal, 1 non-minimal, 2 adaptive);
-// state.range(3): ring model (0 stepwise: one flow per member per step; 1 coalesced steps).
+// state.range(3): ring model (0 stepwise: one flow per member per step; n >= 1: coalesced into n
+// lockstep flow groups per call, see ring_coalesced.hpp); state.range(4): coalesced paths per member.
 void BM_DataParallelAllReduce(benchmark::State& state) {
   const ws::Machine machine = frontier_like();
   const int devices = static_cast<int>(state.range(0));
   const int tp = static_cast<int>(state.range(1));
   const auto policy = static_cast<ws::RoutingPolicy>(state.range(2));
-  const bool coalesced = state.range(3) == 1;
+  const auto segments = static_cast<int>(state.range(3));
+  const auto paths = static_cast<int>(state.range(4));
   const ws::Layout layout{devices / tp, 2, 2, tp / 4};
   const int nodes = devices / machine.node.devices;
   const auto job = ws::place_job_nodes(nodes, nodes, ws::PlacementKind::contiguous, 1);
@@ -72,7 +74,7 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
     ws::Router router(topology, {policy, 1});
     ws::FlowNetwork network(topology, router);
     const auto& library = machine.collective_libraries.front();
-    const auto results = coalesced ? ws::run_ring_collectives_coalesced(network, calls, library)
+    const auto results = segments > 0 ? ws::run_ring_collectives_coalesced(network, calls, library, {segments, paths})
                                    : ws::run_ring_collectives(network, calls, library);
     simulated_s = 0;
     for (const auto& r : results) simulated_s = std::max(simulated_s, r.end.seconds());
@@ -86,11 +88,14 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
   state.counters["dp_groups"] = static_cast<double>(calls.size());
 }
 BENCHMARK(BM_DataParallelAllReduce)
-    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192}, {16}, {0}, {0}})
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192}, {16}, {0}, {0}, {1}})
     // Adaptive routing breaks the rings' lockstep: every event is a distinct time and a solve over
     // the whole job, so only small sizes are registered for the stepwise model.
-    ->ArgsProduct({{256, 512}, {16}, {2}, {0}})
-    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, {16}, {0, 2}, {1}})
+    ->ArgsProduct({{256, 512, 1024}, {16}, {2}, {0}, {1}})
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, {16}, {0, 2}, {1}, {1}})
+    // Finer segments, more paths: accuracy against the stepwise rows above (README).
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192}, {16}, {0, 2}, {1, 8, 64}, {4}})
+    ->ArgsProduct({{256, 512, 1024, 2048}, {16}, {2}, {8, 64}, {1}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
