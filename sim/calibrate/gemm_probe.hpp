@@ -39,10 +39,10 @@ GemmGrid default_gemm_grid();
 // Three small shapes, one repetition: for tests.
 GemmGrid quick_gemm_grid();
 
-// Pins OpenBLAS to one thread (the engine runs one rank per core) and times the grid. A call under
-// a millisecond is repeated in a batch so the timer's resolution does not matter; the best batch
-// of `repetitions` gives the per-call time (the best is the machine's capability; slower calls are
-// interference from other processes).
+// Pins OpenBLAS to one thread (the engine runs one rank per core) and times the grid in thread CPU
+// time (thread_cpu_clock.hpp). A call under a millisecond is repeated in a batch; the best batch
+// of `repetitions` gives the per-call time (the best is the core's capability; slower batches are
+// cache interference from other processes).
 GemmMeasurements measure_gemm(const GemmGrid& grid);
 
 }  // namespace ws

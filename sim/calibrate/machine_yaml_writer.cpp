@@ -92,7 +92,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                    significant(f.memory_capacity_per_core / 1073741824.0), std::max(h.cores, 1)));
   line(fmt::format(
       "    bandwidth: \"{}\"  # STREAM triad on doubles, 3 arrays of {} ({}), best of {} passes: {} cores together "
-      "{}, shared per core; one core alone reaches {}",
+      "{} (wall time), shared per core; one core alone reaches {} (thread CPU time)",
       gbps(f.memory_bandwidth_per_core), mib(c.memory.array_bytes),
       c.memory.array_bytes >= 2.0 * h.last_level_cache_bytes && h.last_level_cache_bytes > 0
           ? fmt::format(">> the {} last-level cache: DRAM", mib(h.last_level_cache_bytes))
@@ -100,9 +100,9 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
       c.memory.repetitions, c.memory.threads, gbps(c.memory.all_cores_bytes_per_s),
       gbps(c.memory.one_core_bytes_per_s)));
   line(fmt::format("  gemm_efficiency:  # cblas_sgemm (fp32, row-major), 1 thread; per shape and variant the best of {} "
-                   "timed calls (batched to >= 1 ms) after a warm-up; the table keeps the best of NN / NT / TN, the "
-                   "comment lists all three in GFLOP/s; efficiency = rate / fp32 peak",
-                   c.gemm.grid.repetitions));
+                   "timed calls (batched to >= 1 ms, thread CPU time) after a warm-up; the table keeps the best of "
+                   "NN / NT / TN, the comment lists all three in GFLOP/s; efficiency = rate / fp32 peak; grid took {:.0f} s",
+                   c.gemm.grid.repetitions, c.gemm.wall_seconds));
   for (std::size_t i = 0; i < c.gemm.rates.size(); ++i) {
     const auto& r = c.gemm.rates[i];
     line(fmt::format("    - {{m: {}, n: {}, k: {}, efficiency: {}}}  # NN {} NT {} TN {}", r.m, r.n, r.k,

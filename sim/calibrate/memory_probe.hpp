@@ -14,7 +14,9 @@ struct MemoryMeasurements {
 
 // Bytes counted as STREAM does: 3 x 8 bytes per element (two reads, one write; the write-allocate
 // read is not counted). Best of `repetitions` passes after one untimed pass that first-touches the
-// pages; in the all-cores run each thread owns its slice and a pass lasts until the slowest ends.
+// pages. One core alone is timed in thread CPU time (thread_cpu_clock.hpp); in the all-cores run
+// each thread owns its slice, passes start together, and a pass lasts (wall time) until the
+// slowest thread ends.
 MemoryMeasurements measure_memory_bandwidth(double array_bytes, int threads, int repetitions);
 
 }  // namespace ws
