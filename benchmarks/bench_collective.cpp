@@ -84,6 +84,7 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(stats.events);
   state.counters["solves"] = static_cast<double>(stats.recomputes);
   state.counters["flows_resolved"] = static_cast<double>(stats.flows_resolved);
+  state.counters["wide_solves"] = static_cast<double>(stats.wide_solves);
   state.counters["simulated_s"] = simulated_s;
   state.counters["dp_groups"] = static_cast<double>(calls.size());
 }

@@ -24,6 +24,7 @@ FlowNetwork::FlowNetwork(const Topology& topology, Router& router)
   unfixed_.assign(L, 0);
   link_weight_.assign(L, 0);
   link_stamp_.assign(L, 0);
+  saturated_.assign(L, 0);
   for (const Link& l : topology.links) {
     assert(l.bandwidth.bytes_per_s() > 0.0 && "every link needs a positive bandwidth");
     (void)l;
@@ -322,32 +323,55 @@ void FlowNetwork::schedule_completion(int f, Time t) {
 
 void FlowNetwork::resolve(Time t) {
   ++stats_.recomputes;
-  // 1. The connected component (links <-> flows) reachable from the touched links. The epoch was
-  //    bumped in advance(): touched links already carry it.
-  component_links_.assign(touched_.begin(), touched_.end());
+  if (!solve(t, true)) {
+    ++stats_.wide_solves;
+    solve(t, false);
+  }
+}
+
+// Max-min over the flows a change can reach. Restricted: from the touched links, only through links
+// that were saturated after the last solve. A flow's share is set by a saturated link on which it
+// has the largest share, so a change spreads only through saturated links -- or through a link it
+// newly saturates. The flows outside keep their rates and their use of the boundary (unsaturated)
+// links; if the solve saturates a boundary link below the share of an outside flow on it, that flow
+// would have to change too, and the caller re-solves the whole connected component instead.
+bool FlowNetwork::solve(Time t, bool restricted) {
+  const std::uint64_t reached = ++epoch_;
+  component_links_.clear();
+  for (const int l : touched_) {
+    link_stamp_[static_cast<std::size_t>(l)] = reached;
+    component_links_.push_back(l);
+  }
   component_flows_.clear();
+  boundary_links_.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     const int l = component_links_[i];
     for (const LinkEntry& e : link_flows_[static_cast<std::size_t>(l)]) {
-      if (flow_stamp_[static_cast<std::size_t>(e.flow)] == epoch_) continue;
-      flow_stamp_[static_cast<std::size_t>(e.flow)] = epoch_;
+      if (flow_stamp_[static_cast<std::size_t>(e.flow)] == reached) continue;
+      flow_stamp_[static_cast<std::size_t>(e.flow)] = reached;
       component_flows_.push_back(e.flow);
       for_each_link(flows_[static_cast<std::size_t>(e.flow)], [&](int, int l2, int) {
-        if (link_stamp_[static_cast<std::size_t>(l2)] == epoch_) return;
-        link_stamp_[static_cast<std::size_t>(l2)] = epoch_;
-        component_links_.push_back(l2);
+        const auto l2i = static_cast<std::size_t>(l2);
+        if (link_stamp_[l2i] == reached) return;
+        link_stamp_[l2i] = reached;
+        if (!restricted || saturated_[l2i]) {
+          component_links_.push_back(l2);
+        } else {
+          boundary_links_.push_back(l2);
+        }
       });
     }
   }
   stats_.flows_resolved += component_flows_.size();
-  // 2. Settle every flow of the component to time t at its old rate.
+  // Settle every reached flow to time t at its old rate.
   for (const int f : component_flows_) {
     Flow& flow = flows_[static_cast<std::size_t>(f)];
     flow.remaining = std::max(0.0, flow.remaining - flow.rate * (t - flow.last_update).seconds());
     flow.last_update = t;
   }
-  // 3. Progressive filling: repeatedly saturate the link with the smallest fair share (capacity per
-  //    unfixed member; a group counts once per member on the link).
+  // Progressive filling: repeatedly saturate the link with the smallest fair share (capacity per
+  // unfixed member; a group counts once per member on the link). Every flow of a component link is
+  // reached; a boundary link's capacity is what the outside flows leave.
   heap_.clear();
   for (const int l : component_links_) {
     const auto li = static_cast<std::size_t>(l);
@@ -355,9 +379,27 @@ void FlowNetwork::resolve(Time t) {
     unfixed_[li] = link_weight_[li];
     if (unfixed_[li] > 0) heap_.emplace_back(capacity_[li] / unfixed_[li], l);
   }
+  for (const int l : boundary_links_) {
+    const auto li = static_cast<std::size_t>(l);
+    double left = topology_->links[li].bandwidth.bytes_per_s();
+    int unfixed = 0;
+    for (const LinkEntry& e : link_flows_[li]) {
+      const Flow& flow = flows_[static_cast<std::size_t>(e.flow)];
+      const int weight = flow.group < 0 ? 1 : groups_[static_cast<std::size_t>(flow.group)].links[static_cast<std::size_t>(e.slot)].weight;
+      if (flow_stamp_[static_cast<std::size_t>(e.flow)] == reached) {
+        unfixed += weight;
+      } else {
+        left -= flow.rate * weight;
+      }
+    }
+    capacity_[li] = left;
+    unfixed_[li] = unfixed;
+    heap_.emplace_back(std::max(left, 0.0) / unfixed, l);
+  }
   const auto later = std::greater<std::pair<double, int>>();
   std::make_heap(heap_.begin(), heap_.end(), later);
   const std::uint64_t fixed_mark = ++epoch_;  // flow_stamp_ == fixed_mark: share decided
+  constexpr double kSlack = 1e-9;             // relative: saturation and share comparisons
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     const auto [share, l] = heap_.back();  // share: the key when queued
@@ -376,8 +418,13 @@ void FlowNetwork::resolve(Time t) {
     for (const LinkEntry& e : link_flows_[li]) {
       const auto fi = static_cast<std::size_t>(e.flow);
       if (flow_stamp_[fi] == fixed_mark) continue;
-      flow_stamp_[fi] = fixed_mark;
       Flow& flow = flows_[fi];
+      if (flow_stamp_[fi] != reached) {
+        // An outside flow on a link saturated here: it must not get more than the reached ones.
+        if (flow.rate > current * (1.0 + kSlack)) return false;
+        continue;
+      }
+      flow_stamp_[fi] = fixed_mark;
       const double old_rate = flow.rate;
       flow.rate = current;
       for_each_link(flow, [&](int, int l2, int weight) {
@@ -389,6 +436,14 @@ void FlowNetwork::resolve(Time t) {
       if (flow.rate != old_rate) schedule_completion(e.flow, t);
     }
   }
+  auto mark_saturation = [&](int l) {
+    const auto li = static_cast<std::size_t>(l);
+    const double bw = topology_->links[li].bandwidth.bytes_per_s();
+    saturated_[li] = link_weight_[li] > 0 && capacity_[li] <= kSlack * bw ? 1 : 0;
+  };
+  for (const int l : component_links_) mark_saturation(l);
+  for (const int l : boundary_links_) mark_saturation(l);
+  return true;
 }
 
 }  // namespace ws

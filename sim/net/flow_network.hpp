@@ -34,6 +34,7 @@ struct FlowNetworkStats {
   std::uint64_t flows_completed = 0;
   std::uint64_t recomputes = 0;        // bandwidth-sharing solves (one per distinct event time)
   std::uint64_t flows_resolved = 0;    // flows whose share was recomputed, summed over solves
+  std::uint64_t wide_solves = 0;       // solves that had to fall back to the whole component
   std::uint64_t events = 0;            // activation + completion events processed
 };
 
@@ -116,6 +117,7 @@ class FlowNetwork {
   void complete(int f, Time t, std::vector<CompletedFlow>& completed);
   void touch(int link);
   void resolve(Time t);
+  bool solve(Time t, bool restricted);
   void schedule_completion(int f, Time t);
   // Completions live in an indexed 4-ary min-heap on (due, due_sequence): a share change moves the
   // flow's entry in place instead of leaving a stale event behind.
@@ -141,6 +143,8 @@ class FlowNetwork {
   std::vector<double> capacity_;  // bytes/s per link (solver scratch: residual capacity)
   std::vector<int> unfixed_;      // solver scratch: flows not yet fixed per link
   std::vector<std::uint64_t> link_stamp_;
+  std::vector<std::uint8_t> saturated_;  // link had no capacity left after the last solve over it
+  std::vector<int> boundary_links_;
   std::vector<std::uint64_t> flow_stamp_;
   std::vector<int> touched_;
   std::vector<int> component_links_;
