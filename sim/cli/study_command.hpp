@@ -1,7 +1,9 @@
-// `weakscale study <spec.yaml>`: runs a study and writes CSV, JSON and plots into --out.
+// `weakscale study <spec.yaml>`: runs a study and writes CSV, JSON, side tables and plots into
+// --out. Under mpirun the points and samples are spread over the ranks and rank 0 writes.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -11,10 +13,16 @@ struct StudyArgs {
   std::string spec_file;
   std::string out_dir = "results";
   bool no_plot = false;
+  int top_k = 0;  // 0: the spec's top_k (default 10)
+  int samples = 0;
+  std::uint64_t seed = 1;
+  bool no_placement_routing = false;
+  bool no_sensitivity = false;
+  bool restart = false;
 };
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);
-// Results and the summary go to `out`, progress lines to `progress`.
+// Results and the summary go to `out`, progress to `progress` (a bar when it is a terminal).
 void run_study_command(const StudyArgs& args, const std::string& machines_dir, std::ostream& out,
                        std::ostream& progress);
 

@@ -17,7 +17,7 @@ std::uint64_t splitmix64(std::uint64_t x);
 std::uint64_t derive_seed(std::uint64_t root_seed, std::uint64_t component_id);
 
 // Component ids for the streams of the simulator, so that two components never share one.
-enum class StreamId : std::uint64_t { placement = 1, routing = 2, collectives = 3, test = 1000 };
+enum class StreamId : std::uint64_t { placement = 1, routing = 2, collectives = 3, uncertainty = 4, test = 1000 };
 
 class RandomStream {
  public:

@@ -86,10 +86,22 @@ std::optional<std::filesystem::path> find_gnuplot() {
 std::string efficiency_plot_script(const StudyResult& result) {
   const auto rows = feasible_rows(result);
   std::string s = "$points << EOD\n";
+  const bool bands = result.samples > 0;
   for (const auto* row : rows) {
-    s += fmt::format("{} {:.4f} {:.4f} {:.4f} {}\n", row->point.devices, 100.0 * row->efficiency,
+    s += fmt::format("{} {:.4f} {:.4f} {:.4f} {}", row->point.devices, 100.0 * row->efficiency,
                      100.0 * row->best.hardware_peak_fraction, 100.0 * row->best.model_peak_fraction,
                      gp_string(row->point.model.name));
+    // Columns 6-11: efficiency and hardware percent of peak, 10th / 50th / 90th percentile.
+    if (bands) {
+      for (const auto& band : {row->efficiency_band, row->peak_fraction_band}) {
+        if (band) {
+          s += fmt::format(" {:.4f} {:.4f} {:.4f}", 100.0 * band->p10, 100.0 * band->p50, 100.0 * band->p90);
+        } else {
+          s += " NaN NaN NaN";
+        }
+      }
+    }
+    s += "\n";
   }
   s += "EOD\n";
   const double lo = rows.empty() ? 1 : rows.front()->point.devices / 1.5;
@@ -107,26 +119,44 @@ std::string efficiency_plot_script(const StudyResult& result) {
       gp_string(figure_title(result, "weak scaling")), lo, hi, device_tics(rows));
   // Room above the highest point for its model label; 120 % keeps the ideal line off the top.
   double top = 120;
-  for (const auto* row : rows) top = std::max(top, 100.0 * row->efficiency * 1.15);
+  for (const auto* row : rows) {
+    top = std::max(top, 100.0 * row->efficiency * 1.15);
+    if (row->efficiency_band) top = std::max(top, 100.0 * row->efficiency_band->p90 * 1.1);
+  }
+  const std::string band_title = fmt::format("10th-90th percentile, {} samples", result.samples);
+  const std::string efficiency_band =
+      bands ? fmt::format("     $points using 1:6:8 with filledcurves fc rgb \"#1f77b4\" fs transparent solid 0.2 "
+                          "noborder title {}, \\\n"
+                          "     $points using 1:7 with lines dt 3 lc rgb \"#1f77b4\" title \"median of samples\", \\\n",
+                          gp_string(band_title))
+            : std::string();
+  const std::string peak_band =
+      bands ? fmt::format("     $points using 1:9:11 with filledcurves fc rgb \"#d62728\" fs transparent solid 0.2 "
+                          "noborder title {}, \\\n"
+                          "     $points using 1:10 with lines dt 3 lc rgb \"#d62728\" title \"median of samples\", \\\n",
+                          gp_string(band_title))
+            : std::string();
   s += fmt::format(
       "set title \"Weak-scaling efficiency\"\n"
       "set ylabel \"efficiency: flop/s per device vs. first point (%)\"\n"
       "set yrange [0:{:.0f}]\n"
       "plot 100 with lines dt 2 lc rgb \"#808080\" title \"ideal\", \\\n"
+      "{}"
       "     $points using 1:2 with linespoints pt 7 ps 1.5 lc rgb \"#1f77b4\" title \"predicted\", \\\n"
       "     $points using 1:2:5 with labels offset 0,1.2 notitle\n",
-      top);
+      top, efficiency_band);
   s += fmt::format(
       "set title \"Percent of peak ({:.1f} TFLOP/s {} per device)\"\n"
       "set ylabel \"percent of peak (%)\"\n"
       "set yrange [0:100]\n"
-      "plot $points using 1:3 with linespoints pt 7 ps 1.5 lc rgb \"#d62728\" title \"hardware flops (with "
+      "plot {}"
+      "     $points using 1:3 with linespoints pt 7 ps 1.5 lc rgb \"#d62728\" title \"hardware flops (with "
       "recomputation)\", \\\n"
       "     $points using 1:4 with linespoints pt 5 ps 1.5 lc rgb \"#2ca02c\" title \"model flops (MFU)\", "
       "\\\n"
       "     $points using 1:3:5 with labels offset 0,1.2 notitle\n"
       "unset multiplot\n",
-      peak_tflops, to_string(result.spec.options.precision));
+      peak_tflops, to_string(result.spec.options.precision), peak_band);
   return s;
 }
 

@@ -3,49 +3,45 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
-#include "sim/analytic/plan.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/study/study_tasks.hpp"
+#include "sim/study/task_records.hpp"
+#include "sim/study/uncertainty.hpp"
 
 namespace ws {
 namespace {
 
-std::string infeasible_reason(const Plan& plan) {
-  if (!plan.over_memory.empty()) {
-    const auto& least = *std::min_element(
-        plan.over_memory.begin(), plan.over_memory.end(),
-        [](const auto& a, const auto& b) { return a.memory.total_bytes() < b.memory.total_bytes(); });
-    return fmt::format(
-        "no valid layout fits in device memory ({} valid; smallest needs {:.1f} GiB "
-        "with {})",
-        plan.over_memory.size(), least.memory.total_bytes() / (1024.0 * 1024.0 * 1024.0),
-        to_string(least.layout));
+double flops_per_device(const PointEvaluation& e, const StudyPoint& point) {
+  return e.feasible ? e.candidates.front().sustained_flops_per_s / static_cast<double>(point.devices) : 0.0;
+}
+
+// Efficiency of every point of one series relative to its first feasible point (0 if infeasible).
+std::vector<double> series_efficiency(const StudySpec& spec, const std::vector<const PointEvaluation*>& series) {
+  std::vector<double> out(series.size(), 0.0);
+  double reference = 0;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    if (!series[i] || !series[i]->feasible) continue;
+    const double f = flops_per_device(*series[i], spec.points[i]);
+    if (reference <= 0) reference = f;
+    out[i] = reference > 0 ? f / reference : 0;
   }
-  if (!plan.invalid.empty()) {
-    return fmt::format("no valid layout ({} candidates, e.g. {}: {})", plan.invalid.size(),
-                       to_string(plan.invalid.front().layout), plan.invalid.front().reason);
-  }
-  return "no layout";
+  return out;
 }
 
-std::string progress_line(std::size_t index, std::size_t count, const Machine& machine, const StudyRow& row) {
-  const std::string head = fmt::format("[{}/{}] {} {} devices {}", index + 1, count, machine.name,
-                                       row.point.devices, row.point.model.name);
-  if (!row.feasible) return fmt::format("{}: infeasible: {}", head, row.reason);
-  return fmt::format("{}: best {}, {:.3f} s", head, to_string(row.best.layout),
-                     row.best.step.total().seconds());
+std::string point_line(std::size_t index, std::size_t count, const Machine& machine, const StudyPoint& point,
+                       const PointEvaluation& e) {
+  const std::string head =
+      fmt::format("[{}/{}] {} {} devices {}", index + 1, count, machine.name, point.devices, point.model.name);
+  if (!e.feasible) return fmt::format("{}: infeasible: {}", head, e.reason);
+  return fmt::format("{}: best {}, {:.3f} s", head, to_string(e.candidates.front().layout),
+                     e.candidates.front().step.total().seconds());
 }
 
-}  // namespace
-
-double flops_per_device(const StudyRow& row) {
-  return row.best.sustained_flops_per_s / static_cast<double>(row.point.devices);
-}
-
-StudyResult run_study(const StudySpec& spec, const Machine& machine, const StudyProgress& progress) {
-  StudyResult result{spec, machine, {}};
-  double reference_flops_per_device = 0;
+void check_points_fit(const StudySpec& spec, const Machine& machine) {
   for (std::size_t i = 0; i < spec.points.size(); ++i) {
     const StudyPoint& point = spec.points[i];
     if (point.devices > machine.total_devices()) {
@@ -53,24 +49,172 @@ StudyResult run_study(const StudySpec& spec, const Machine& machine, const Study
                        std::to_string(point.devices),
                        fmt::format("at most the {} devices of {}", machine.total_devices(), machine.name));
     }
-    const Plan plan = plan_layouts(machine, point.model, point.batch, point.devices, spec.options);
-    StudyRow row;
-    row.point = point;
-    row.layouts_fitting = static_cast<int>(plan.ranked.size());
-    row.layouts_valid = static_cast<int>(plan.ranked.size() + plan.over_memory.size());
-    row.feasible = !plan.ranked.empty();
-    if (row.feasible) {
-      row.best = plan.ranked.front();
-      if (reference_flops_per_device <= 0) reference_flops_per_device = flops_per_device(row);
-      row.efficiency =
-          reference_flops_per_device > 0 ? flops_per_device(row) / reference_flops_per_device : 0;
-    } else {
-      row.reason = infeasible_reason(plan);
-    }
-    if (progress) progress(progress_line(i, spec.points.size(), machine, row));
-    result.rows.push_back(std::move(row));
   }
+}
+
+// Every task's result by key, on rank 0: its own and those the other ranks send.
+std::map<std::string, PointEvaluation> run_tasks(const StudySpec& spec, const Machine& machine,
+                                                 const StudyRunOptions& options, const std::vector<StudyTask>& tasks,
+                                                 const std::string& hash) {
+  const RankGroup& ranks = options.ranks;
+  const int size = std::max(ranks.size, 1);
+  std::map<std::string, PointEvaluation> done;
+  if (!options.partial_file.empty()) done = load_task_records(options.partial_file, hash);
+
+  std::vector<const StudyTask*> mine;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(size)) == ranks.rank) mine.push_back(&tasks[i]);
+  }
+  std::string share;
+  std::map<std::string, PointEvaluation> results;
+  int finished = 0;
+  for (const StudyTask* task : mine) {
+    StudyProgressEvent event;
+    event.total = static_cast<int>(mine.size());
+    PointEvaluation result;
+    if (const auto it = done.find(task->key); it != done.end()) {
+      result = it->second;
+      event.loaded = true;
+    } else {
+      const Machine m = task_machine(machine, *task, options.seed);
+      result = options.evaluator.evaluate(m, spec.points[static_cast<std::size_t>(task->point)],
+                                          task_step_options(spec, *task), task_top_k(*task, options.top_k));
+    }
+    const std::string record = format_task_record(hash, task->key, result);
+    if (!event.loaded && !options.partial_file.empty()) append_task_record(options.partial_file, record);
+    share += record;
+    event.done = ++finished;
+    const auto& point = spec.points[static_cast<std::size_t>(task->point)];
+    event.line = fmt::format("{}: {}", task->key,
+                             result.feasible ? fmt::format("best {}, {:.3f} s", to_string(result.candidates.front().layout),
+                                                           result.candidates.front().step.total().seconds())
+                                             : std::string("infeasible"));
+    if (task->kind == TaskKind::point) {
+      event.point_line = point_line(static_cast<std::size_t>(task->point), spec.points.size(), machine, point, result);
+    }
+    results.emplace(task->key, std::move(result));
+    if (options.progress) options.progress(event);
+  }
+  if (size == 1 || !ranks.gather_to_root) return results;
+  const std::vector<std::string> shares = ranks.gather_to_root(share);
+  results.clear();
+  for (const auto& text : shares) results.merge(parse_task_records(text, hash));
+  return results;
+}
+
+StudyRow make_row(const StudyPoint& point, const PointEvaluation& e) {
+  StudyRow row;
+  row.point = point;
+  row.feasible = e.feasible;
+  row.reason = e.reason;
+  row.layouts_valid = e.layouts_valid;
+  row.layouts_fitting = e.layouts_fitting;
+  row.candidates = e.candidates;
+  if (e.feasible) row.best = e.candidates.front();
+  return row;
+}
+
+}  // namespace
+
+double SensitivityRow::effect() const {
+  return std::max({std::abs(efficiency_low), std::abs(efficiency_high), std::abs(peak_fraction_low),
+                   std::abs(peak_fraction_high)});
+}
+
+double flops_per_device(const StudyRow& row) {
+  return row.best.sustained_flops_per_s / static_cast<double>(row.point.devices);
+}
+
+std::optional<StudyResult> execute_study(const StudySpec& spec, const Machine& machine,
+                                         const StudyRunOptions& options) {
+  check_points_fit(spec, machine);
+  const std::vector<StudyTask> tasks = plan_study_tasks(spec, machine, options);
+  const std::string hash = study_hash(spec, machine, options.evaluator.name, options.top_k);
+  const auto results = run_tasks(spec, machine, options, tasks, hash);
+  if (options.ranks.rank != 0) return std::nullopt;
+
+  auto result_of = [&](const StudyTask& task) -> const PointEvaluation& {
+    const auto it = results.find(task.key);
+    if (it == results.end()) throw std::runtime_error("study: no result for task '" + task.key + "'");
+    return it->second;
+  };
+  // Tasks of one kind come in point order, so each series is a run of consecutive tasks.
+  const std::size_t points = spec.points.size();
+  auto series_at = [&](std::size_t first) {
+    std::vector<const PointEvaluation*> s;
+    for (std::size_t i = 0; i < points; ++i) s.push_back(&result_of(tasks[first + i]));
+    return s;
+  };
+
+  StudyResult result;
+  result.spec = spec;
+  result.machine = machine;
+  result.evaluator = options.evaluator.name;
+  result.top_k = options.top_k;
+  result.seed = options.seed;
+  const auto nominal = series_at(0);
+  const auto efficiency = series_efficiency(spec, nominal);
+  for (std::size_t i = 0; i < points; ++i) {
+    result.rows.push_back(make_row(spec.points[i], *nominal[i]));
+    result.rows.back().efficiency = efficiency[i];
+  }
+
+  std::vector<std::vector<double>> eff(points), peak(points), step(points);
+  for (std::size_t t = points; t < tasks.size(); ++t) {
+    const StudyTask& task = tasks[t];
+    if (task.kind == TaskKind::placement_routing) {
+      const auto& e = result_of(task);
+      PlacementRoutingRow row{task.point, task.allocation, task.routing, e.feasible, {}};
+      if (e.feasible) row.best = e.candidates.front();
+      result.placement_routing.push_back(row);
+    } else if (task.point == 0 && task.kind == TaskKind::sensitivity && task.high) {
+      const auto& range = machine.uncertainty[static_cast<std::size_t>(task.parameter)];
+      SensitivityRow row;
+      row.range = range;
+      row.nominal = format_value(range.parameter, nominal_value(machine, range.parameter));
+      const auto low = series_at(t - points), high = series_at(t);
+      const double eff_nominal = efficiency.back();
+      const double peak_nominal = result.rows.back().feasible ? result.rows.back().best.hardware_peak_fraction : 0;
+      auto peak_of = [](const PointEvaluation* e) { return e->feasible ? e->candidates.front().hardware_peak_fraction : 0; };
+      row.efficiency_low = series_efficiency(spec, low).back() - eff_nominal;
+      row.efficiency_high = series_efficiency(spec, high).back() - eff_nominal;
+      row.peak_fraction_low = peak_of(low.back()) - peak_nominal;
+      row.peak_fraction_high = peak_of(high.back()) - peak_nominal;
+      result.sensitivity.push_back(row);
+    } else if (task.point == 0 && task.kind == TaskKind::sample) {
+      const auto sample = series_at(t);
+      const auto sample_eff = series_efficiency(spec, sample);
+      for (std::size_t i = 0; i < points; ++i) {
+        if (!sample[i]->feasible) continue;
+        eff[i].push_back(sample_eff[i]);
+        peak[i].push_back(sample[i]->candidates.front().hardware_peak_fraction);
+        step[i].push_back(sample[i]->candidates.front().step.total().seconds());
+      }
+      ++result.samples;
+    }
+  }
+  auto band = [](const std::vector<double>& v) { return Band{percentile(v, 0.1), percentile(v, 0.5), percentile(v, 0.9)}; };
+  for (std::size_t i = 0; i < points && result.samples > 0; ++i) {
+    result.rows[i].samples_feasible = static_cast<int>(eff[i].size());
+    if (eff[i].empty()) continue;
+    result.rows[i].efficiency_band = band(eff[i]);
+    result.rows[i].peak_fraction_band = band(peak[i]);
+    result.rows[i].step_band = band(step[i]);
+  }
+  // Largest effect first; equal effects keep the machine file's order.
+  std::stable_sort(result.sensitivity.begin(), result.sensitivity.end(),
+                   [](const SensitivityRow& a, const SensitivityRow& b) { return a.effect() > b.effect(); });
   return result;
+}
+
+StudyResult run_study(const StudySpec& spec, const Machine& machine, const StudyProgress& progress) {
+  StudyRunOptions options;
+  if (progress) {
+    options.progress = [&](const StudyProgressEvent& e) {
+      if (!e.point_line.empty()) progress(e.point_line);
+    };
+  }
+  return *execute_study(spec, machine, options);
 }
 
 StudyResult run_study(const StudySpec& spec, const std::string& machines_dir, const StudyProgress& progress) {

@@ -1,16 +1,30 @@
-// Runs a study: for each (devices, model, batch) point, ranks every 4D layout with the analytic
-// model, keeps the fastest that fits in memory, and derives weak-scaling efficiency.
+// Runs a study: for each (devices, model, batch) point, scores every 4D layout with the point
+// evaluator (the analytic model unless told otherwise), keeps the top k that fit in memory, and
+// derives weak-scaling efficiency. Optionally also: node allocation x routing at the largest
+// points, seeded samples of the machine's uncertain parameters (median and band per point), and a
+// one-at-a-time sensitivity table. The work is a fixed list of tasks (study_tasks.hpp) that can be
+// spread over ranks and resumed from a partial file; the result never depends on either.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/analytic/step_estimate.hpp"
 #include "sim/machine/machine.hpp"
+#include "sim/study/point_evaluation.hpp"
+#include "sim/study/rank_group.hpp"
 #include "sim/study/study_spec.hpp"
 
 namespace ws {
+
+// 10th, 50th and 90th percentile of a quantity over the uncertainty samples.
+struct Band {
+  double p10 = 0, p50 = 0, p90 = 0;
+};
 
 struct StudyRow {
   StudyPoint point;
@@ -23,23 +37,83 @@ struct StudyRow {
   // The model grows with the device count, so step time is not comparable across points; the
   // work each device gets done per second is. 1.0 means perfect weak scaling.
   double efficiency = 0;
+  std::vector<LayoutEstimate> candidates;  // the top k fitting layouts, fastest first (best first)
+  // Over the samples in which the point is feasible (set only when the study was sampled).
+  std::optional<Band> efficiency_band, peak_fraction_band, step_band;
+  int samples_feasible = 0;
+};
+
+// One (allocation, routing) variant of one of the largest points, with its own best layout.
+struct PlacementRoutingRow {
+  int point = 0;  // index into spec.points
+  NodeAllocation allocation = NodeAllocation::contiguous;
+  RoutingPolicy routing = RoutingPolicy::adaptive;
+  bool feasible = false;
+  LayoutEstimate best;
+};
+
+// One uncertain parameter at the low and at the high end of its range, the others nominal:
+// efficiency and hardware percent of peak at the largest point.
+struct SensitivityRow {
+  UncertaintyRange range;
+  std::string nominal;  // the machine file's value, as written there
+  double efficiency_low = 0, efficiency_high = 0;
+  double peak_fraction_low = 0, peak_fraction_high = 0;
+  double effect() const;  // largest change of either quantity from nominal, fraction points
 };
 
 struct StudyResult {
   StudySpec spec;
   Machine machine;
   std::vector<StudyRow> rows;  // in the order of spec.points
+  std::string evaluator = "analytic";
+  int top_k = 10;
+  int samples = 0;  // uncertainty samples taken (0: none, no band columns)
+  std::uint64_t seed = 0;
+  std::vector<PlacementRoutingRow> placement_routing;  // point order, then allocation, routing
+  std::vector<SensitivityRow> sensitivity;             // largest effect first
 };
+
+// One finished task, for a progress display. `point_line` is set for the main series' points
+// ("[2/5] frontier 1024 devices 10B: best 16x1x2x32, 2.018 s").
+struct StudyProgressEvent {
+  int done = 0;   // tasks of this rank finished so far (computed or loaded)
+  int total = 0;  // tasks of this rank
+  bool loaded = false;  // taken from the partial file instead of computed
+  std::string line;     // what finished, one line
+  std::string point_line;
+};
+using StudyProgressCallback = std::function<void(const StudyProgressEvent&)>;
+
+struct StudyRunOptions {
+  StudyEvaluator evaluator = analytic_evaluator();
+  int top_k = 10;                  // candidates kept per point
+  int samples = 0;                 // uncertainty samples (needs Machine::uncertainty)
+  std::uint64_t seed = 1;          // root seed of the samples
+  bool placement_routing = false;  // allocation x routing at the largest points
+  int placement_points = 2;        // how many of the largest device counts
+  bool sensitivity = false;        // one-at-a-time table (needs Machine::uncertainty)
+  // Each finished task is appended here (one JSON line, flushed) and found here on a rerun;
+  // empty: no resume.
+  std::filesystem::path partial_file;
+  RankGroup ranks;  // serial unless given
+  StudyProgressCallback progress;
+};
+
+// Runs every task of this rank and gathers all results on rank 0. Returns the result on rank 0
+// (always in a serial run) and nullopt on the other ranks. Throws InputError for a point larger
+// than the machine.
+std::optional<StudyResult> execute_study(const StudySpec& spec, const Machine& machine,
+                                         const StudyRunOptions& options);
 
 // Receives one human-readable line per finished point ("[2/5] frontier 1024 devices 10B: ...").
 using StudyProgress = std::function<void(const std::string& line)>;
 
-// Loads the spec's machine (by name from machines_dir, or by path) and evaluates every point.
-// Throws InputError for an unknown machine or a point larger than the machine.
+// The series alone (top 10 candidates, no samples, no extra tables), serial and without resume.
+// Loads the spec's machine (by name from machines_dir, or by path). Throws InputError for an
+// unknown machine or a point larger than the machine.
 StudyResult run_study(const StudySpec& spec, const std::string& machines_dir,
                       const StudyProgress& progress = {});
-
-// The same on a machine that is already loaded.
 StudyResult run_study(const StudySpec& spec, const Machine& machine, const StudyProgress& progress = {});
 
 // Sustained (executed) flop/s per device of a row's best layout.

@@ -18,7 +18,7 @@ namespace ws {
 namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale", "machine",
-                                         "precision", "options",     "points"};
+                                         "precision", "options",     "points",    "top_k"};
 constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "overlap_reduce_scatter",
                                             "overlap_all_gather", "overlap_data_parallel"};
 constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences"};
@@ -208,6 +208,7 @@ StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file
     spec.options.precision = *precision;
   }
   if (const YAML::Node o = root["options"]) spec.options = read_options(r, o, spec.options);
+  if (const YAML::Node k = root["top_k"]) spec.top_k = static_cast<int>(positive_integer(r, k, "top_k"));
 
   const YAML::Node points = required(r, root, "points", "", "a list of {devices, model, batch_sequences}");
   if (!points.IsSequence() || points.size() == 0) {

@@ -24,6 +24,7 @@ struct StudySpec {
   std::string description;  // optional, copied into the JSON results
   std::string rationale;    // optional: why these triples, copied into the JSON results
   StepOptions options;
+  int top_k = 10;  // layouts kept per point in the candidates table
   std::vector<StudyPoint> points;  // at least one, devices non-decreasing
 };
 

@@ -129,6 +129,47 @@ const std::vector<Column>& columns() {
   return kColumns;
 }
 
+std::optional<double> band_value(const std::optional<Band>& band, double Band::*field) {
+  return band ? std::optional<double>((*band).*field) : std::nullopt;
+}
+
+// Appended after the plain columns when the study was sampled, so that an unsampled study's CSV
+// keeps its columns (and the golden file its bytes).
+const std::vector<Column>& band_columns() {
+  static const std::vector<Column> kColumns{
+      {"samples_feasible", "uncertainty samples in which the point has a layout that fits",
+       [](const StudyResult&, const StudyRow& w) -> Cell { return static_cast<long long>(w.samples_feasible); }},
+      {"efficiency_p10", "efficiency over the uncertainty samples: 10th percentile",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.efficiency_band, &Band::p10), 6); }},
+      {"efficiency_median", "efficiency over the uncertainty samples: median",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.efficiency_band, &Band::p50), 6); }},
+      {"efficiency_p90", "efficiency over the uncertainty samples: 90th percentile",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.efficiency_band, &Band::p90), 6); }},
+      {"peak_fraction_hw_p10", "peak_fraction_hw over the uncertainty samples: 10th percentile",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.peak_fraction_band, &Band::p10), 6); }},
+      {"peak_fraction_hw_median", "peak_fraction_hw over the uncertainty samples: median",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.peak_fraction_band, &Band::p50), 6); }},
+      {"peak_fraction_hw_p90", "peak_fraction_hw over the uncertainty samples: 90th percentile",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.peak_fraction_band, &Band::p90), 6); }},
+      {"step_s_p10", "step time over the uncertainty samples (best layout of each): 10th percentile",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.step_band, &Band::p10), 6); }},
+      {"step_s_median", "step time over the uncertainty samples: median",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.step_band, &Band::p50), 6); }},
+      {"step_s_p90", "step time over the uncertainty samples: 90th percentile",
+       [](const StudyResult&, const StudyRow& w) { return fixed(band_value(w.step_band, &Band::p90), 6); }},
+  };
+  return kColumns;
+}
+
+std::vector<const Column*> columns_of(const StudyResult& result) {
+  std::vector<const Column*> out;
+  for (const auto& c : columns()) out.push_back(&c);
+  if (result.samples > 0) {
+    for (const auto& c : band_columns()) out.push_back(&c);
+  }
+  return out;
+}
+
 // RFC 4180 quoting, only where needed, so that ordinary rows stay plain.
 std::string csv_text(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -188,16 +229,17 @@ const std::vector<std::string>& study_csv_columns() {
 }
 
 std::string format_study_csv(const StudyResult& result) {
+  const auto cols = columns_of(result);
   std::string out;
-  for (std::size_t i = 0; i < columns().size(); ++i) {
+  for (std::size_t i = 0; i < cols.size(); ++i) {
     out += (i ? "," : "");
-    out += columns()[i].name;
+    out += cols[i]->name;
   }
   out += '\n';
   for (const auto& row : result.rows) {
-    for (std::size_t i = 0; i < columns().size(); ++i) {
+    for (std::size_t i = 0; i < cols.size(); ++i) {
       out += (i ? "," : "");
-      out += csv_cell(columns()[i].cell(result, row));
+      out += csv_cell(cols[i]->cell(result, row));
     }
     out += '\n';
   }
@@ -206,11 +248,12 @@ std::string format_study_csv(const StudyResult& result) {
 
 std::string format_study_json(const StudyResult& result) {
   nlohmann::ordered_json column_meanings = nlohmann::ordered_json::object();
-  for (const auto& c : columns()) column_meanings[c.name] = c.meaning;
+  const auto cols = columns_of(result);
+  for (const auto* c : cols) column_meanings[c->name] = c->meaning;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& row : result.rows) {
     nlohmann::ordered_json r = nlohmann::ordered_json::object();
-    for (const auto& c : columns()) r[c.name] = json_cell(c.cell(result, row));
+    for (const auto* c : cols) r[c->name] = json_cell(c->cell(result, row));
     r["model_spec"] = model_json(row.point.model);
     rows.push_back(std::move(r));
   }
@@ -222,6 +265,10 @@ std::string format_study_json(const StudyResult& result) {
       {"machine", result.machine.name},
       {"machine_file", result.machine.source_file},
       {"options", options_json(result.spec.options)},
+      {"evaluator", result.evaluator},
+      {"top_k", result.top_k},
+      {"uncertainty_samples", result.samples},
+      {"seed", result.samples > 0 ? nlohmann::ordered_json(result.seed) : nlohmann::ordered_json(nullptr)},
       {"efficiency_definition", "sustained executed flop/s per device relative to the first feasible point"},
       {"weakscale_version", WEAKSCALE_VERSION},
       {"git_commit", WEAKSCALE_GIT_COMMIT},

@@ -1,0 +1,40 @@
+// One point of a study evaluated: its fastest layouts with their predicted steps. The evaluator is
+// a plain function so that the analytic model (now) and the discrete-event simulator (later: it
+// re-ranks the analytic top k) plug into the same sweep.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/analytic/step_estimate.hpp"
+#include "sim/machine/machine.hpp"
+#include "sim/study/study_spec.hpp"
+
+namespace ws {
+
+struct PointEvaluation {
+  bool feasible = false;                   // some valid layout fits in device memory
+  std::string reason;                      // why not, when !feasible
+  int layouts_valid = 0;                   // layouts that can run the model and batch (divisibility)
+  int layouts_fitting = 0;                 // of those, the ones that fit in device memory
+  std::vector<LayoutEstimate> candidates;  // the fastest top_k fitting layouts, fastest first
+};
+
+// Scores one point on one machine with the given step options and keeps the top_k layouts.
+using PointEvaluator = std::function<PointEvaluation(const Machine& machine, const StudyPoint& point,
+                                                     const StepOptions& options, int top_k)>;
+
+// An evaluator and the name recorded with its results (a resumed study only reuses results of
+// the same evaluator).
+struct StudyEvaluator {
+  std::string name;
+  PointEvaluator evaluate;
+};
+
+// Every valid layout ranked by the closed-form step model (sim/analytic/plan.hpp).
+PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
+                                        const StepOptions& options, int top_k);
+StudyEvaluator analytic_evaluator();
+
+}  // namespace ws

@@ -1,0 +1,146 @@
+#include "sim/study/study_tables.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/study/study_writers.hpp"
+#include "sim/study/uncertainty.hpp"
+
+namespace ws {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Fixed decimals and no locale: the same bytes on every machine.
+std::string num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+// Quoted only where RFC 4180 needs it.
+std::string text(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string join(const std::vector<std::string>& cells) {
+  std::string out;
+  for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+  return out + "\n";
+}
+
+std::vector<std::string> step_cells(const LayoutEstimate& e) {
+  const auto& b = e.step;
+  return {num(b.compute.seconds(), 6),   num(b.exposed_x.seconds(), 6),    num(b.exposed_y.seconds(), 6),
+          num(b.exposed_z.seconds(), 6), num(b.exposed_data.seconds(), 6), num(e.hardware_peak_fraction, 6),
+          num(e.model_peak_fraction, 6)};
+}
+
+const std::vector<std::string> kStepColumns{"compute_s",      "exposed_x_s",      "exposed_y_s",
+                                            "exposed_z_s",    "exposed_data_s",   "peak_fraction_hw",
+                                            "model_peak_fraction"};
+
+std::vector<std::string> with_step_columns(std::vector<std::string> head) {
+  head.insert(head.end(), kStepColumns.begin(), kStepColumns.end());
+  return head;
+}
+
+}  // namespace
+
+std::string format_candidates_csv(const StudyResult& result) {
+  auto head = with_step_columns({"machine", "devices", "model", "batch_tokens", "rank", "layout", "step_s",
+                                 "vs_best"});
+  head.insert(head.end(), {"memory_gib", "memory_capacity_gib"});
+  std::string out = join(head);
+  const double capacity = result.machine.device.memory_capacity_bytes / kGiB;
+  for (const auto& row : result.rows) {
+    const double best = row.feasible ? row.best.step.total().seconds() : 0;
+    for (std::size_t i = 0; i < row.candidates.size(); ++i) {
+      const auto& c = row.candidates[i];
+      std::vector<std::string> cells{text(result.machine.name),
+                                     fmt::format("{}", row.point.devices),
+                                     text(row.point.model.name),
+                                     fmt::format("{}", batch_tokens(row.point.model, row.point.batch)),
+                                     fmt::format("{}", i + 1),
+                                     to_string(c.layout),
+                                     num(c.step.total().seconds(), 6),
+                                     num(c.step.total().seconds() / best, 6)};
+      const auto step = step_cells(c);
+      cells.insert(cells.end(), step.begin(), step.end());
+      cells.push_back(num(c.memory.total_bytes() / kGiB, 3));
+      cells.push_back(num(capacity, 3));
+      out += join(cells);
+    }
+  }
+  return out;
+}
+
+std::string format_placement_routing_csv(const StudyResult& result) {
+  auto head = with_step_columns({"machine", "devices", "model", "allocation", "routing", "layout", "step_s",
+                                 "vs_fastest", "point_spread"});
+  std::string out = join(head);
+  for (const auto& row : result.placement_routing) {
+    // Spread over the variants of this point: (slowest - fastest) / fastest step.
+    double fastest = std::numeric_limits<double>::infinity(), slowest = 0;
+    for (const auto& other : result.placement_routing) {
+      if (other.point != row.point || !other.feasible) continue;
+      fastest = std::min(fastest, other.best.step.total().seconds());
+      slowest = std::max(slowest, other.best.step.total().seconds());
+    }
+    const auto& point = result.spec.points[static_cast<std::size_t>(row.point)];
+    std::vector<std::string> cells{text(result.machine.name), fmt::format("{}", point.devices),
+                                   text(point.model.name),    to_string(row.allocation),
+                                   to_string(row.routing)};
+    if (!row.feasible) {
+      cells.resize(head.size());
+      out += join(cells);
+      continue;
+    }
+    const double step = row.best.step.total().seconds();
+    cells.insert(cells.end(), {to_string(row.best.layout), num(step, 6), num(step / fastest, 6),
+                               num(slowest / fastest - 1.0, 6)});
+    const auto parts = step_cells(row.best);
+    cells.insert(cells.end(), parts.begin(), parts.end());
+    out += join(cells);
+  }
+  return out;
+}
+
+std::string format_sensitivity_csv(const StudyResult& result) {
+  std::string out = join({"parameter", "nominal", "low", "high", "devices", "efficiency_nominal",
+                          "efficiency_at_low", "efficiency_at_high", "peak_fraction_hw_nominal",
+                          "peak_fraction_hw_at_low", "peak_fraction_hw_at_high", "effect", "source"});
+  const StudyRow& last = result.rows.back();
+  const double eff = last.efficiency;
+  const double peak = last.feasible ? last.best.hardware_peak_fraction : 0;
+  for (const auto& row : result.sensitivity) {
+    const auto p = row.range.parameter;
+    out += join({to_string(p), text(row.nominal), text(format_value(p, low_value(row.range))),
+                 text(format_value(p, high_value(row.range))), fmt::format("{}", last.point.devices), num(eff, 6),
+                 num(eff + row.efficiency_low, 6), num(eff + row.efficiency_high, 6), num(peak, 6),
+                 num(peak + row.peak_fraction_low, 6), num(peak + row.peak_fraction_high, 6),
+                 num(row.effect(), 6), text(row.range.source)});
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> write_study_tables(const StudyResult& result,
+                                                      const std::filesystem::path& out_dir) {
+  std::vector<std::filesystem::path> files{
+      write_text_file(out_dir, result.spec.name + "-candidates.csv", format_candidates_csv(result))};
+  if (!result.placement_routing.empty()) {
+    files.push_back(write_text_file(out_dir, result.spec.name + "-placement-routing.csv",
+                                    format_placement_routing_csv(result)));
+  }
+  if (!result.sensitivity.empty()) {
+    files.push_back(
+        write_text_file(out_dir, result.spec.name + "-sensitivity.csv", format_sensitivity_csv(result)));
+  }
+  return files;
+}
+
+}  // namespace ws

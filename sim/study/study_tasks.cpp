@@ -1,0 +1,132 @@
+#include "sim/study/study_tasks.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/study/uncertainty.hpp"
+
+namespace ws {
+namespace {
+
+// FNV-1a, 64 bit: stable across platforms and runs, which std::hash is not.
+std::uint64_t fnv1a(std::uint64_t h, std::string_view text) {
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+constexpr RoutingPolicy kRoutings[] = {RoutingPolicy::minimal, RoutingPolicy::non_minimal, RoutingPolicy::adaptive};
+constexpr NodeAllocation kAllocations[] = {NodeAllocation::contiguous, NodeAllocation::scattered};
+
+}  // namespace
+
+std::vector<StudyTask> plan_study_tasks(const StudySpec& spec, const Machine& machine,
+                                        const StudyRunOptions& options) {
+  std::vector<StudyTask> tasks;
+  const int points = static_cast<int>(spec.points.size());
+  for (int i = 0; i < points; ++i) {
+    StudyTask t;
+    t.point = i;
+    t.key = fmt::format("point {}", i);
+    tasks.push_back(t);
+  }
+  if (options.placement_routing) {
+    for (int i = std::max(0, points - std::max(options.placement_points, 0)); i < points; ++i) {
+      for (const auto allocation : kAllocations) {
+        for (const auto routing : kRoutings) {
+          StudyTask t;
+          t.kind = TaskKind::placement_routing;
+          t.point = i;
+          t.allocation = allocation;
+          t.routing = routing;
+          t.key = fmt::format("placement {} routing {} point {}", to_string(allocation), to_string(routing), i);
+          tasks.push_back(t);
+        }
+      }
+    }
+  }
+  if (options.sensitivity) {
+    for (std::size_t p = 0; p < machine.uncertainty.size(); ++p) {
+      for (const bool high : {false, true}) {
+        for (int i = 0; i < points; ++i) {
+          StudyTask t;
+          t.kind = TaskKind::sensitivity;
+          t.point = i;
+          t.parameter = static_cast<int>(p);
+          t.high = high;
+          t.key = fmt::format("sensitivity {} {} point {}", to_string(machine.uncertainty[p].parameter),
+                              high ? "high" : "low", i);
+          tasks.push_back(t);
+        }
+      }
+    }
+  }
+  if (!machine.uncertainty.empty()) {
+    for (int s = 0; s < options.samples; ++s) {
+      for (int i = 0; i < points; ++i) {
+        StudyTask t;
+        t.kind = TaskKind::sample;
+        t.point = i;
+        t.sample = s;
+        t.key = fmt::format("sample {} seed {} point {}", s, options.seed, i);
+        tasks.push_back(t);
+      }
+    }
+  }
+  return tasks;
+}
+
+Machine task_machine(const Machine& machine, const StudyTask& task, std::uint64_t seed) {
+  switch (task.kind) {
+    case TaskKind::point: return machine;
+    case TaskKind::placement_routing: {
+      Machine m = machine;
+      m.network.routing = task.routing;
+      return m;
+    }
+    case TaskKind::sensitivity: {
+      const auto& range = machine.uncertainty[static_cast<std::size_t>(task.parameter)];
+      return with_value(machine, range.parameter, task.high ? high_value(range) : low_value(range));
+    }
+    case TaskKind::sample: return sampled_machine(machine, seed, task.sample);
+  }
+  return machine;
+}
+
+StepOptions task_step_options(const StudySpec& spec, const StudyTask& task) {
+  StepOptions o = spec.options;
+  if (task.kind == TaskKind::placement_routing) o.allocation = task.allocation;
+  return o;
+}
+
+int task_top_k(const StudyTask& task, int top_k) { return task.kind == TaskKind::point ? std::max(top_k, 1) : 1; }
+
+std::string study_hash(const StudySpec& spec, const Machine& machine, const std::string& evaluator, int top_k) {
+  const StepOptions& o = spec.options;
+  std::string canon = fmt::format("evaluator {}\ntop_k {}\nmachine {}\n", evaluator, top_k, machine.name);
+  canon += fmt::format("options {} {} {} {} {} {} {}\n", to_string(o.precision), o.recompute, o.overlap_all_reduce,
+                       o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel,
+                       to_string(o.allocation));
+  for (const auto& p : spec.points) {
+    const ModelSpec& m = p.model;
+    canon += fmt::format("point {} {} {} {} {} {} {} {} {}\n", p.devices, m.name, m.layers, m.hidden, m.heads,
+                         m.sequence_length, m.vocabulary, m.min_tensor_parallel, p.batch.sequences);
+  }
+  // The machine file itself: any edit to it invalidates what was computed from it.
+  canon += file_bytes(machine.source_file);
+  return fmt::format("{:016x}", fnv1a(0xcbf29ce484222325ULL, canon));
+}
+
+}  // namespace ws

@@ -1,0 +1,93 @@
+#include "sim/study/uncertainty.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "sim/core/random.hpp"
+
+namespace ws {
+
+ParameterValue nominal_value(const Machine& machine, UncertainParameter parameter) {
+  ParameterValue v;
+  switch (parameter) {
+    case UncertainParameter::gemm_efficiency_scale: v.number = 1.0; break;
+    case UncertainParameter::collective_step_latency:
+      v.time = machine.collective_libraries.front().step_latency;
+      break;
+    case UncertainParameter::collective_bandwidth_efficiency:
+      v.number = machine.collective_libraries.front().bandwidth_efficiency;
+      break;
+    case UncertainParameter::global_links_per_group_pair:
+      v.number = machine.network.global_links_per_group_pair;
+      break;
+    case UncertainParameter::switch_latency: v.time = machine.network.switch_latency; break;
+  }
+  return v;
+}
+
+ParameterValue low_value(const UncertaintyRange& range) { return {range.low, range.low_time}; }
+ParameterValue high_value(const UncertaintyRange& range) { return {range.high, range.high_time}; }
+
+std::string format_value(UncertainParameter parameter, const ParameterValue& value) {
+  if (is_latency(parameter)) {
+    const double ns = value.time.ns();
+    return ns >= 1000 ? fmt::format("{} us", ns / 1000) : fmt::format("{} ns", ns);
+  }
+  return fmt::format("{}", value.number);
+}
+
+Machine with_value(const Machine& machine, UncertainParameter parameter, const ParameterValue& value) {
+  Machine m = machine;
+  switch (parameter) {
+    case UncertainParameter::gemm_efficiency_scale:
+      for (auto& sample : m.device.gemm.samples) sample.efficiency = std::min(1.0, sample.efficiency * value.number);
+      break;
+    case UncertainParameter::collective_step_latency:
+      m.collective_libraries.front().step_latency = value.time;
+      break;
+    case UncertainParameter::collective_bandwidth_efficiency:
+      m.collective_libraries.front().bandwidth_efficiency = value.number;
+      break;
+    case UncertainParameter::global_links_per_group_pair:
+      m.network.global_links_per_group_pair = static_cast<int>(std::lround(value.number));
+      break;
+    case UncertainParameter::switch_latency: m.network.switch_latency = value.time; break;
+  }
+  return m;
+}
+
+Machine sampled_machine(const Machine& machine, std::uint64_t seed, int sample) {
+  RandomStream rng(derive_seed(seed, static_cast<std::uint64_t>(StreamId::uncertainty)),
+                   static_cast<std::uint64_t>(sample));
+  Machine m = machine;
+  for (const auto& range : machine.uncertainty) {
+    ParameterValue v;
+    if (is_latency(range.parameter)) {
+      v.time = Time::from_ps(range.low_time.ps() +
+                             static_cast<std::int64_t>(rng.uniform_below(
+                                 static_cast<std::uint64_t>(range.high_time.ps() - range.low_time.ps()) + 1)));
+    } else if (range.parameter == UncertainParameter::global_links_per_group_pair) {
+      const auto lo = std::llround(range.low), hi = std::llround(range.high);
+      v.number = static_cast<double>(lo + static_cast<long long>(rng.uniform_below(static_cast<std::uint64_t>(hi - lo) + 1)));
+    } else {
+      v.number = rng.uniform(range.low, range.high);
+    }
+    m = with_value(m, range.parameter, v);
+  }
+  return m;
+}
+
+double percentile(std::vector<double> values, double q) {
+  assert(!values.empty());
+  std::sort(values.begin(), values.end());
+  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  const double fraction = position - static_cast<double>(below);
+  return values[below] + fraction * (values[above] - values[below]);
+}
+
+}  // namespace ws

@@ -1,0 +1,38 @@
+// The machine file's uncertain parameters (Machine::uncertainty) turned into machines to study:
+// one seeded draw of every range per sample, or one parameter moved to an end of its range, and
+// the percentiles that summarise the sampled answers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+// A value of an uncertain parameter: `time` for latencies, `number` otherwise.
+struct ParameterValue {
+  double number = 0;
+  Time time;
+};
+
+ParameterValue nominal_value(const Machine& machine, UncertainParameter parameter);
+ParameterValue low_value(const UncertaintyRange& range);
+ParameterValue high_value(const UncertaintyRange& range);
+// "350 ns", "0.72", "4": the value as a machine file would write it.
+std::string format_value(UncertainParameter parameter, const ParameterValue& value);
+
+// The machine with one parameter replaced (gemm_efficiency_scale multiplies the nominal table).
+Machine with_value(const Machine& machine, UncertainParameter parameter, const ParameterValue& value);
+
+// Sample `sample` of root seed `seed`: every range of the machine drawn once, uniformly (integers
+// uniformly from low..high), in the file's order, from the stream (seed, uncertainty) -> sample.
+// A sample depends only on (seed, sample), never on which process or in which order it is drawn.
+Machine sampled_machine(const Machine& machine, std::uint64_t seed, int sample);
+
+// Percentile q in [0, 1] by linear interpolation between order statistics (q = 0.5: the median).
+// Precondition: values not empty.
+double percentile(std::vector<double> values, double q);
+
+}  // namespace ws
