@@ -1,0 +1,136 @@
+// `weakscale study` end to end: an interrupted study resumes from <name>.partial.jsonl without
+// redoing finished tasks and writes the same bytes; `mpirun -np 2 weakscale study` writes exactly
+// what the serial run writes (long: starts MPI).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "sim/machine/machine_loader.hpp"
+#include "sim/study/study_run.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kSource = WEAKSCALE_SOURCE_DIR;
+const std::string kSpec = kSource + "/benchmarks/studies/perlmutter-small.yaml";
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::filesystem::path fresh_dir(const std::string& leaf) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (std::string("weakscale-study-cli-") + info->name() + "-" + std::to_string(::getpid())) / leaf;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+struct CommandRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// `prefix` goes before the binary (e.g. "mpirun -np 2"); runs from the source root.
+CommandRun run(const std::string& prefix, const std::string& args, const std::filesystem::path& err_file) {
+  const std::string command = "cd '" + kSource + "' && " + prefix + " '" + std::string(WEAKSCALE_EXE) + "' " +
+                              args + " 2>'" + err_file.string() + "'";
+  CommandRun r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_file(err_file);
+  return r;
+}
+
+std::string study_args(const std::filesystem::path& out) {
+  return "study '" + kSpec + "' --samples 4 --seed 9 --top-k 4 --no-plot --out '" + out.string() + "'";
+}
+
+void expect_same_files(const std::filesystem::path& a, const std::filesystem::path& b) {
+  int compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(a)) {
+    const auto name = entry.path().filename();
+    if (name.string().find("perlmutter-small") != 0) continue;
+    ASSERT_TRUE(std::filesystem::exists(b / name)) << name;
+    EXPECT_EQ(read_file(entry.path()), read_file(b / name)) << name << " differs";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 5);  // csv, json, candidates, placement-routing, sensitivity (no partial left)
+}
+
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+TEST(StudyCli, InterruptedStudyResumesWithoutRedoingFinishedTasks) {
+  const auto clean = fresh_dir("clean");
+  const auto resumed = fresh_dir("resumed");
+  const CommandRun first = run("", study_args(clean), clean / "stderr.txt");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_FALSE(std::filesystem::exists(clean / "perlmutter-small.partial.jsonl"));  // removed when complete
+
+  // The first 5 tasks finished before an interruption: run them through the library with the
+  // options the command uses, and stop.
+  ws::StudyRunOptions o;
+  o.top_k = 4;
+  o.samples = 4;
+  o.seed = 9;
+  o.placement_routing = true;
+  o.sensitivity = true;
+  o.partial_file = resumed / "perlmutter-small.partial.jsonl";
+  o.progress = [](const ws::StudyProgressEvent& e) {
+    if (e.done == 5) throw Interrupted();
+  };
+  EXPECT_THROW(ws::execute_study(ws::load_study_spec(kSpec), ws::load_machine(kSource + "/machines/perlmutter.yaml"), o),
+               Interrupted);
+
+  const CommandRun second = run("", study_args(resumed), resumed / "stderr.txt");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  std::size_t loaded = 0;
+  for (auto at = second.err.find("(from partial file)"); at != std::string::npos;
+       at = second.err.find("(from partial file)", at + 1)) {
+    ++loaded;
+  }
+  EXPECT_EQ(loaded, 5u) << second.err;
+  std::filesystem::remove(clean / "stderr.txt");
+  std::filesystem::remove(resumed / "stderr.txt");
+  expect_same_files(clean, resumed);
+}
+
+TEST(StudyCli, MpirunWithTwoRanksWritesWhatTheSerialRunWrites) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  const auto serial = fresh_dir("serial");
+  const auto distributed = fresh_dir("distributed");
+  const CommandRun a = run("", study_args(serial), serial / "stderr.txt");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const CommandRun b = run(std::string("'") + WEAKSCALE_MPIEXEC + "' -n 2 --oversubscribe", study_args(distributed),
+                    distributed / "stderr.txt");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.out, HasSubstr("wrote "));
+  std::filesystem::remove(serial / "stderr.txt");
+  std::filesystem::remove(distributed / "stderr.txt");
+  expect_same_files(serial, distributed);
+}
+
+}  // namespace

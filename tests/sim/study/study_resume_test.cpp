@@ -1,0 +1,252 @@
+// Properties of the task-based study run: a resumed run reuses finished tasks and writes the same
+// bytes; ranks that split the tasks give what one process gives; samples are seeded; bands
+// contain their median; the side tables are consistent with the main rows.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "sim/machine/machine_loader.hpp"
+#include "sim/study/study_run.hpp"
+#include "sim/study/study_tables.hpp"
+#include "sim/study/study_tasks.hpp"
+#include "sim/study/study_writers.hpp"
+#include "sim/study/task_records.hpp"
+#include "sim/study/uncertainty.hpp"
+
+namespace ws {
+namespace {
+
+const std::string kSource = WEAKSCALE_SOURCE_DIR;
+
+std::filesystem::path fresh_temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (std::string("weakscale-") + info->test_suite_name() + "-" + info->name() + "-" +
+                    std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+StudySpec small_spec() { return load_study_spec(kSource + "/benchmarks/studies/perlmutter-small.yaml"); }
+Machine perlmutter() { return load_machine(kSource + "/machines/perlmutter.yaml"); }
+
+StudyRunOptions full_options() {
+  StudyRunOptions o;
+  o.top_k = 5;
+  o.samples = 6;
+  o.seed = 42;
+  o.placement_routing = true;
+  o.sensitivity = true;
+  return o;
+}
+
+// Every output a study writes, as text, in one string.
+std::string all_outputs(const StudyResult& r) {
+  return format_study_csv(r) + format_study_json(r) + format_candidates_csv(r) +
+         format_placement_routing_csv(r) + format_sensitivity_csv(r);
+}
+
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+TEST(StudyResume, InterruptedRunResumesWithoutRedoingFinishedTasksAndWritesTheSameBytes) {
+  const auto dir = fresh_temp_dir();
+  const StudySpec spec = small_spec();
+  const Machine machine = perlmutter();
+  const std::string clean = all_outputs(*execute_study(spec, machine, full_options()));
+
+  StudyRunOptions first = full_options();
+  first.partial_file = dir / "perlmutter-small.partial.jsonl";
+  constexpr int kFinishedBeforeInterrupt = 7;
+  first.progress = [](const StudyProgressEvent& e) {
+    if (e.done == kFinishedBeforeInterrupt) throw Interrupted();
+  };
+  EXPECT_THROW(execute_study(spec, machine, first), Interrupted);
+  // A torn last line, as an interruption in the middle of a write would leave.
+  { std::ofstream(first.partial_file, std::ios::app) << R"({"study": "cut sh)"; }
+
+  StudyRunOptions second = full_options();
+  second.partial_file = first.partial_file;
+  int loaded = 0, computed = 0;
+  second.progress = [&](const StudyProgressEvent& e) { (e.loaded ? loaded : computed)++; };
+  const auto resumed = execute_study(spec, machine, second);
+  ASSERT_TRUE(resumed);
+  const auto tasks = plan_study_tasks(spec, machine, second);
+  EXPECT_EQ(loaded, kFinishedBeforeInterrupt);
+  EXPECT_EQ(computed, static_cast<int>(tasks.size()) - kFinishedBeforeInterrupt);
+  EXPECT_EQ(all_outputs(*resumed), clean);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StudyResume, RecordsOfAnotherStudyAreIgnored) {
+  const StudySpec spec = small_spec();
+  const Machine machine = perlmutter();
+  const auto hash = study_hash(spec, machine, "analytic", 10);
+  EXPECT_EQ(hash, study_hash(spec, machine, "analytic", 10));
+  EXPECT_NE(hash, study_hash(spec, machine, "analytic", 3));
+  EXPECT_NE(hash, study_hash(spec, machine, "simulated", 10));
+  StudySpec other = spec;
+  other.points.back().batch.sequences *= 2;
+  EXPECT_NE(hash, study_hash(other, machine, "analytic", 10));
+
+  PointEvaluation e;
+  e.reason = "x";
+  const std::string text = format_task_record("aaaa", "point 0", e) + format_task_record(hash, "point 1", e);
+  const auto records = parse_task_records(text, hash);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records.begin()->first, "point 1");
+}
+
+TEST(StudyResume, RecordRoundTripIsExact) {
+  const StudySpec spec = small_spec();
+  const auto result = execute_study(spec, perlmutter(), StudyRunOptions{});
+  for (const auto& row : result->rows) {
+    PointEvaluation e{row.feasible, row.reason, row.layouts_valid, row.layouts_fitting, row.candidates};
+    const auto back = parse_task_records(format_task_record("h", "k", e), "h").at("k");
+    ASSERT_EQ(back.candidates.size(), e.candidates.size());
+    for (std::size_t i = 0; i < e.candidates.size(); ++i) {
+      const auto &a = e.candidates[i], &b = back.candidates[i];
+      EXPECT_EQ(a.layout, b.layout);
+      EXPECT_EQ(a.step.total(), b.step.total());
+      EXPECT_EQ(a.sustained_flops_per_s, b.sustained_flops_per_s);  // bit for bit
+      EXPECT_EQ(a.hardware_peak_fraction, b.hardware_peak_fraction);
+      EXPECT_EQ(a.memory.total_bytes(), b.memory.total_bytes());
+    }
+  }
+}
+
+// Ranks run one after the other in this process; rank 0's gather receives what the others sent.
+TEST(StudyDistributed, RanksSplittingTheTasksGiveTheSerialResult) {
+  const StudySpec spec = small_spec();
+  const Machine machine = perlmutter();
+  const std::string serial = all_outputs(*execute_study(spec, machine, full_options()));
+  for (const int size : {2, 3, 5}) {
+    std::vector<std::string> shares(static_cast<std::size_t>(size));
+    std::optional<StudyResult> root;
+    for (int rank = size - 1; rank >= 0; --rank) {
+      StudyRunOptions o = full_options();
+      o.ranks.rank = rank;
+      o.ranks.size = size;
+      o.ranks.gather_to_root = [&, rank](const std::string& mine) {
+        shares[static_cast<std::size_t>(rank)] = mine;
+        return rank == 0 ? shares : std::vector<std::string>{};
+      };
+      auto r = execute_study(spec, machine, o);
+      EXPECT_EQ(r.has_value(), rank == 0);
+      if (rank == 0) root = std::move(r);
+    }
+    ASSERT_TRUE(root);
+    EXPECT_EQ(all_outputs(*root), serial) << size << " ranks";
+  }
+}
+
+TEST(StudyUncertainty, SamplingIsDeterministicForASeedAndDiffersAcrossSeeds) {
+  const StudySpec spec = small_spec();
+  const Machine machine = perlmutter();
+  StudyRunOptions o = full_options();
+  const std::string a = format_study_csv(*execute_study(spec, machine, o));
+  EXPECT_EQ(a, format_study_csv(*execute_study(spec, machine, o)));
+  o.seed = 43;
+  EXPECT_NE(a, format_study_csv(*execute_study(spec, machine, o)));
+  // A sample depends only on (seed, index): the same machine whatever else was drawn.
+  const Machine s3 = sampled_machine(machine, 42, 3);
+  EXPECT_EQ(s3.network.switch_latency, sampled_machine(machine, 42, 3).network.switch_latency);
+  EXPECT_EQ(s3.collective_libraries.front().bandwidth_efficiency,
+            sampled_machine(machine, 42, 3).collective_libraries.front().bandwidth_efficiency);
+}
+
+TEST(StudyUncertainty, SamplesStayInsideTheRanges) {
+  const Machine machine = perlmutter();
+  ASSERT_FALSE(machine.uncertainty.empty());
+  for (int s = 0; s < 200; ++s) {
+    const Machine m = sampled_machine(machine, 7, s);
+    for (const auto& r : machine.uncertainty) {
+      const ParameterValue v = nominal_value(m, r.parameter);
+      if (is_latency(r.parameter)) {
+        EXPECT_GE(v.time, r.low_time);
+        EXPECT_LE(v.time, r.high_time);
+      } else if (r.parameter != UncertainParameter::gemm_efficiency_scale) {
+        EXPECT_GE(v.number, r.low);
+        EXPECT_LE(v.number, r.high);
+      }
+    }
+    const double scale = m.device.gemm.samples.front().efficiency / machine.device.gemm.samples.front().efficiency;
+    EXPECT_GE(scale, machine.uncertainty.front().low - 1e-12);
+    EXPECT_LE(scale, machine.uncertainty.front().high + 1e-12);
+  }
+}
+
+TEST(StudyUncertainty, BandsContainTheMedian) {
+  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  EXPECT_EQ(r.samples, 6);
+  for (const auto& row : r.rows) {
+    ASSERT_TRUE(row.efficiency_band && row.peak_fraction_band && row.step_band);
+    for (const auto& band : {*row.efficiency_band, *row.peak_fraction_band, *row.step_band}) {
+      EXPECT_LE(band.p10, band.p50);
+      EXPECT_LE(band.p50, band.p90);
+    }
+  }
+  // The CSV carries the band next to the median and the plain columns are unchanged.
+  const std::string csv = format_study_csv(r);
+  EXPECT_THAT(csv, ::testing::HasSubstr("efficiency_p10,efficiency_median,efficiency_p90"));
+  const std::string plain = format_study_csv(*execute_study(small_spec(), perlmutter(), StudyRunOptions{}));
+  EXPECT_EQ(csv.substr(0, csv.find(",samples_feasible")), plain.substr(0, plain.find('\n')));
+}
+
+TEST(StudyUncertainty, PercentileInterpolatesBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(percentile({3, 1, 2}, 0.5), 2);
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 0.1), 2);
+  EXPECT_DOUBLE_EQ(percentile({5}, 0.9), 5);
+}
+
+TEST(StudyTables, CandidatesAreRankedAndTheFirstIsTheRowsBest) {
+  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  for (const auto& row : r.rows) {
+    ASSERT_FALSE(row.candidates.empty());
+    EXPECT_LE(row.candidates.size(), 5u);
+    EXPECT_EQ(row.candidates.front().layout, row.best.layout);
+    for (std::size_t i = 1; i < row.candidates.size(); ++i) {
+      EXPECT_LE(row.candidates[i - 1].step.total(), row.candidates[i].step.total());
+    }
+  }
+}
+
+TEST(StudyTables, PlacementRoutingCoversTheLargestPointsAndAdaptiveIsNeverWorseThanMinimal) {
+  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  ASSERT_EQ(r.placement_routing.size(), 2u * 2u * 3u);  // 2 points x 2 allocations x 3 routings
+  for (std::size_t i = 0; i < r.placement_routing.size(); i += 3) {
+    const auto& minimal = r.placement_routing[i];
+    const auto& adaptive = r.placement_routing[i + 2];
+    ASSERT_EQ(minimal.routing, RoutingPolicy::minimal);
+    ASSERT_EQ(adaptive.routing, RoutingPolicy::adaptive);
+    EXPECT_LE(adaptive.best.step.total(), minimal.best.step.total());
+  }
+  // Contiguous adaptive is the machine file's own setting: the same answer as the main row.
+  EXPECT_EQ(r.placement_routing[2].best.step.total(), r.rows[1].best.step.total());
+}
+
+TEST(StudyTables, SensitivityIsSortedByEffectAndNamesEveryParameter) {
+  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  ASSERT_EQ(r.sensitivity.size(), perlmutter().uncertainty.size());
+  for (std::size_t i = 1; i < r.sensitivity.size(); ++i) {
+    EXPECT_GE(r.sensitivity[i - 1].effect(), r.sensitivity[i].effect());
+  }
+  // Less GEMM efficiency can only lower the percent of peak.
+  for (const auto& s : r.sensitivity) {
+    if (s.range.parameter == UncertainParameter::gemm_efficiency_scale) {
+      EXPECT_LT(s.peak_fraction_low, 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ws

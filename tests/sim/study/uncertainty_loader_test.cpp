@@ -1,0 +1,76 @@
+// The machine file's optional `uncertainty:` section: ranges read with their units, and every
+// inconsistent range rejected with file, key and what was expected.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/core/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
+
+namespace ws {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string perlmutter_without_ranges() {
+  std::ifstream in(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/perlmutter.yaml");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  return all.substr(0, all.find("\nuncertainty:")) + "\n";
+}
+
+Machine with_ranges(const std::string& entries) {
+  return parse_machine(perlmutter_without_ranges() + "uncertainty:\n" + entries, "m.yaml");
+}
+
+std::string error_of(const std::string& entries) {
+  try {
+    with_ranges(entries);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(UncertaintyLoader, ShippedMachinesCarryRangesForTheIssueParameters) {
+  for (const char* name : {"perlmutter", "frontier", "alps"}) {
+    const Machine m = load_machine_by_name(name, std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
+    EXPECT_EQ(m.uncertainty.size(), 5u) << name;
+    for (const auto& r : m.uncertainty) EXPECT_FALSE(r.source.empty());
+  }
+  EXPECT_TRUE(parse_machine(perlmutter_without_ranges(), "m.yaml").uncertainty.empty());
+}
+
+TEST(UncertaintyLoader, ReadsUnitsPerParameter) {
+  const Machine m = with_ranges(
+      "  - {parameter: switch_latency, low: \"250 ns\", high: \"0.5 us\", source: estimate}\n"
+      "  - {parameter: global_links_per_group_pair, low: 4, high: 12, source: estimate}\n");
+  ASSERT_EQ(m.uncertainty.size(), 2u);
+  EXPECT_EQ(m.uncertainty[0].parameter, UncertainParameter::switch_latency);
+  EXPECT_EQ(m.uncertainty[0].high_time, Time::from_ns(500));
+  EXPECT_EQ(m.uncertainty[1].high, 12);
+}
+
+TEST(UncertaintyLoader, RejectsInconsistentRanges) {
+  EXPECT_THAT(error_of("  - {parameter: gemm, low: 0.5, high: 1, source: x}\n"), HasSubstr("gemm_efficiency_scale"));
+  EXPECT_THAT(error_of("  - {parameter: gemm_efficiency_scale, low: 0.5, high: 0.9, source: x}\n"),
+              HasSubstr("contains the machine's own value 1"));
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: 250, high: \"500 ns\", source: x}\n"),
+              HasSubstr("uncertainty[0].low"));
+  EXPECT_THAT(error_of("  - {parameter: collective_bandwidth_efficiency, low: 0.7, high: 0.5, source: x}\n"),
+              HasSubstr(">= low"));
+  EXPECT_THAT(error_of("  - {parameter: global_links_per_group_pair, low: 4, high: 100, source: x}\n"),
+              HasSubstr("at most"));
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x}\n"
+                       "  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x}\n"),
+              HasSubstr("earlier entry"));
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\"}\n"),
+              HasSubstr("source"));
+}
+
+}  // namespace
+}  // namespace ws
