@@ -36,6 +36,33 @@ std::string escape(std::string s) {
   return out;
 }
 
+// What the fit is fitted to, in the comment: the smallest message's time and the best rate seen.
+std::string ping_pong_extremes(const MpiMeasurements& mpi) {
+  if (mpi.ping_pong.empty()) return "";
+  const TimedTransfer* smallest = &mpi.ping_pong.front();
+  const TimedTransfer* fastest = smallest;
+  for (const auto& t : mpi.ping_pong) {
+    if (t.bytes < smallest->bytes) smallest = &t;
+    if (t.bytes / t.seconds > fastest->bytes / fastest->seconds) fastest = &t;
+  }
+  return fmt::format("; measured: {:.0f} B one way in {:.3f} us, best {} at {}", smallest->bytes,
+                     smallest->seconds * 1e6, gbps(fastest->bytes / fastest->seconds), mib(fastest->bytes));
+}
+
+std::string smallest_collective_times(const MpiMeasurements& mpi) {
+  std::string out;
+  for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    const TimedCollective* smallest = nullptr;
+    for (const auto& t : mpi.collectives) {
+      if (t.op == op && (smallest == nullptr || t.full_bytes < smallest->full_bytes)) smallest = &t;
+    }
+    if (smallest == nullptr) continue;
+    out += fmt::format("{}{} {:.0f} B in {:.3f} us", out.empty() ? "" : ", ", to_string(op), smallest->full_bytes,
+                       smallest->seconds * 1e6);
+  }
+  return out;
+}
+
 std::string size_range(const MpiMeasurements& mpi) {
   return fmt::format("1 B .. {} in x4 steps", mib(mpi.largest_bytes));
 }
@@ -77,10 +104,10 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("    fp16: \"{}\"{}", gflops(f.peak_fp32_flops), same_as_fp32));
   if (f.peak_from_measurement) {
     line(fmt::format(
-        "    fp32: \"{}\"  # best measured single-thread sgemm rate (the derived peak {} from {} MHz x {} flops/cycle "
-        "was {})",
+        "    fp32: \"{}\"  # best measured single-thread sgemm rate, since the derived peak {} from {} MHz x {} "
+        "flops/cycle was {}",
         gflops(f.peak_fp32_flops), gflops(h.fp32_peak_flops()), significant(h.clock_hz * 1e-6),
-        h.fp32_flops_per_cycle(), h.clock_hz > 0 ? "lower" : "unknown: no clock found"));
+        h.fp32_flops_per_cycle(), h.clock_hz > 0 ? "lower (the core runs above the listed clock, e.g. boost)" : "unknown (no clock found)"));
   } else {
     line(fmt::format("    fp32: \"{}\"  # derived, one core: {} MHz ({}) x {} fp32 lanes ({}) x 2 (FMA) x {} FMA "
                      "unit(s) (assumed: /proc does not show it)",
@@ -113,8 +140,9 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
 
   // Node.
   const std::string ping = fmt::format("MPI ping-pong ranks 0 <-> 1, {}, best of {} batches, fit t = alpha + "
-                                       "bytes / beta on relative error (max residual {:.0f}%)",
-                                       size_range(c.mpi), c.mpi.batches, 100.0 * f.link.max_relative_residual);
+                                       "bytes / beta on relative error (max residual {:.0f}%){}",
+                                       size_range(c.mpi), c.mpi.batches, 100.0 * f.link.max_relative_residual,
+                                       ping_pong_extremes(c.mpi));
   line("node:");
   line(fmt::format("  devices: {}  # cores used, one MPI rank each ({})", m.node.devices, c.mpi.command));
   line("  all_to_all:  # every pair of cores talks through shared memory at the same cost");
@@ -154,8 +182,9 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format(
       "collectives:  # MPI_Allreduce / MPI_Reduce_scatter_block / MPI_Allgather on {} ranks, full buffer {} x 4 B .. {} "
       "in x4 steps, slowest rank's per-call time in the best of {} batches; fitted jointly to launch + k (p-1) step "
-      "+ k (p-1)/p M / ring bandwidth (k = 2 for all-reduce) on relative error (max residual {:.0f}%)",
-      c.mpi.ranks, c.mpi.ranks, mib(c.mpi.largest_bytes), c.mpi.batches, 100.0 * f.ring.max_relative_residual));
+      "+ k (p-1)/p M / ring bandwidth (k = 2 for all-reduce) on relative error (max residual {:.0f}%); measured: {}",
+      c.mpi.ranks, c.mpi.ranks, mib(c.mpi.largest_bytes), c.mpi.batches, 100.0 * f.ring.max_relative_residual,
+      smallest_collective_times(c.mpi)));
   line(fmt::format("  - name: openmpi  # {}", c.mpi.library));
   line(fmt::format("    launch_latency: \"{}\"  # the fit's launch term{}", ns(lib.launch_latency),
                    lib.launch_latency == Time::zero() ? " (clamped at 0)" : ""));
