@@ -80,7 +80,10 @@ void BM_TrainingStep(benchmark::State& state, bool recompute) {
   state.counters["of_sgemm"] = model_flops / spent.wall / gemm.wall;
   state.counters["of_sgemm_cpu"] = model_flops / spent.cpu / gemm.cpu;
 }
-BENCHMARK_CAPTURE(BM_TrainingStep, h1024_l4_s512_b4_v50304, false)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainingStep, h1024_l4_s512_b4_v50304, false)
+    ->Iterations(2)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainingStep, h1024_l4_s512_b4_v50304_recompute, true)
     ->Iterations(2)
     ->Unit(benchmark::kSecond)

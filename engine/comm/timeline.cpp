@@ -9,22 +9,32 @@ namespace ws {
 
 const char* to_string(CommGroup g) {
   switch (g) {
-    case CommGroup::x: return "x";
-    case CommGroup::y: return "y";
-    case CommGroup::z: return "z";
-    case CommGroup::data: return "data";
-    case CommGroup::data_z: return "data_z";
-    case CommGroup::world: return "world";
+    case CommGroup::x:
+      return "x";
+    case CommGroup::y:
+      return "y";
+    case CommGroup::z:
+      return "z";
+    case CommGroup::data:
+      return "data";
+    case CommGroup::data_z:
+      return "data_z";
+    case CommGroup::world:
+      return "world";
   }
   return "?";
 }
 
 const char* to_string(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce: return "allreduce";
-    case CollectiveKind::all_gather: return "allgather";
-    case CollectiveKind::reduce_scatter: return "reducescatter";
-    case CollectiveKind::barrier: return "barrier";
+    case CollectiveKind::all_reduce:
+      return "allreduce";
+    case CollectiveKind::all_gather:
+      return "allgather";
+    case CollectiveKind::reduce_scatter:
+      return "reducescatter";
+    case CollectiveKind::barrier:
+      return "barrier";
   }
   return "?";
 }
@@ -33,8 +43,9 @@ TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& bef
   TimelineTotals d{};
   for (int g = 0; g < kCommGroups; ++g) {
     const GroupTotals &a = after[g], &b = before[g];
-    d[g] = GroupTotals{a.blocked_s - b.blocked_s, a.waited_s - b.waited_s, a.in_flight_s - b.in_flight_s,
-                       a.bytes - b.bytes,         a.collectives - b.collectives, a.non_blocking - b.non_blocking};
+    d[g] = GroupTotals{a.blocked_s - b.blocked_s,     a.waited_s - b.waited_s,
+                       a.in_flight_s - b.in_flight_s, a.bytes - b.bytes,
+                       a.collectives - b.collectives, a.non_blocking - b.non_blocking};
   }
   return d;
 }
@@ -75,7 +86,8 @@ void Timeline::record_blocking(CollectiveKind kind, CommGroup group, std::uint64
   if (tracing_) events_.push_back(TraceEvent{collective_name(kind, group), true, bytes, start_us, end_us});
 }
 
-Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommGroup group, std::uint64_t bytes) {
+Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommGroup group,
+                                 std::uint64_t bytes) {
   int slot = 0;
   if (free_.empty()) {
     slot = static_cast<int>(slots_.size());
@@ -103,7 +115,8 @@ bool Timeline::pending(Handle h) const {
 void Timeline::complete(int slot, double now) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
   totals_[index(s.group)].in_flight_s += (now - s.issue_us) * 1e-6;
-  if (tracing_) events_.push_back(TraceEvent{collective_name(s.kind, s.group), true, s.bytes, s.issue_us, now});
+  if (tracing_)
+    events_.push_back(TraceEvent{collective_name(s.kind, s.group), true, s.bytes, s.issue_us, now});
   s.used = false;
   s.request = MPI_REQUEST_NULL;
   ++s.generation;
@@ -133,7 +146,8 @@ void Timeline::wait(Handle h) {
   GroupTotals& t = totals_[index(s.group)];
   t.blocked_s += (end - start) * 1e-6;
   t.waited_s += (end - start) * 1e-6;
-  if (tracing_) events_.push_back(TraceEvent{"wait." + collective_name(s.kind, s.group), false, s.bytes, start, end});
+  if (tracing_)
+    events_.push_back(TraceEvent{"wait." + collective_name(s.kind, s.group), false, s.bytes, start, end});
   complete(h.slot, end);
 }
 

@@ -26,8 +26,8 @@ const char* to_string(CollectiveKind k);  // "allreduce", "allgather", "reducesc
 
 // Per communicator, accumulated since the timeline was made.
 struct GroupTotals {
-  double blocked_s = 0;     // blocked in MPI: blocking collectives plus waits on non-blocking ones
-  double waited_s = 0;      // the part of blocked_s spent in waits on non-blocking collectives
+  double blocked_s = 0;  // blocked in MPI: blocking collectives plus waits on non-blocking ones
+  double waited_s = 0;   // the part of blocked_s spent in waits on non-blocking collectives
   // Non-blocking collectives: sum of (observed completion - issue). An upper bound of what they
   // would have cost blocking (completion is observed at the next test or wait).
   double in_flight_s = 0;
@@ -40,7 +40,7 @@ using TimelineTotals = std::array<GroupTotals, kCommGroups>;
 TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& before);
 
 struct TraceEvent {
-  std::string name;  // "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data", ...
+  std::string name;   // "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data", ...
   bool comm = false;  // thread "comm" (collectives in flight) or "compute" (kernels, waits)
   std::uint64_t bytes = 0;
   double start_us = 0, end_us = 0;  // since the timeline's origin
@@ -60,7 +60,8 @@ class Timeline {
   double now_us() const;
 
   void record_compute(std::string name, double start_us, double end_us);
-  void record_blocking(CollectiveKind kind, CommGroup group, std::uint64_t bytes, double start_us, double end_us);
+  void record_blocking(CollectiveKind kind, CommGroup group, std::uint64_t bytes, double start_us,
+                       double end_us);
 
   // Non-blocking collectives: the timeline keeps the MPI request; handles are (slot, generation).
   struct Handle {

@@ -22,7 +22,9 @@ constexpr int kVersion = 1;
 constexpr const char* kManifest = "manifest.json";
 constexpr std::size_t kMessageBytes = 2048;
 
-std::string shard_name(int rank, long long step) { return fmt::format("rank{:05d}.step{:08d}.bin", rank, step); }
+std::string shard_name(int rank, long long step) {
+  return fmt::format("rank{:05d}.step{:08d}.bin", rank, step);
+}
 
 // The shard file: magic, then int64 header fields, then the GEMM choices, then values, first and
 // second moments (each `parameters` scalars).
@@ -37,7 +39,10 @@ constexpr int kChoiceFields = 6;
 nlohmann::json identity(const RunConfig& run, const std::string& data, std::size_t scalar_bytes) {
   const ModelSpec& m = run.model;
   return {{"model",
-           {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"seq", m.sequence_length},
+           {{"layers", m.layers},
+            {"hidden", m.hidden},
+            {"heads", m.heads},
+            {"seq", m.sequence_length},
             {"vocab", m.vocabulary}}},
           {"layout", to_string(run.layout)},
           {"batch", run.batch_sequences},
@@ -69,7 +74,8 @@ void write_all(std::ofstream& out, std::uint64_t& hash, const void* data, std::s
 
 // Writes `path` through `path`.tmp and a rename; returns "" or what went wrong.
 template <class T>
-std::string write_shard(const Trainer<T>& trainer, const std::string& path, std::uint64_t& bytes, std::uint64_t& hash) {
+std::string write_shard(const Trainer<T>& trainer, const std::string& path, std::uint64_t& bytes,
+                        std::uint64_t& hash) {
   const auto& store = trainer.model().parameters();
   const auto& choices = trainer.tuner().choices();
   ShardHeader h;
@@ -81,8 +87,8 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
   h.gemm_choices = static_cast<std::int64_t>(choices.size());
   std::vector<std::int64_t> table;
   for (const auto& [shape, choice] : choices)
-    table.insert(table.end(), {static_cast<std::int64_t>(shape.op_a), static_cast<std::int64_t>(shape.op_b), shape.m,
-                               shape.n, shape.k, static_cast<std::int64_t>(choice.variant)});
+    table.insert(table.end(), {static_cast<std::int64_t>(shape.op_a), static_cast<std::int64_t>(shape.op_b),
+                               shape.m, shape.n, shape.k, static_cast<std::int64_t>(choice.variant)});
   const std::string temp = path + ".tmp";
   hash = kFnvOffset;
   {
@@ -101,7 +107,8 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
   }
   std::error_code ec;
   fs::rename(temp, path, ec);
-  if (ec) return fmt::format("checkpoint shard {}: cannot rename {} into place: {}", path, temp, ec.message());
+  if (ec)
+    return fmt::format("checkpoint shard {}: cannot rename {} into place: {}", path, temp, ec.message());
   return {};
 }
 
@@ -163,7 +170,9 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
     }
     if (problem.empty()) {
       fs::rename(temp, path, ec);
-      if (ec) problem = fmt::format("checkpoint manifest {}: cannot rename {} into place: {}", path, temp, ec.message());
+      if (ec)
+        problem =
+            fmt::format("checkpoint manifest {}: cannot rename {} into place: {}", path, temp, ec.message());
     }
   }
   throw_if(agree(problem, world));
@@ -192,9 +201,10 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
     } catch (const nlohmann::json::exception& e) {
       return fmt::format("--resume {}: {} is not valid JSON ({})", dir, manifest_path, e.what());
     }
-    if (manifest.value("format", "") != "weakscale-engine-checkpoint" || manifest.value("version", 0) != kVersion)
-      return fmt::format("--resume {}: {} is not a version-{} weakscale-engine checkpoint manifest", dir, manifest_path,
-                         kVersion);
+    if (manifest.value("format", "") != "weakscale-engine-checkpoint" ||
+        manifest.value("version", 0) != kVersion)
+      return fmt::format("--resume {}: {} is not a version-{} weakscale-engine checkpoint manifest", dir,
+                         manifest_path, kVersion);
     const nlohmann::json want = identity(trainer.run(), data, sizeof(T));
     for (const auto& [key, value] : want.items())
       if (auto p = check_field(manifest, want, key); !p.empty())
@@ -211,11 +221,12 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
     if (!shard) return fmt::format("--resume {}: shard {} is missing", dir, shard_path);
     bytes.assign(std::istreambuf_iterator<char>(shard), std::istreambuf_iterator<char>());
     if (bytes.size() != want_bytes)
-      return fmt::format("--resume {}: shard {} is truncated or overwritten: {} bytes, the manifest says {}", dir,
-                         shard_path, bytes.size(), want_bytes);
+      return fmt::format("--resume {}: shard {} is truncated or overwritten: {} bytes, the manifest says {}",
+                         dir, shard_path, bytes.size(), want_bytes);
     if (fmt::format("{:016x}", fnv1a(bytes.data(), bytes.size())) != want_hash)
-      return fmt::format("--resume {}: shard {} is corrupt: its FNV-1a checksum differs from the manifest's {}", dir,
-                         shard_path, want_hash);
+      return fmt::format(
+          "--resume {}: shard {} is corrupt: its FNV-1a checksum differs from the manifest's {}", dir,
+          shard_path, want_hash);
     if (bytes.size() < sizeof kMagic + sizeof h)
       return fmt::format("--resume {}: shard {} is shorter than its header", dir, shard_path);
     std::copy_n(bytes.data() + sizeof kMagic, sizeof h, reinterpret_cast<char*>(&h));
@@ -224,8 +235,9 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
         h.scalar_bytes != static_cast<std::int64_t>(sizeof(T)) || h.rank != world.rank() ||
         h.parameters != static_cast<std::int64_t>(n) || h.steps_done != manifest.value("step", -1LL) ||
         bytes.size() != sizeof kMagic + sizeof h + table + 3 * n * sizeof(T))
-      return fmt::format("--resume {}: shard {} does not match this rank (rank {}, {} parameters of {} bytes, step {})",
-                         dir, shard_path, world.rank(), n, sizeof(T), manifest.value("step", -1LL));
+      return fmt::format(
+          "--resume {}: shard {} does not match this rank (rank {}, {} parameters of {} bytes, step {})", dir,
+          shard_path, world.rank(), n, sizeof(T), manifest.value("step", -1LL));
     return {};
   };
   throw_if(agree(problem_with_manifest(), world));
@@ -239,13 +251,14 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
     p += table;
     std::map<GemmShape, GemmChoice> choices;
     for (std::size_t i = 0; i < fields.size(); i += kChoiceFields) {
-      const GemmShape shape{static_cast<Op>(fields[i]), static_cast<Op>(fields[i + 1]), static_cast<int>(fields[i + 2]),
-                            static_cast<int>(fields[i + 3]), static_cast<int>(fields[i + 4])};
+      const GemmShape shape{static_cast<Op>(fields[i]), static_cast<Op>(fields[i + 1]),
+                            static_cast<int>(fields[i + 2]), static_cast<int>(fields[i + 3]),
+                            static_cast<int>(fields[i + 4])};
       choices[shape] = GemmChoice{static_cast<GemmVariant>(fields[i + 5]), 0, 0};
     }
     trainer.tuner().adopt(choices);
-    for (std::vector<T>* target : {&store.values(), &trainer.optimizer().first_moment(),
-                                   &trainer.optimizer().second_moment()}) {
+    for (std::vector<T>* target :
+         {&store.values(), &trainer.optimizer().first_moment(), &trainer.optimizer().second_moment()}) {
       std::copy_n(p, n * sizeof(T), reinterpret_cast<char*>(target->data()));
       p += n * sizeof(T);
     }

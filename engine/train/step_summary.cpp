@@ -20,6 +20,7 @@ StepRecord reduce_step(const StepResult& local, const Communicator& world) {
   r.step = local.step;
   r.loss = local.loss;
   r.seconds = local.seconds;
+  r.cpu_seconds = local.cpu_seconds;
   std::vector<double> sums;
   sums.reserve(kCommGroups * kFieldsPerGroup);
   for (const GroupTotals& g : local.communication)
@@ -27,6 +28,8 @@ StepRecord reduce_step(const StepResult& local, const Communicator& world) {
                              static_cast<double>(g.collectives)});
   if (world.size() > 1) {
     WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, world.comm()));
+    WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &r.cpu_seconds, 1, MPI_DOUBLE, MPI_SUM, world.comm()));
+    r.cpu_seconds /= world.size();
     WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM,
                                world.comm()));
   }
@@ -45,8 +48,8 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
                      long long batch_sequences, bool recompute, int devices,
                      std::optional<double> peak_flop_per_s_per_device) {
   if (warmup < 0 || static_cast<std::size_t>(warmup) >= records.size())
-    throw std::invalid_argument(fmt::format("summary needs 0 <= warm-up steps ({}) < steps ({})", warmup,
-                                            records.size()));
+    throw std::invalid_argument(
+        fmt::format("summary needs 0 <= warm-up steps ({}) < steps ({})", warmup, records.size()));
   RunSummary s;
   s.measured_steps = static_cast<int>(records.size()) - warmup;
   s.first_step = records[static_cast<std::size_t>(warmup)].step;
@@ -54,6 +57,7 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
   for (std::size_t i = static_cast<std::size_t>(warmup); i < records.size(); ++i) {
     const StepRecord& r = records[i];
     s.step_s += r.seconds;
+    s.cpu_s += r.cpu_seconds;
     s.step_min_s = std::min(s.step_min_s, r.seconds);
     s.step_max_s = std::max(s.step_max_s, r.seconds);
     for (int g = 0; g < kCommGroups; ++g) {
@@ -65,6 +69,7 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
   }
   const double n = s.measured_steps;
   s.step_s /= n;
+  s.cpu_s /= n;
   for (GroupSummary& g : s.groups) {
     g.exposed_s /= n, g.in_flight_s /= n, g.waited_s /= n, g.bytes /= n, g.collectives /= n;
     s.exposed_s += g.exposed_s;
@@ -104,6 +109,7 @@ std::string summary_json(const RunSummary& s, const std::string& machine_name) {
                       {"step_s", s.step_s},
                       {"step_min_s", s.step_min_s},
                       {"step_max_s", s.step_max_s},
+                      {"cpu_s", s.cpu_s},
                       {"compute_s", s.compute_s},
                       {"exposed_comm_s", s.exposed_s},
                       {"comm", comm},
@@ -123,7 +129,7 @@ std::string summary_json(const RunSummary& s, const std::string& machine_name) {
 }
 
 std::string csv_header() {
-  return "layout,ranks,layers,hidden,heads,seq,vocab,batch,recompute,measured_steps,step_s,compute_s,"
+  return "layout,ranks,layers,hidden,heads,seq,vocab,batch,recompute,measured_steps,step_s,cpu_s,compute_s,"
          "exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,exposed_data_z_s,model_flop_per_s,"
          "hardware_flop_per_s,machine,percent_of_peak_model,percent_of_peak_hardware";
 }
@@ -131,14 +137,15 @@ std::string csv_header() {
 std::string csv_row(const RunSummary& s, const RunConfig& run, const std::string& machine_name) {
   const auto exposed = [&](CommGroup g) { return s.groups[static_cast<std::size_t>(g)].exposed_s; };
   const ModelSpec& m = run.model;
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}",
-                     to_string(run.layout), run.layout.devices(), m.layers, m.hidden, m.heads, m.sequence_length,
-                     m.vocabulary, run.batch_sequences, run.recompute ? 1 : 0, s.measured_steps, s.step_s,
-                     s.compute_s, exposed(CommGroup::x), exposed(CommGroup::y), exposed(CommGroup::z),
-                     exposed(CommGroup::data), exposed(CommGroup::data_z), s.model_flop_per_s, s.hardware_flop_per_s,
-                     s.peak_flop_per_s_per_device ? machine_name : "",
-                     s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_model) : "",
-                     s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "");
+  return fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}",
+      to_string(run.layout), run.layout.devices(), m.layers, m.hidden, m.heads, m.sequence_length,
+      m.vocabulary, run.batch_sequences, run.recompute ? 1 : 0, s.measured_steps, s.step_s, s.cpu_s, s.compute_s,
+      exposed(CommGroup::x), exposed(CommGroup::y), exposed(CommGroup::z), exposed(CommGroup::data),
+      exposed(CommGroup::data_z), s.model_flop_per_s, s.hardware_flop_per_s,
+      s.peak_flop_per_s_per_device ? machine_name : "",
+      s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_model) : "",
+      s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "");
 }
 
 }  // namespace ws

@@ -20,6 +20,7 @@ struct StepRecord {
   long long step = 0;
   double loss = 0;
   double seconds = 0;  // slowest rank (every rank waits for it at the next collective)
+  double cpu_seconds = 0;  // mean over ranks of the process CPU time in the step
   // Mean over ranks of each group's totals (blocked, waited, in flight; bytes per rank).
   TimelineTotals communication{};
 };
@@ -42,6 +43,7 @@ struct RunSummary {
   int measured_steps = 0;
   long long first_step = 0;  // 1-based index of the first measured step
   double step_s = 0, step_min_s = 0, step_max_s = 0;
+  double cpu_s = 0;  // mean per step and rank; cpu_s / step_s well below 1: a shared, loaded machine
   double exposed_s = 0;  // sum over groups
   double compute_s = 0;  // step_s - exposed_s
   std::array<GroupSummary, kCommGroups> groups{};

@@ -53,8 +53,8 @@ void write_trace(const Timeline& timeline, const Communicator& world, const std:
       for (std::size_t r = 0; r < lengths.size(); ++r) offsets[r] = total, total += lengths[r];
       all.resize(static_cast<std::size_t>(total));
     }
-    WS_MPI_CHECK(MPI_Gatherv(local.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
-                             world.comm()));
+    WS_MPI_CHECK(MPI_Gatherv(local.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                             MPI_CHAR, 0, world.comm()));
     if (world.rank() == 0)
       for (std::size_t r = 0; r < lengths.size(); ++r)
         parts.emplace_back(all.data() + offsets[r], static_cast<std::size_t>(lengths[r]));
@@ -76,7 +76,8 @@ void write_trace(const Timeline& timeline, const Communicator& world, const std:
     out << trace.dump() << '\n';
     if (!out) throw std::runtime_error("--trace " + path + ": cannot write " + temp);
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) throw std::runtime_error("--trace " + path + ": cannot rename " + temp);
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("--trace " + path + ": cannot rename " + temp);
 }
 
 }  // namespace ws

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <vector>
 
@@ -30,6 +31,12 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
   model_.set_recompute(run.recompute);
 }
 
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double exposed_seconds(const TimelineTotals& totals) {
   double sum = 0;
   for (const GroupTotals& g : totals) sum += g.blocked_s;
@@ -39,13 +46,14 @@ double exposed_seconds(const TimelineTotals& totals) {
 template <class T>
 StepResult Trainer<T>::step() {
   const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = process_cpu_seconds();
   Timeline& timeline = grid_.timeline();
   const TimelineTotals before = timeline.totals();
   const int seq = run_.model.sequence_length;
   TokenBatch batch;
   auto& store = model_.parameters();
   {
-    const ComputeSpan span(timeline, "data", -1, "load_batch");
+    const ComputeSpan span(timeline, "input", -1, "load_batch");
     batch = load_batch(source_, step_, shard_, seq);
     store.zero_grads();
   }
@@ -93,7 +101,9 @@ StepResult Trainer<T>::step() {
   }
   ++step_;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return StepResult{step_, loss_sum / global_tokens, norm, seconds, exposed, difference(timeline.totals(), before)};
+  const double cpu_seconds = process_cpu_seconds() - cpu_start;
+  return StepResult{step_, loss_sum / global_tokens, norm, seconds, cpu_seconds, exposed,
+                    difference(timeline.totals(), before)};
 }
 
 template class Trainer<float>;

@@ -18,6 +18,9 @@ struct StepResult {
   double loss = 0;          // mean cross-entropy over the global batch
   double grad_norm = 0;     // before clipping
   double seconds = 0;       // wall time of the whole step on this rank
+  // CPU time of this process during the step (all its threads; includes MPI's busy polling).
+  // Well below `seconds` means the rank was descheduled: a machine shared with other work.
+  double cpu_seconds = 0;
   // Time this rank spent blocked in data-parallel communication after its own computation was
   // done: the part of the all-reduce that overlap did not hide.
   double exposed_communication_seconds = 0;
@@ -27,6 +30,8 @@ struct StepResult {
 };
 // Seconds blocked in MPI over all groups.
 double exposed_seconds(const TimelineTotals& totals);
+// CPU time of this process so far (CLOCK_PROCESS_CPUTIME_ID).
+double process_cpu_seconds();
 
 template <class T>
 class Trainer {

@@ -3,6 +3,8 @@
 // truncated, corrupt, mismatched) fails on every rank with a message naming the file; saving
 // leaves no temporary files and no stale shards. Also activation recomputation == storing, bit for
 // bit, on the same layout, and the timeline attributes collectives to the right communicator.
+#include "engine/train/checkpoint.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -12,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/train/checkpoint.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace ws {
@@ -75,7 +76,8 @@ TEST(Checkpoint, ThreePlusResumedThreeEqualsSixBitForBit) {
 
   {
     Trainer<float> first(run, grid, source);
-    for (int s = 0; s < 3; ++s) EXPECT_TRUE(same_bits(first.step().loss, straight_losses[s])) << "step " << s + 1;
+    for (int s = 0; s < 3; ++s)
+      EXPECT_TRUE(same_bits(first.step().loss, straight_losses[s])) << "step " << s + 1;
     save_checkpoint(first, "synthetic", dir);
   }
   Trainer<float> resumed(run, grid, source);
@@ -84,8 +86,8 @@ TEST(Checkpoint, ThreePlusResumedThreeEqualsSixBitForBit) {
   for (int s = 3; s < 6; ++s) {
     const StepResult r = resumed.step();
     EXPECT_EQ(r.step, s + 1);
-    EXPECT_TRUE(same_bits(r.loss, straight_losses[s])) << "step " << s + 1 << ": " << r.loss << " vs "
-                                                       << straight_losses[s];
+    EXPECT_TRUE(same_bits(r.loss, straight_losses[s]))
+        << "step " << s + 1 << ": " << r.loss << " vs " << straight_losses[s];
   }
   EXPECT_TRUE(same_bits(resumed.model().parameters().values(), straight.model().parameters().values()));
   EXPECT_TRUE(same_bits(resumed.optimizer().first_moment(), straight.optimizer().first_moment()));
@@ -251,7 +253,8 @@ TEST(Recompute, SameLossesAndParametersAsStoredActivations) {
   Trainer<float> stored(run, grid, source);
   run.recompute = true;
   Trainer<float> recomputed(run, grid, source);
-  for (int s = 0; s < 3; ++s) EXPECT_TRUE(same_bits(stored.step().loss, recomputed.step().loss)) << "step " << s + 1;
+  for (int s = 0; s < 3; ++s)
+    EXPECT_TRUE(same_bits(stored.step().loss, recomputed.step().loss)) << "step " << s + 1;
   EXPECT_TRUE(same_bits(stored.model().parameters().values(), recomputed.model().parameters().values()));
 }
 
@@ -277,8 +280,10 @@ TEST(Timeline, AttributesCollectivesToTheirGroup) {
   EXPECT_EQ(batch_group.non_blocking, batch_used ? 1 : 0);
   EXPECT_GE(batch_group.in_flight_s, batch_group.waited_s);
   EXPECT_EQ(t.in_flight(), 0);
-  EXPECT_FLOAT_EQ(data[0], static_cast<float>((data_used ? layout.data : 1) * (batch_used ? layout.data * layout.z : 1)));
-  for (int g : {0, 1, 2, 5}) EXPECT_EQ(d[static_cast<std::size_t>(g)].collectives, 0) << to_string(static_cast<CommGroup>(g));
+  EXPECT_FLOAT_EQ(
+      data[0], static_cast<float>((data_used ? layout.data : 1) * (batch_used ? layout.data * layout.z : 1)));
+  for (int g : {0, 1, 2, 5})
+    EXPECT_EQ(d[static_cast<std::size_t>(g)].collectives, 0) << to_string(static_cast<CommGroup>(g));
 }
 
 }  // namespace
@@ -289,8 +294,9 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) delete ::testing::UnitTest::GetInstance()->listeners().Release(
-                     ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  if (rank != 0)
+    delete ::testing::UnitTest::GetInstance()->listeners().Release(
+        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
   int failed = RUN_ALL_TESTS();
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -1,6 +1,8 @@
 // The run summary: the methodology (warm-up steps left out, the rest averaged), the breakdown
 // into computation and exposed communication per group, the flop counts of the algorithm note
 // and percent of peak from a machine file.
+#include "engine/train/step_summary.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -8,7 +10,6 @@
 #include <string>
 
 #include "engine/schedule/flops.hpp"
-#include "engine/train/step_summary.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {
@@ -65,7 +66,8 @@ TEST(RunSummary, FlopsFollowTheAlgorithmNote) {
 }
 
 TEST(RunSummary, PeakComesFromTheMachineFile) {
-  const Machine machine = load_machine(std::string(WEAKSCALE_SOURCE_DIR) + "/tests/engine/data/one_core_per_device.yaml");
+  const Machine machine =
+      load_machine(std::string(WEAKSCALE_SOURCE_DIR) + "/tests/engine/data/one_core_per_device.yaml");
   const double peak_fp32 = peak(machine.device, Precision::fp32).flops();
   EXPECT_DOUBLE_EQ(peak_fp32, 96e9);
   const RunSummary s = summarize(ten_steps(), 2, model(), 4, false, 1, peak_fp32);

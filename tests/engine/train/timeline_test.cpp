@@ -51,7 +51,8 @@ TEST(Timeline, NamesEveryKernelPhaseOfEveryBlock) {
       EXPECT_TRUE(names.contains("bwd" + block + kernel)) << block << kernel;
     }
   }
-  for (const char* phase : {"fwd.lm_head.gemm", "bwd.lm_head.dw_gemm", "fwd.cross_entropy", "optimizer.adamw"})
+  for (const char* phase :
+       {"fwd.lm_head.gemm", "bwd.lm_head.dw_gemm", "fwd.cross_entropy", "optimizer.adamw"})
     EXPECT_TRUE(names.contains(phase)) << phase;
   for (const auto& n : names) EXPECT_EQ(n.find("recompute."), std::string::npos) << n;
 }
