@@ -1,6 +1,6 @@
 // Flow-level transport: every active flow gets its max-min fair share of each directed link it
-// crosses (progressive filling), recomputed when flows arrive or finish, only over the connected
-// component of links and flows the change touches. Completion times are integer picoseconds.
+// crosses (progressive filling), recomputed when flows arrive or finish, only over the flows the
+// change can reach through saturated links (README). Completion times are integer picoseconds.
 #pragma once
 
 #include <cstdint>

@@ -140,6 +140,70 @@ std::pair<std::uint64_t, std::vector<std::int64_t>> random_traffic(std::uint64_t
   return {net.trace_hash(), ends};
 }
 
+// After every solve the shares are max-min fair: no link over capacity, and every active flow has a
+// saturated link on which no flow gets more (its bottleneck). Random overlapping traffic with
+// adaptive routing exercises the solve that stops at unsaturated links and its fallback.
+TEST(FlowNetwork, SharesAreMaxMinFairAfterEverySolve) {
+  const Machine m = testing::small_machine(4, 4, 4, 2, 2, 2, 50.0, 25.0);
+  const Topology t = build_topology(m, 16);
+  Router router(t, {RoutingPolicy::adaptive, 5});
+  FlowNetwork net(t, router);
+  RandomStream rng(5, StreamId::test);
+  std::map<std::uint64_t, int> live;  // tag -> flow id, started and not completed
+  std::map<std::uint64_t, Time> active_from;
+  std::vector<CompletedFlow> done;
+  auto check = [&](Time now) {
+    std::vector<double> used(t.links.size(), 0.0), top(t.links.size(), 0.0);
+    std::vector<int> on(t.links.size(), 0);
+    std::vector<int> active;
+    for (const auto& [tag, f] : live) {
+      if (active_from[tag] > now) continue;  // still in its latency phase
+      active.push_back(f);
+      for (const int l : net.path(f).view()) {
+        used[static_cast<std::size_t>(l)] += net.rate_bytes_per_s(f);
+        top[static_cast<std::size_t>(l)] = std::max(top[static_cast<std::size_t>(l)], net.rate_bytes_per_s(f));
+        ++on[static_cast<std::size_t>(l)];
+      }
+    }
+    for (std::size_t l = 0; l < t.links.size(); ++l) {
+      ASSERT_LE(used[l], t.links[l].bandwidth.bytes_per_s() * (1 + 1e-9)) << l;
+    }
+    for (const int f : active) {
+      bool bottleneck = false;
+      for (const int l : net.path(f).view()) {
+        const auto li = static_cast<std::size_t>(l);
+        bottleneck |= used[li] >= t.links[li].bandwidth.bytes_per_s() * (1 - 1e-9) &&
+                      net.rate_bytes_per_s(f) >= top[li] * (1 - 1e-9);
+      }
+      ASSERT_TRUE(bottleneck) << "flow " << f << " at " << now.ps();
+    }
+  };
+  Time now;
+  for (int i = 0; i < 300; ++i) {
+    now += Time::from_ns(rng.uniform(0.0, 3000.0));
+    for (Time tt = net.next_event_time(); tt <= now; tt = net.next_event_time()) {
+      done.clear();
+      net.advance(tt, done);
+      for (const auto& d : done) live.erase(d.tag);
+      check(tt);
+    }
+    const auto a = static_cast<int>(rng.uniform_below(32));
+    auto b = static_cast<int>(rng.uniform_below(31));
+    if (b >= a) ++b;
+    const auto tag = static_cast<std::uint64_t>(i);
+    const int f = net.start_flow(now, a, b, 1 + rng.uniform_below(2_MiB), tag);
+    live[tag] = f;
+    active_from[tag] = now + net.path_latency(net.path(f));
+  }
+  for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) {
+    done.clear();
+    net.advance(tt, done);
+    for (const auto& d : done) live.erase(d.tag);
+    check(tt);
+  }
+  EXPECT_TRUE(live.empty());
+}
+
 TEST(FlowNetwork, SameSeedGivesIdenticalTrace) {
   const auto a = random_traffic(17);
   const auto b = random_traffic(17);
