@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "sim/cli/calibrate_command.hpp"
+#include "sim/cli/collective_command.hpp"
 #include "sim/cli/plan_command.hpp"
 #include "sim/cli/study_command.hpp"
 #include "sim/core/input_error.hpp"
@@ -47,6 +48,10 @@ int main(int argc, char** argv) {
   ws::cli::StudyArgs study_args;
   CLI::App* plan = ws::cli::add_plan_command(app, plan_args);
   CLI::App* study = ws::cli::add_study_command(app, study_args);
+  ws::cli::CollectiveArgs collective_args;
+  CLI::App* collective = ws::cli::add_collective_command(app, collective_args);
+  ws::cli::CollectivesVsPublishedArgs vs_published_args;
+  CLI::App* vs_published = ws::cli::add_collectives_vs_published_command(app, vs_published_args);
   ws::cli::CalibrateArgs calibrate_args;
   CLI::App* calibrate = ws::cli::add_calibrate_command(app, calibrate_args);
 
@@ -60,6 +65,10 @@ int main(int argc, char** argv) {
   try {
     if (plan->parsed()) ws::cli::run_plan_command(plan_args, machines_dir, std::cout);
     if (study->parsed()) ws::cli::run_study_command(study_args, machines_dir, std::cout, std::cerr);
+    if (collective->parsed()) ws::cli::run_collective_command(collective_args, machines_dir, std::cout);
+    if (vs_published->parsed()) {
+      ws::cli::run_collectives_vs_published_command(vs_published_args, machines_dir, std::cout);
+    }
     if (calibrate->parsed()) ws::cli::run_calibrate_command(calibrate_args, std::cout);
   } catch (const ws::InputError& e) {
     return fail(kInputErrorExit, e.what());

@@ -64,11 +64,12 @@ FlowSchedule build_schedule(CollectiveAlgorithm algorithm, CollectiveOp op, std:
   switch (algorithm) {
     case CollectiveAlgorithm::ring:
       return ring_schedule(op, devices, bytes,
-                           RingOptions{options.devices_per_node, options.channels, options.max_segments});
+                           RingOptions{options.devices_per_node, options.channels, options.max_segments, options.node_order});
     case CollectiveAlgorithm::rhd: return rhd_schedule(op, devices, bytes);
     case CollectiveAlgorithm::tree: return tree_all_reduce_schedule(devices, bytes);
     case CollectiveAlgorithm::hierarchical:
-      return hierarchical_schedule(op, devices, bytes, options.devices_per_node, options.max_segments);
+      return hierarchical_schedule(op, devices, bytes, options.devices_per_node, options.max_segments,
+                                   options.node_order);
   }
   return {};
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "sim/collectives/flow_schedule.hpp"
 #include "sim/core/collective_op.hpp"
@@ -46,6 +47,7 @@ struct ScheduleOptions {
   int devices_per_node = 1;
   int channels = 1;      // ring channels (see RingOptions); the job uses the node's NIC count
   int max_segments = 0;  // ring step coalescing (see append_ring); 0 = every step its own send
+  std::vector<int> node_order;  // a full node's ring order (intra_node_ring_order); empty: as given
 };
 
 // The schedule of one call. Throws std::invalid_argument if !supports(algorithm, op).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "sim/collectives/ring_schedule.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/net/flow_network.hpp"
 #include "sim/net/routing.hpp"
@@ -128,13 +129,20 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   const int built_nodes = job_nodes.back() + 1;
   const Topology topology =
       build_topology(machine, built_nodes, rep.routing == RoutingPolicy::minimal ? 0 : machine.network.groups);
-  Router router(topology, RouterOptions{rep.routing, spec.seed});
+  RouterOptions route_options{rep.routing, spec.seed};
+  route_options.non_minimal_bias = spec.non_minimal_bias;
+  Router router(topology, route_options);
   FlowNetwork network(topology, router);
 
   ScheduleOptions options;
   options.devices_per_node = dpn;
   options.channels = std::max(1, static_cast<int>(machine.node.nics.size()));
-  rep.ring_channels = rep.algorithm == CollectiveAlgorithm::ring && comm_nodes > 1 && p > comm_nodes ? options.channels : 1;
+  options.node_order = intra_node_ring_order(machine.node);
+  const auto by_node = members_by_node(comms.front(), dpn);
+  const bool uniform = std::all_of(by_node.begin(), by_node.end(),
+                                   [&](const auto& n) { return n.size() == by_node.front().size(); });
+  rep.ring_channels =
+      rep.algorithm == CollectiveAlgorithm::ring && uniform && by_node.front().size() > 1 ? options.channels : 1;
   // One send per ring step: about channels x p x 2p sends per communicator (all-reduce).
   const double per_step_sends = static_cast<double>(comms.size()) * rep.ring_channels * p *
                                 (spec.op == CollectiveOp::all_reduce ? 2.0 : 1.0) * (p - 1);

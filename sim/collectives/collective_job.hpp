@@ -24,6 +24,11 @@ struct CollectiveJobSpec {
   std::optional<CollectiveAlgorithm> algorithm;  // none: the library's selection
   std::string library;                           // empty: the machine's default library
   std::optional<RoutingPolicy> routing;          // none: the machine's
+  // Adaptive routing's bias against Valiant paths (RouterOptions). 1: a flow goes non-minimal
+  // whenever that path is less loaded, our per-flow stand-in for Slingshot's per-packet adaptivity,
+  // which spreads a hot pair's packets over other paths (estimate, fitted to the published
+  // all-gather rows at 16-32 nodes, which show no local-link hotspot: sim/collectives/README.md).
+  double non_minimal_bias = 1.0;
   PlacementKind placement = PlacementKind::contiguous;
   std::uint64_t seed = 1;
   // Above this many flows (estimated for one send per ring step), ring steps are coalesced into

@@ -10,12 +10,18 @@
 namespace ws {
 
 FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
-                                   int max_segments) {
-  const auto nodes = members_by_node(devices, devices_per_node);
+                                   int max_segments, std::span<const int> node_order) {
+  auto nodes = members_by_node(devices, devices_per_node);
   const std::size_t L = nodes.front().size();
   const bool uniform = std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == L; });
   if (nodes.size() < 2 || L < 2 || !uniform) {
-    return ring_schedule(op, devices, bytes, RingOptions{devices_per_node, 1, max_segments});
+    return ring_schedule(op, devices, bytes, RingOptions{devices_per_node, 1, max_segments, {}});
+  }
+  if (node_order.size() == L) {
+    std::vector<std::size_t> position(L);
+    for (std::size_t i = 0; i < L; ++i) position[static_cast<std::size_t>(node_order[i])] = i;
+    auto local = [&](int member) { return position[static_cast<std::size_t>(devices[static_cast<std::size_t>(member)] % devices_per_node)]; };
+    for (auto& node : nodes) std::sort(node.begin(), node.end(), [&](int a, int b) { return local(a) < local(b); });
   }
   FlowSchedule sc;
   sc.devices.assign(devices.begin(), devices.end());

@@ -17,8 +17,9 @@ namespace ws {
 //  all-gather:     n-member all-gather of bytes / L; intra-node all-gather of bytes.
 // Each member's first send of a phase waits for its last receive of the previous phase (no global
 // barrier). Falls back to one ring when the communicator has one node, one member per node, or
-// nodes with different member counts. max_segments as in append_ring.
+// nodes with different member counts. max_segments as in append_ring. node_order: the order of a
+// full node's devices in its intra-node rings (intra_node_ring_order); empty: the communicator's.
 FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
-                                   int max_segments = 0);
+                                   int max_segments = 0, std::span<const int> node_order = {});
 
 }  // namespace ws

@@ -61,13 +61,43 @@ std::vector<std::vector<int>> members_by_node(std::span<const int> devices, int 
   return nodes;
 }
 
+std::vector<int> intra_node_ring_order(const NodeSpec& node) {
+  const int n = node.devices;
+  std::vector<int> order(static_cast<std::size_t>(std::max(n, 0)));
+  std::iota(order.begin(), order.end(), 0);
+  if (n < 3 || n > 9) return order;
+  std::vector<double> bw(static_cast<std::size_t>(n * n), 0.0);
+  for (const IntraNodeLink& l : node.links) {
+    bw[static_cast<std::size_t>(l.device_a * n + l.device_b)] += l.bandwidth.bytes_per_s();
+    bw[static_cast<std::size_t>(l.device_b * n + l.device_a)] += l.bandwidth.bytes_per_s();
+  }
+  std::vector<int> best = order;
+  double best_min = -1, best_sum = -1;
+  // Device 0 first: rotations of one cycle are the same cycle.
+  do {
+    double lo = 1e300, sum = 0;
+    for (int i = 0; i < n; ++i) {
+      const double b = bw[static_cast<std::size_t>(order[static_cast<std::size_t>(i)] * n +
+                                                   order[static_cast<std::size_t>((i + 1) % n)])];
+      lo = std::min(lo, b);
+      sum += b;
+    }
+    if (lo > best_min || (lo == best_min && sum > best_sum)) {
+      best = order;
+      best_min = lo;
+      best_sum = sum;
+    }
+  } while (std::next_permutation(order.begin() + 1, order.end()));
+  return best;
+}
+
 FlowSchedule ring_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, const RingOptions& options) {
   FlowSchedule schedule;
   schedule.devices.assign(devices.begin(), devices.end());
-  const auto nodes = members_by_node(devices, options.devices_per_node);
+  auto nodes = members_by_node(devices, options.devices_per_node);
   const std::size_t local = nodes.front().size();
   const bool uniform = std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == local; });
-  const int channels = (options.channels > 1 && nodes.size() > 1 && local > 1 && uniform) ? options.channels : 1;
+  const int channels = (options.channels > 1 && local > 1 && uniform) ? options.channels : 1;
   if (channels == 1) {
     std::vector<int> order(devices.size());
     std::iota(order.begin(), order.end(), 0);
@@ -75,14 +105,33 @@ FlowSchedule ring_schedule(CollectiveOp op, std::span<const int> devices, Bytes 
     return schedule;
   }
   const auto L = static_cast<int>(local);
+  if (options.node_order.size() == local) {
+    // A full node: members in the node's ring order.
+    std::vector<int> position(local);
+    for (std::size_t i = 0; i < local; ++i) position[static_cast<std::size_t>(options.node_order[i])] = static_cast<int>(i);
+    for (auto& node : nodes) {
+      std::sort(node.begin(), node.end(), [&](int a, int b) {
+        return position[static_cast<std::size_t>(devices[static_cast<std::size_t>(a)] % options.devices_per_node)] <
+               position[static_cast<std::size_t>(devices[static_cast<std::size_t>(b)] % options.devices_per_node)];
+      });
+    }
+  }
   for (int c = 0; c < channels; ++c) {
     const Bytes share = bytes / static_cast<Bytes>(channels) + (static_cast<Bytes>(c) < bytes % static_cast<Bytes>(channels) ? 1 : 0);
-    const int rotation = static_cast<int>(static_cast<long long>(c) * L / channels);
+    // Channels come in pairs: forward channel c leaves a node from position c L / C and enters the
+    // next at the position after it; the backward channel c + 1 leaves from the last position of
+    // its slice, (c + 2) L / C - 1, and enters at the one before it. Exits and entries then differ
+    // for all channels (and, with siblings adjacent in node_order, so do their NICs).
+    const bool backward = c % 2 == 1;
+    const int exit = backward ? static_cast<int>(static_cast<long long>(c + 1) * L / channels) - 1
+                              : static_cast<int>(static_cast<long long>(c) * L / channels);
+    const int rotation = backward ? exit : (exit + 1) % L;
     std::vector<int> order;
     order.reserve(devices.size());
     for (const auto& node : nodes) {
       for (int j = 0; j < L; ++j) order.push_back(node[static_cast<std::size_t>((j + rotation) % L)]);
     }
+    if (backward) std::reverse(order.begin(), order.end());
     append_ring(schedule, op, order, share, {}, options.max_segments);
   }
   return schedule;

@@ -26,13 +26,22 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
 
 struct RingOptions {
   int devices_per_node = 1;
-  // Rings run in parallel over channels, each with bytes / channels (NCCL's channels): channel c
-  // rotates the order of each node's members by c * L / channels, so each channel enters and leaves
-  // a node through different devices and thus different NICs. Used only when the communicator
-  // spans several nodes with the same number L >= 2 of members on each; otherwise one ring.
+  // Rings run in parallel over channels, each with bytes / channels (NCCL's channels), when every
+  // node of the communicator has the same number L >= 2 of members. Channel c leaves each node
+  // through the member at position c L / channels of the node's order and alternates direction
+  // (odd channels run the ring backwards), so the channels use different devices, hence NICs, at
+  // node boundaries and opposite directions of the intra-node links. Otherwise one ring.
   int channels = 1;
   int max_segments = 0;  // see append_ring
+  // Order of a full node's local devices in every ring (intra_node_ring_order); empty, or a node
+  // with fewer members than devices: the communicator's order.
+  std::vector<int> node_order;
 };
+
+// The Hamiltonian cycle through a node's devices with the widest narrowest direct link (ties: the
+// largest total bandwidth), as NCCL's ring search prefers; pairs without a direct link count as 0.
+// Exhaustive up to 9 devices; identity order above.
+std::vector<int> intra_node_ring_order(const NodeSpec& node);
 
 // The ring algorithm over `devices` in their order (member i sends to member i + 1).
 FlowSchedule ring_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, const RingOptions& options);

@@ -1,47 +1,63 @@
-// Binomial reduce + broadcast, twice (mirrored), half the buffer each.
+// Binomial reduce + broadcast, twice (mirrored), half the buffer each, pipelined in chunks.
 #include "sim/collectives/tree_schedule.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace ws {
 
 namespace {
 
-void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes) {
+void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes, int chunks) {
   auto member = [&](int q) { return mirrored ? p - 1 - q : q; };
-  std::vector<std::vector<int>> children(static_cast<std::size_t>(p));
+  const auto P = static_cast<std::size_t>(p);
+  std::vector<std::vector<int>> children(P);
   for (int q = 1; q < p; ++q) children[static_cast<std::size_t>(q & (q - 1))].push_back(q);
-  // Reduce: children (higher positions) send before their parents can.
-  std::vector<int> up(static_cast<std::size_t>(p), -1);
-  for (int q = p - 1; q >= 1; --q) {
-    std::vector<int> deps;
-    for (const int c : children[static_cast<std::size_t>(q)]) deps.push_back(up[static_cast<std::size_t>(c)]);
-    up[static_cast<std::size_t>(q)] = sc.add_send(member(q), member(q & (q - 1)), bytes, deps);
-  }
-  // Broadcast: the root after its reduce, everyone else after its parent's send.
-  std::vector<int> down(static_cast<std::size_t>(p), -1);
-  for (int q = 0; q < p; ++q) {
-    std::vector<int> deps;
-    if (q == 0) {
-      for (const int c : children[0]) deps.push_back(up[static_cast<std::size_t>(c)]);
-    } else {
-      deps.push_back(down[static_cast<std::size_t>(q)]);
+  std::vector<int> up(P, -1), down(P, -1);  // this chunk's sends (down: indexed by receiver)
+  std::vector<int> prev_up(P, -1), prev_down(P, -1);
+  for (int k = 0; k < chunks; ++k) {
+    const Bytes b = bytes / static_cast<Bytes>(chunks) + (static_cast<Bytes>(k) < bytes % static_cast<Bytes>(chunks) ? 1 : 0);
+    // Reduce: children (higher positions) send before their parents can; a member sends chunk k
+    // after its chunk k - 1 arrived (one message at a time per link, as the pipeline does).
+    for (int q = p - 1; q >= 1; --q) {
+      std::vector<int> deps;
+      for (const int c : children[static_cast<std::size_t>(q)]) deps.push_back(up[static_cast<std::size_t>(c)]);
+      if (prev_up[static_cast<std::size_t>(q)] >= 0) deps.push_back(prev_up[static_cast<std::size_t>(q)]);
+      up[static_cast<std::size_t>(q)] = sc.add_send(member(q), member(q & (q - 1)), b, deps);
     }
-    for (const int c : children[static_cast<std::size_t>(q)]) {
-      down[static_cast<std::size_t>(c)] = sc.add_send(member(q), member(c), bytes, deps);
+    // Broadcast: the root after its reduce of this chunk, everyone else after its parent's send.
+    for (int q = 0; q < p; ++q) {
+      std::vector<int> deps;
+      if (q == 0) {
+        for (const int c : children[0]) deps.push_back(up[static_cast<std::size_t>(c)]);
+      } else {
+        deps.push_back(down[static_cast<std::size_t>(q)]);
+      }
+      for (const int c : children[static_cast<std::size_t>(q)]) {
+        std::vector<int> with_prev = deps;
+        if (prev_down[static_cast<std::size_t>(c)] >= 0) with_prev.push_back(prev_down[static_cast<std::size_t>(c)]);
+        down[static_cast<std::size_t>(c)] = sc.add_send(member(q), member(c), b, with_prev);
+      }
     }
+    prev_up = up;
+    prev_down = down;
   }
 }
 
 }  // namespace
+
+int tree_chunks(Bytes bytes_per_tree) {
+  const Bytes chunks = (bytes_per_tree + kTreeChunkBytes - 1) / kTreeChunkBytes;
+  return static_cast<int>(std::clamp<Bytes>(chunks, 1, kMaxTreeChunks));
+}
 
 FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes) {
   FlowSchedule sc;
   sc.devices.assign(devices.begin(), devices.end());
   const int p = static_cast<int>(devices.size());
   if (p < 2) return sc;
-  append_binomial_tree(sc, p, false, bytes - bytes / 2);
-  append_binomial_tree(sc, p, true, bytes / 2);
+  append_binomial_tree(sc, p, false, bytes - bytes / 2, tree_chunks(bytes - bytes / 2));
+  append_binomial_tree(sc, p, true, bytes / 2, tree_chunks(bytes - bytes / 2));
   return sc;
 }
 

@@ -11,9 +11,14 @@ namespace ws {
 // Two binomial trees each carry half the buffer: tree 0 over members in order (root 0), tree 1
 // over the members mirrored (root p - 1), so a leaf of one tree is an inner node of the other and
 // both halves move at once. Position q's parent is q with its lowest set bit cleared. A member
-// sends up when all its children's sends arrived, and down when its parent's arrived. Not
-// pipelined: each message is the whole half, so this is meant for small buffers (2 x tree height
-// <= 2 ceil(log2 p) latency terms; each member sends and receives about bytes per tree level).
+// sends a chunk up when all its children's copies of it arrived, and down when its parent's did.
+// Each half is pipelined in tree_chunks() chunks (a member sends chunk k after its chunk k - 1
+// arrived), so large buffers cost about (chunks + 2 x tree height) chunk times instead of
+// 2 x height whole-buffer times. Latency terms: 2 x tree height (<= 2 ceil(log2 p)) + chunks - 1.
+inline constexpr Bytes kTreeChunkBytes = 512 * 1024;  // estimate: NCCL-like pipeline chunk
+inline constexpr Bytes kMaxTreeChunks = 16;           // bounds the flows of very large trees
+int tree_chunks(Bytes bytes_per_tree);
+
 FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes);
 
 }  // namespace ws

@@ -115,7 +115,7 @@ TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
         // 4 devices per node with 4 NICs: hierarchical has n = nodes, L = 4.
         Fixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
         const int p = 4 * nodes;
-        const auto s = build_schedule(a, op, iota_devices(0, p), M, ScheduleOptions{4, 4, 0});
+        const auto s = build_schedule(a, op, iota_devices(0, p), M, ScheduleOptions{4, 4, 0, {}});
         const auto r = run_one(fx, s);
         const Bytes expected = closed_form_bytes(a, op, p, M, nodes, 4);
         EXPECT_EQ(s.total_bytes(), expected) << to_string(a) << " " << to_string(op) << " p=" << p;
@@ -141,7 +141,9 @@ TEST(TreeCollective, TakesTwiceTheTreeHeightInSteps) {
     const auto s = tree_all_reduce_schedule(iota_devices(0, p), 1_MiB);
     int height = 0;
     for (unsigned q = 0; q < static_cast<unsigned>(p); ++q) height = std::max(height, std::popcount(q));
-    EXPECT_EQ(s.critical_path_steps(), 2 * height) << p;
+    EXPECT_EQ(s.critical_path_steps(), 2 * height) << p;  // 1 MiB: one chunk per half
+    const auto pipelined = tree_all_reduce_schedule(iota_devices(0, p), 8 * kTreeChunkBytes);
+    EXPECT_EQ(pipelined.critical_path_steps(), 2 * height + tree_chunks(4 * kTreeChunkBytes) - 1) << p;
     EXPECT_LE(height, static_cast<int>(std::ceil(std::log2(p))));
   }
 }
@@ -165,10 +167,10 @@ TEST(HierarchicalCollective, UsesEveryNicOfEveryNode) {
     }
   }
   Fixture single(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
-  const auto ring = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 1, 0}), single);
+  const auto ring = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 1, 0, {}}), single);
   EXPECT_EQ(std::count_if(ring.begin(), ring.end(), [](double b) { return b > 0; }), nodes);
   Fixture multi(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
-  const auto channels = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 4, 0}), multi);
+  const auto channels = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 4, 0, {}}), multi);
   EXPECT_EQ(std::count_if(channels.begin(), channels.end(), [](double b) { return b > 0; }), 4 * nodes);
 }
 
@@ -179,7 +181,7 @@ TEST(RingSchedule, SegmentsMatchTheStepwiseRingInLockstep) {
   Fixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
   Fixture b(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
   const auto exact = run_one(a, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{}));
-  const auto merged = run_one(b, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{1, 1, 3}));
+  const auto merged = run_one(b, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{1, 1, 3, {}}));
   EXPECT_EQ(merged.flows, 3u * p);
   EXPECT_NEAR(merged.end.seconds(), exact.end.seconds(), 1e-3 * exact.end.seconds());
   EXPECT_EQ(a.network.bytes_delivered(), b.network.bytes_delivered());

@@ -1,0 +1,44 @@
+// `weakscale collective`: one collective (or every group of one kind of a 4D layout) on a machine,
+// simulated on the flow network; `weakscale collectives-vs-published`: every row of a table of
+// published collective bandwidths, predicted and compared. Arguments as parsed; the work is in
+// sim/collectives and sim/study.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace ws::cli {
+
+struct CollectiveArgs {
+  std::string machine;
+  std::string op;
+  std::string bytes;
+  int nodes = 0;
+  int devices = 0;
+  std::string algorithm = "auto";
+  std::string library;  // empty: the machine's default
+  std::string routing;  // empty: the machine's
+  std::string placement = "contiguous";
+  std::uint64_t seed = 1;
+  std::string layout;  // empty: one communicator of all devices
+  std::string group = "data";
+  int top = 10;
+  std::uint64_t max_flows = 200'000;
+};
+
+CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& args);
+void run_collective_command(const CollectiveArgs& args, const std::string& machines_dir, std::ostream& out);
+
+struct CollectivesVsPublishedArgs {
+  std::string table;
+  std::string out_dir = "results";
+  bool no_plot = false;
+};
+
+CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPublishedArgs& args);
+void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& args, const std::string& machines_dir,
+                                          std::ostream& out);
+
+}  // namespace ws::cli

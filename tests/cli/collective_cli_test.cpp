@@ -1,0 +1,125 @@
+// `weakscale collective` and `collectives-vs-published` as a user runs them: one-line errors
+// naming the flag and the allowed values (exit 2), the report's parts, determinism.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Run weakscale(const std::string& args) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (std::string("weakscale-collective-") + info->name() + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto err_file = dir / "stderr.txt";
+  const std::string command = "cd '" + std::string(WEAKSCALE_SOURCE_DIR) + "' && '" + std::string(WEAKSCALE_EXE) +
+                              "' " + args + " 2>'" + err_file.string() + "'";
+  Run run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return run;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  run.err = text.str();
+  return run;
+}
+
+void expect_one_line_error(const Run& run, const std::string& flag) {
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_THAT(run.err, StartsWith("weakscale: error: "));
+  ASSERT_FALSE(run.err.empty());
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "more than one line:\n" << run.err;
+  EXPECT_THAT(run.err, HasSubstr(flag));
+}
+
+const std::string kSmall = "collective --machine perlmutter --op all-gather --bytes 64MiB --nodes 4";
+
+TEST(CollectiveCli, PrintsTimeAlgorithmBandwidthRouteMixAndBusiestLinks) {
+  const auto run = weakscale(kSmall + " --top 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("time "));
+  EXPECT_THAT(run.out, HasSubstr("algorithm   ring, 4 ring channels (auto)"));
+  EXPECT_THAT(run.out, HasSubstr("busbw"));
+  EXPECT_THAT(run.out, HasSubstr("route mix   minimal"));
+  EXPECT_THAT(run.out, HasSubstr("busiest links"));
+  EXPECT_THAT(run.out, HasSubstr("   3  "));
+}
+
+TEST(CollectiveCli, LayoutGroupsRunTogether) {
+  const auto run = weakscale(
+      "collective --machine frontier --op all-reduce --bytes 16MiB --layout 8x2x2x2 --group data --routing minimal");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("x 8 communicators of 8 members"));
+  EXPECT_THAT(run.out, HasSubstr("routing minimal"));
+  EXPECT_THAT(run.out, HasSubstr("non-minimal 0 (0.0%)"));
+}
+
+TEST(CollectiveCli, TwoRunsPrintIdenticalOutput) {
+  const std::string args = kSmall + " --placement scattered --seed 5 --routing adaptive";
+  const auto a = weakscale(args), b = weakscale(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(CollectiveCli, BadInputsNameTheFlagAndTheAllowedValues) {
+  const std::string base = "collective --machine frontier --bytes 1GiB --nodes 2";
+  auto run = weakscale(base + " --op all-gathr");
+  expect_one_line_error(run, "--op");
+  EXPECT_THAT(run.err, HasSubstr("all-gather"));
+  run = weakscale(base + " --op all-gather --algorithm fast");
+  expect_one_line_error(run, "--algorithm");
+  EXPECT_THAT(run.err, HasSubstr("hierarchical"));
+  run = weakscale(base + " --op all-gather --algorithm tree");
+  expect_one_line_error(run, "--algorithm");
+  EXPECT_THAT(run.err, HasSubstr("all-reduce only"));
+  run = weakscale(base + " --op all-gather --routing fastest");
+  expect_one_line_error(run, "--routing");
+  EXPECT_THAT(run.err, HasSubstr("nonminimal"));
+  run = weakscale(base + " --op all-gather --placement random");
+  expect_one_line_error(run, "--placement");
+  EXPECT_THAT(run.err, HasSubstr("scattered"));
+  run = weakscale("collective --machine frontier --op all-gather --bytes 1024 --nodes 2");
+  expect_one_line_error(run, "--bytes");
+  run = weakscale("collective --machine frontier --op all-gather --bytes 1GiB --nodes 100000");
+  expect_one_line_error(run, "--nodes");
+  EXPECT_THAT(run.err, HasSubstr("9408"));
+  run = weakscale("collective --machine frontier --op all-gather --bytes 1GiB --layout 8x2x2");
+  expect_one_line_error(run, "--layout");
+  run = weakscale(base + " --op all-gather --library nccl");
+  expect_one_line_error(run, "--library");
+  EXPECT_THAT(run.err, HasSubstr("rccl, cray-mpich"));
+}
+
+TEST(CollectiveCli, PublishedTableWithABadRowNamesFileAndLine) {
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-published-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto table = dir / "bad.csv";
+  std::ofstream(table) << "machine,library,op,nodes,devices,bytes,busbw_gbps,source\n"
+                       << "frontier,rccl,all-gathr,2,16,1 GiB,71.8,test\n";
+  const auto run = weakscale("collectives-vs-published '" + table.string() + "' --no-plot --out '" + dir.string() + "'");
+  expect_one_line_error(run, table.string() + ":2");
+  EXPECT_THAT(run.err, HasSubstr("point-to-point"));
+}
+
+}  // namespace
