@@ -195,6 +195,42 @@ std::string breakdown_plot_script(const StudyResult& result) {
   return s;
 }
 
+std::string candidates_plot_script(const StudyResult& result) {
+  const auto rows = feasible_rows(result);
+  std::string s = "$candidates << EOD\n";
+  std::size_t k = 0;
+  for (const auto* row : rows) {
+    for (std::size_t i = 0; i < row->candidates.size(); ++i) {
+      const double slower = 100.0 * (row->candidates[i].step.total() / row->best.step.total() - 1.0);
+      s += fmt::format("{} {} {:.4f} {}\n", row->point.devices, i + 1, slower,
+                       gp_string(to_string(row->candidates[i].layout)));
+    }
+    k = std::max(k, row->candidates.size());
+  }
+  s += "EOD\n";
+  const double lo = rows.empty() ? 1 : rows.front()->point.devices / 1.5;
+  const double hi = rows.empty() ? 2 : rows.back()->point.devices * 1.5;
+  // Rank 1 (the best layout, 0 %) is labelled with its layout; the others are dots by rank.
+  s += fmt::format(
+      "set title {} font \",15\"\n"
+      "set logscale x 2\n"
+      "set xrange [{}:{}]\n"
+      "set xtics ({})\n"
+      "set xlabel \"devices (log scale, base 2)\"\n"
+      "set ylabel \"step time vs. the best layout (% slower)\"\n"
+      "set yrange [-5:*]\n"
+      "set grid xtics ytics lc rgb \"#d0d0d0\"\n"
+      "set key top left box opaque\n"
+      "set palette defined (1 \"#1f77b4\", {} \"#d62728\")\n"
+      "set cbrange [1:{}]\n"
+      "set cblabel \"rank of the layout\"\n"
+      "plot $candidates using 1:3:2 with points pt 7 ps 1.3 lc palette title \"top {} layouts of each point\", \\\n"
+      "     $candidates using 1:($2 == 1 ? $3 : 1/0):4 with labels offset 0,-1.2 notitle\n",
+      gp_string(figure_title(result, fmt::format("how much the layout choice matters (top {})", k))), lo, hi,
+      device_tics(rows), std::max<std::size_t>(k, 2), std::max<std::size_t>(k, 2), k);
+  return s;
+}
+
 std::vector<std::filesystem::path> plot_study(const StudyResult& result,
                                               const std::filesystem::path& out_dir) {
   const auto gnuplot = find_gnuplot();
@@ -212,7 +248,8 @@ std::vector<std::filesystem::path> plot_study(const StudyResult& result,
     std::string body;
   };
   const Figure figures[] = {{result.spec.name, efficiency_plot_script(result)},
-                            {result.spec.name + "-breakdown", breakdown_plot_script(result)}};
+                            {result.spec.name + "-breakdown", breakdown_plot_script(result)},
+                            {result.spec.name + "-candidates", candidates_plot_script(result)}};
   std::string script;
   std::vector<std::filesystem::path> files;
   for (const auto& figure : figures) {

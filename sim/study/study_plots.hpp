@@ -1,6 +1,8 @@
 // Paper-ready figures of a study through gnuplot (pngcairo and svg terminals):
 // <name>.png/.svg (weak-scaling efficiency and percent of peak vs devices, log2 axis) and
-// <name>-breakdown.png/.svg (compute and exposed X/Y/Z/data time per step, stacked).
+// <name>-breakdown.png/.svg (compute and exposed X/Y/Z/data time per step, stacked, with the best
+// layout under each bar) and <name>-candidates.png/.svg (the top k layouts of each point: how much
+// slower than the best, i.e. how much the layout choice matters).
 #pragma once
 
 #include <filesystem>
@@ -26,8 +28,9 @@ std::optional<std::filesystem::path> find_gnuplot();
 // The gnuplot commands for one figure (terminal and output excluded), for inspection and tests.
 std::string efficiency_plot_script(const StudyResult& result);
 std::string breakdown_plot_script(const StudyResult& result);
+std::string candidates_plot_script(const StudyResult& result);
 
-// Draws both figures in PNG and SVG into out_dir and returns the files written.
+// Draws the three figures in PNG and SVG into out_dir and returns the files written.
 std::vector<std::filesystem::path> plot_study(const StudyResult& result,
                                               const std::filesystem::path& out_dir);
 

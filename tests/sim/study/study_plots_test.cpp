@@ -16,6 +16,7 @@ namespace ws {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 StudyResult small_result() {
   const auto spec = parse_study_spec(
@@ -42,14 +43,37 @@ TEST(StudyPlots, BreakdownScriptStacksComputeAndEveryExposedPart) {
   }
 }
 
-TEST(StudyPlots, GnuplotWritesPngAndSvgForBothFigures) {
+TEST(StudyPlots, BandsAreDrawnOnlyForSampledStudies) {
+  StudyResult r = small_result();
+  EXPECT_THAT(efficiency_plot_script(r), Not(HasSubstr("filledcurves")));
+  r.samples = 3;
+  for (auto& row : r.rows) {
+    row.efficiency_band = Band{0.9, 1.0, 1.1};
+    row.peak_fraction_band = Band{0.3, 0.4, 0.5};
+  }
+  const std::string script = efficiency_plot_script(r);
+  EXPECT_THAT(script, HasSubstr("using 1:6:8 with filledcurves"));  // efficiency band
+  EXPECT_THAT(script, HasSubstr("using 1:9:11 with filledcurves"));  // percent-of-peak band
+  EXPECT_THAT(script, HasSubstr("3 samples"));
+}
+
+TEST(StudyPlots, CandidatesScriptHasEveryCandidateOfEveryPoint) {
+  const StudyResult r = small_result();
+  const std::string script = candidates_plot_script(r);
+  for (const auto& row : r.rows) {
+    for (const auto& c : row.candidates) EXPECT_THAT(script, HasSubstr(to_string(c.layout)));
+  }
+}
+
+TEST(StudyPlots, GnuplotWritesPngAndSvgForEveryFigure) {
   if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
   const auto dir = std::filesystem::temp_directory_path() / ("weakscale-plots-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto files = plot_study(small_result(), dir);
-  ASSERT_EQ(files.size(), 4u);
+  ASSERT_EQ(files.size(), 6u);
   for (const char* name : {"perlmutter-plot-test.png", "perlmutter-plot-test.svg",
-                           "perlmutter-plot-test-breakdown.png", "perlmutter-plot-test-breakdown.svg"}) {
+                           "perlmutter-plot-test-breakdown.png", "perlmutter-plot-test-breakdown.svg",
+                           "perlmutter-plot-test-candidates.png", "perlmutter-plot-test-candidates.svg"}) {
     const auto path = dir / name;
     ASSERT_TRUE(std::filesystem::exists(path)) << name;
     EXPECT_GT(std::filesystem::file_size(path), 1000u) << name;
