@@ -152,3 +152,46 @@ TEST(GroupPath, CollectiveTimeAddsLaunchLatency) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+using namespace ws::literals;
+using ws::testing::fake_machine;
+
+// 16 nodes in 8 groups of 2; a 4-node job. Contiguous: 2 groups of 8 ranks. Scattered: one node
+// in each of 4 groups, R = 4 ranks per group.
+TEST(GroupPathAllocation, ScatteredSpreadsInterGroupFlowsOverMoreGroupPairs) {
+  Machine m = fake_machine(16);
+  m.network.routing = RoutingPolicy::minimal;
+  const Layout layout{2, 1, 1, 8};  // data group: 2 ranks at stride 8
+  const GroupPath contiguous = group_path(m, layout, GroupKind::data, NodeAllocation::contiguous);
+  const GroupPath scattered = group_path(m, layout, GroupKind::data, NodeAllocation::scattered);
+  // Minimal: links_per_pair * 25 GB/s / f with f = R flows per group pair (stride is a multiple of R).
+  EXPECT_DOUBLE_EQ(contiguous.bandwidth.gbps(), 25.0 / 8);
+  EXPECT_DOUBLE_EQ(scattered.bandwidth.gbps(), 25.0 / 4);
+  EXPECT_EQ(std::string(scattered.where), "inter-group");
+}
+
+TEST(GroupPathAllocation, ScatteredRingsLeaveTheSwitchAndTheGroup) {
+  const Machine m = fake_machine(16);
+  const Layout layout{1, 1, 1, 8};  // one Z ring over 2 nodes: one switch set when contiguous
+  const GroupPath contiguous = group_path(m, layout, GroupKind::z, NodeAllocation::contiguous);
+  const GroupPath scattered = group_path(m, layout, GroupKind::z, NodeAllocation::scattered);
+  EXPECT_EQ(std::string(contiguous.where), "inter-node");
+  EXPECT_EQ(std::string(scattered.where), "inter-group");
+  // 1 switch vs 3 switches + a local and a global link.
+  EXPECT_EQ(scattered.step_latency - contiguous.step_latency, 2 * 350_ns + 100_ns + 500_ns);
+}
+
+TEST(GroupPathAllocation, IntraNodeGroupsDoNotDependOnAllocation) {
+  const Machine m = fake_machine(16);
+  const Layout layout{4, 4, 1, 1};
+  const GroupPath a = group_path(m, layout, GroupKind::x, NodeAllocation::contiguous);
+  const GroupPath b = group_path(m, layout, GroupKind::x, NodeAllocation::scattered);
+  EXPECT_EQ(a.bandwidth, b.bandwidth);
+  EXPECT_EQ(a.step_latency, b.step_latency);
+}
+
+}  // namespace
+}  // namespace ws
