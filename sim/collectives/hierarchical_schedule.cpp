@@ -26,26 +26,40 @@ FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices
   FlowSchedule sc;
   sc.devices.assign(devices.begin(), devices.end());
   const std::size_t n = nodes.size();
-  std::vector<int> last(devices.size(), -1);  // per member: its latest receive
+  // Per member: the sends that delivered its receives of the previous phase.
+  std::vector<std::vector<int>> last(devices.size());
   auto intra = [&](CollectiveOp phase) {
+    // Two rings in opposite directions, half the bytes each, so both directions of every
+    // intra-node link carry data (a node of two already uses both with one ring).
+    const int rings = L > 2 ? 2 : 1;
+    std::vector<std::vector<int>> done(devices.size());
     for (const auto& node : nodes) {
-      std::vector<int> entry(L);
-      for (std::size_t j = 0; j < L; ++j) entry[j] = last[static_cast<std::size_t>(node[j])];
-      const auto got = append_ring(sc, phase, node, bytes, entry, max_segments);
-      for (std::size_t j = 0; j < L; ++j) last[static_cast<std::size_t>(node[j])] = got[j];
+      for (int r = 0; r < rings; ++r) {
+        std::vector<int> order(node.begin(), node.end());
+        if (r == 1) std::reverse(order.begin(), order.end());
+        std::vector<std::vector<int>> entry(L);
+        for (std::size_t j = 0; j < L; ++j) entry[j] = last[static_cast<std::size_t>(order[j])];
+        const Bytes share = rings == 1 ? bytes : (r == 0 ? bytes - bytes / 2 : bytes / 2);
+        const auto got = append_ring(sc, phase, order, share, entry, max_segments);
+        for (std::size_t j = 0; j < L; ++j) done[static_cast<std::size_t>(order[j])].push_back(got[j]);
+      }
     }
+    last = std::move(done);
   };
   auto inter = [&](CollectiveOp phase) {
     const Bytes base = bytes / static_cast<Bytes>(L), extra = bytes % static_cast<Bytes>(L);
+    std::vector<std::vector<int>> done(devices.size());
     for (std::size_t j = 0; j < L; ++j) {
-      std::vector<int> ring(n), entry(n);
+      std::vector<int> ring(n);
+      std::vector<std::vector<int>> entry(n);
       for (std::size_t k = 0; k < n; ++k) {
         ring[k] = nodes[k][j];
         entry[k] = last[static_cast<std::size_t>(ring[k])];
       }
       const auto got = append_ring(sc, phase, ring, base + (j < extra ? 1 : 0), entry, max_segments);
-      for (std::size_t k = 0; k < n; ++k) last[static_cast<std::size_t>(ring[k])] = got[k];
+      for (std::size_t k = 0; k < n; ++k) done[static_cast<std::size_t>(ring[k])] = {got[k]};
     }
+    last = std::move(done);
   };
   switch (op) {
     case CollectiveOp::all_reduce:

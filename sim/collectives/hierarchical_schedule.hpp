@@ -15,8 +15,9 @@ namespace ws {
 //                  rank j; intra-node all-gather of bytes;
 //  reduce-scatter: intra-node reduce-scatter of bytes; n-member reduce-scatter of bytes / L;
 //  all-gather:     n-member all-gather of bytes / L; intra-node all-gather of bytes.
-// Each member's first send of a phase waits for its last receive of the previous phase (no global
-// barrier). Falls back to one ring when the communicator has one node, one member per node, or
+// Intra-node phases run two rings in opposite directions with half the bytes each (L > 2), so both
+// directions of the node's links carry data. Each member's first send of a phase waits for its
+// last receives of the previous phase (no global barrier). Falls back to one ring when the communicator has one node, one member per node, or
 // nodes with different member counts. max_segments as in append_ring. node_order: the order of a
 // full node's devices in its intra-node rings (intra_node_ring_order); empty: the communicator's.
 FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,

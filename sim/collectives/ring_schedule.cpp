@@ -20,7 +20,7 @@ Bytes ring_chunk_bytes(CollectiveOp op, Bytes total, int p, int member, int step
 }
 
 std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<const int> members, Bytes bytes,
-                             std::span<const int> entry, int max_segments) {
+                             std::span<const std::vector<int>> entry, int max_segments) {
   const int p = static_cast<int>(members.size());
   std::vector<int> last(static_cast<std::size_t>(p), -1);
   if (p < 2) return last;
@@ -28,21 +28,25 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
   const int segments = max_segments > 0 ? std::min(max_segments, steps) : steps;
   // prev[j]: the send that delivered position j's previous receive (from position j - 1).
   std::vector<int> prev(static_cast<std::size_t>(p), -1), next(static_cast<std::size_t>(p), -1);
+  std::vector<int> deps;
   for (int s = 0; s < segments; ++s) {
     const int first_step = static_cast<int>(static_cast<long long>(s) * steps / segments);
     const int end_step = static_cast<int>(static_cast<long long>(s + 1) * steps / segments);
     for (int j = 0; j < p; ++j) {
+      const auto J = static_cast<std::size_t>(j);
       Bytes b = 0;
       for (int k = first_step; k < end_step; ++k) b += ring_chunk_bytes(op, bytes, p, j, k);
-      int dep = s == 0 ? (entry.empty() ? -1 : entry[static_cast<std::size_t>(j)]) : prev[static_cast<std::size_t>(j)];
+      deps.clear();
+      if (s > 0) {
+        deps.push_back(prev[J]);
+      } else if (!entry.empty()) {
+        for (const int d : entry[J]) {
+          if (d >= 0) deps.push_back(d);
+        }
+      }
       const int to = (j + 1) % p;
-      const int id = dep >= 0 ? schedule.add_send(members[static_cast<std::size_t>(j)],
-                                                  members[static_cast<std::size_t>(to)], b, {dep},
-                                                  end_step - first_step - 1)
-                              : schedule.add_send(members[static_cast<std::size_t>(j)],
-                                                  members[static_cast<std::size_t>(to)], b, {},
-                                                  end_step - first_step - 1);
-      next[static_cast<std::size_t>(to)] = id;
+      next[static_cast<std::size_t>(to)] =
+          schedule.add_send(members[J], members[static_cast<std::size_t>(to)], b, deps, end_step - first_step - 1);
     }
     std::swap(prev, next);
   }

@@ -16,13 +16,13 @@ namespace ws {
 Bytes ring_chunk_bytes(CollectiveOp op, Bytes total, int p, int member, int step);
 
 // Appends one ring over `members` (member indices of `schedule`, in ring order: position j sends
-// to position j + 1). The first send of position j waits for entry[j] (a send id, or -1 for none;
-// empty span: no entry dependencies). With max_segments > 0 and more steps than that, consecutive
+// to position j + 1). The first send of position j waits for the sends entry[j] (empty span: no
+// entry dependencies). With max_segments > 0 and more steps than that, consecutive
 // steps are merged into max_segments sends per position (their bytes summed, their latencies kept
 // as merged steps): exact for lockstep rings, an approximation otherwise. Returns, per position,
 // the id of the send that delivers its last receive (-1 for a ring of one).
 std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<const int> members, Bytes bytes,
-                             std::span<const int> entry = {}, int max_segments = 0);
+                             std::span<const std::vector<int>> entry = {}, int max_segments = 0);
 
 struct RingOptions {
   int devices_per_node = 1;
