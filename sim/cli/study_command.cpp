@@ -79,6 +79,8 @@ void run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     options.placement_routing = !a.no_placement_routing;
     options.sensitivity = !a.no_sensitivity && !machine.uncertainty.empty();
     options.partial_file = out_dir / (spec.name + ".partial.jsonl");
+    // Every rank ignores the old lines; rank 0 also removes them (another rank may already append).
+    options.resume = !a.restart;
     if (a.restart && mpi.rank() == 0) std::filesystem::remove(options.partial_file);
     options.ranks = mpi.ranks();
     if (mpi.rank() == 0) options.progress = progress_display(progress, ::isatty(STDERR_FILENO) != 0);

@@ -59,7 +59,7 @@ std::map<std::string, PointEvaluation> run_tasks(const StudySpec& spec, const Ma
   const RankGroup& ranks = options.ranks;
   const int size = std::max(ranks.size, 1);
   std::map<std::string, PointEvaluation> done;
-  if (!options.partial_file.empty()) done = load_task_records(options.partial_file, hash);
+  if (!options.partial_file.empty() && options.resume) done = load_task_records(options.partial_file, hash);
 
   std::vector<const StudyTask*> mine;
   for (std::size_t i = 0; i < tasks.size(); ++i) {

@@ -96,6 +96,7 @@ struct StudyRunOptions {
   // Each finished task is appended here (one JSON line, flushed) and found here on a rerun;
   // empty: no resume.
   std::filesystem::path partial_file;
+  bool resume = true;  // false: append to partial_file but reuse nothing from it (--restart)
   RankGroup ranks;  // serial unless given
   StudyProgressCallback progress;
 };
