@@ -44,11 +44,26 @@ Bytes nccl_tree_threshold(int nodes) {
   return static_cast<Bytes>(std::llround(kAtTwoNodes * std::pow(nodes / 2.0, 1.5)));
 }
 
+Bytes nccl_tree_threshold(const CollectiveLibrary& library, int nodes) {
+  const auto& t = library.tree_thresholds;
+  if (t.empty()) return nccl_tree_threshold(nodes);
+  if (nodes < t.front().nodes || nodes > t.back().nodes) return 0;
+  std::size_t i = 0;
+  while (t[i].nodes < nodes) ++i;  // the first point at or above `nodes` (exists: nodes <= last)
+  if (t[i].nodes == nodes) return static_cast<Bytes>(std::llround(t[i].bytes));
+  const TreeThreshold& a = t[i - 1];  // i >= 1: nodes > first point's
+  const TreeThreshold& b = t[i];
+  // Log-log between the neighbouring points (linear in size when one of them is 0 B).
+  const double f = std::log(static_cast<double>(nodes) / a.nodes) / std::log(static_cast<double>(b.nodes) / a.nodes);
+  if (a.bytes <= 0 || b.bytes <= 0) return static_cast<Bytes>(std::llround(a.bytes + f * (b.bytes - a.bytes)));
+  return static_cast<Bytes>(std::llround(a.bytes * std::pow(b.bytes / a.bytes, f)));
+}
+
 CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, CollectiveOp op, Bytes bytes, int members,
                                      int nodes) {
   if (members < 2) return CollectiveAlgorithm::ring;
   if (selection_rules(library) == SelectionRules::nccl) {
-    if (op == CollectiveOp::all_reduce && bytes < nccl_tree_threshold(nodes)) return CollectiveAlgorithm::tree;
+    if (op == CollectiveOp::all_reduce && bytes < nccl_tree_threshold(library, nodes)) return CollectiveAlgorithm::tree;
     return CollectiveAlgorithm::ring;
   }
   if (op == CollectiveOp::all_reduce) return CollectiveAlgorithm::rhd;

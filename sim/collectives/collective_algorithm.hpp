@@ -32,12 +32,13 @@ bool supports(CollectiveAlgorithm a, CollectiveOp op);                  // tree:
 enum class SelectionRules { nccl, mpich };
 SelectionRules selection_rules(const CollectiveLibrary& library);
 
-// NCCL tree/ring switch point for all-reduce: the CSCS NCCL tuner for Alps (machines.md 3.1 [V])
-// gives 4 MiB at 2 nodes and 256 MiB at 32 nodes and ring only above 32 nodes; between them we
-// interpolate as a power law (4 MiB x (nodes / 2)^1.5, an estimate through both anchors). One node:
-// 0 (ring; the tuner has no intra-node entry). Used for every NCCL-family library (for RCCL an
-// estimate: no RCCL tuner table was found).
+// NCCL tree/ring switch point for all-reduce. From the library's `tree_threshold` points when the
+// machine file has them: log-log interpolation between points, 0 (ring) below the first and above
+// the last node count. Otherwise the default, an estimate borrowed from the CSCS NCCL tuner for
+// Alps (machines.md 3.1 [V]: 4 MiB at 2 nodes, 256 MiB at 32, ring only above 32 nodes; in between
+// 4 MiB x (nodes / 2)^1.5, a power law through both anchors; one node: 0). No RCCL table was found.
 Bytes nccl_tree_threshold(int nodes);
+Bytes nccl_tree_threshold(const CollectiveLibrary& library, int nodes);
 inline constexpr Bytes kMpichLongMessageBytes = 512 * 1024;
 
 CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, CollectiveOp op, Bytes bytes, int members,

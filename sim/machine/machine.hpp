@@ -85,12 +85,21 @@ struct DragonflySpec {
   RoutingPolicy routing = RoutingPolicy::adaptive;
 };
 
+// One point of a library's all-reduce tree/ring switch: on `nodes` nodes, all-reduce below `bytes`
+// runs as a tree (machine file `tree_threshold`, e.g. from a NCCL tuner file).
+struct TreeThreshold {
+  int nodes = 0;
+  double bytes = 0;
+};
+
 // Software overheads of a collective library (NCCL, RCCL, Cray MPICH, Open MPI).
 struct CollectiveLibrary {
   std::string name;
   Time launch_latency;          // once per collective call
   Time step_latency;            // per algorithm step (ring hop), on top of the network latency
   double bandwidth_efficiency = 1.0;  // achieved / link bandwidth for large messages, in (0, 1]
+  // Increasing node counts; empty: sim/collectives' defaults (collective_algorithm.hpp).
+  std::vector<TreeThreshold> tree_thresholds = {};
 };
 
 // A machine parameter that no public source pins down, with the range it may take (machine file

@@ -408,7 +408,7 @@ DragonflySpec read_network(const Field& f, int nics_per_node) {
 std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   std::vector<CollectiveLibrary> out;
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
-    const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency"});
+    const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -418,6 +418,17 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
     lib.launch_latency = read_latency(map.required("launch_latency"));
     lib.step_latency = read_latency(map.required("step_latency"));
     lib.bandwidth_efficiency = read_efficiency(map.required("bandwidth_efficiency"));
+    if (map.has("tree_threshold")) {
+      for (const Field& point : read_list(map.required("tree_threshold"), "{nodes, size} points", true)) {
+        const MapField pm(point, {"nodes", "size"});
+        const Field nodes = pm.required("nodes");
+        TreeThreshold t{read_int_at_least(nodes, 1), read_size_non_negative(pm.required("size"))};
+        if (!lib.tree_thresholds.empty() && t.nodes <= lib.tree_thresholds.back().nodes) {
+          nodes.fail("node counts increasing from one point to the next");
+        }
+        lib.tree_thresholds.push_back(t);
+      }
+    }
     out.push_back(lib);
   }
   return out;

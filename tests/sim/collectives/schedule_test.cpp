@@ -14,6 +14,7 @@
 #include "sim/collectives/ring.hpp"
 #include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
+#include "sim/machine/machine_loader.hpp"
 #include "tests/sim/net/test_machine.hpp"
 
 namespace ws {
@@ -207,6 +208,22 @@ TEST(AlgorithmSelection, PicksTheDocumentedAlgorithmAtTheThresholds) {
     EXPECT_EQ(select_algorithm(mpich, op, kMpichLongMessageBytes, 8, 2), CollectiveAlgorithm::ring);
   }
   EXPECT_EQ(select_algorithm(mpich, CollectiveOp::all_reduce, 1_GiB, 8, 2), CollectiveAlgorithm::rhd);
+}
+
+TEST(AlgorithmSelection, UsesTheMachineFileTreeThresholds) {
+  CollectiveLibrary lib{"nccl", 10_us, 2_us, 1.0};
+  lib.tree_thresholds = {{2, 1.0 * 1_MiB}, {8, 64.0 * 1_MiB}};
+  EXPECT_EQ(nccl_tree_threshold(lib, 1), 0u);
+  EXPECT_EQ(nccl_tree_threshold(lib, 2), 1_MiB);
+  EXPECT_EQ(nccl_tree_threshold(lib, 4), 8_MiB);  // log-log halfway: sqrt(1 x 64) MiB
+  EXPECT_EQ(nccl_tree_threshold(lib, 8), 64_MiB);
+  EXPECT_EQ(nccl_tree_threshold(lib, 9), 0u);
+  EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_reduce, 8_MiB - 1, 16, 4), CollectiveAlgorithm::tree);
+  EXPECT_EQ(select_algorithm(lib, CollectiveOp::all_reduce, 8_MiB, 16, 4), CollectiveAlgorithm::ring);
+  const Machine alps = load_machine(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/alps.yaml");
+  ASSERT_EQ(alps.collective_libraries.front().tree_thresholds.size(), 2u);
+  EXPECT_EQ(nccl_tree_threshold(alps.collective_libraries.front(), 2), 4_MiB);
+  EXPECT_EQ(nccl_tree_threshold(alps.collective_libraries.front(), 32), 256_MiB);
 }
 
 TEST(CollectiveJob, TwoRunsGiveIdenticalReports) {
