@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 1: installs everything, builds, and runs the default weak-scaling study
-# (Frontier, 512 -> 8,192 devices). Writes results/frontier-weak-scaling.{csv,json,png,svg}
-# and results/frontier-weak-scaling-breakdown.{png,svg}.
+# (Frontier, 512 -> 8,192 devices). Writes results/frontier-weak-scaling.{csv,json,png,svg},
+# results/frontier-weak-scaling-{breakdown,candidates}.{png,svg} and the -candidates,
+# -placement-routing and -sensitivity CSV tables (results/README.md explains them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
