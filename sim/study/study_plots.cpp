@@ -142,9 +142,9 @@ std::string efficiency_plot_script(const StudyResult& result) {
       "set yrange [0:{:.0f}]\n"
       "plot 100 with lines dt 2 lc rgb \"#808080\" title \"ideal\", \\\n"
       "{}"
-      "     $points using 1:2 with linespoints pt 7 ps 1.5 lc rgb \"#1f77b4\" title \"predicted\", \\\n"
+      "     $points using 1:2 with linespoints pt 7 ps 1.5 lc rgb \"#1f77b4\" title {}, \\\n"
       "     $points using 1:2:5 with labels offset 0,1.2 notitle\n",
-      top, efficiency_band);
+      top, efficiency_band, gp_string(bands ? "predicted (machine file values)" : "predicted"));
   s += fmt::format(
       "set title \"Percent of peak ({:.1f} TFLOP/s {} per device)\"\n"
       "set ylabel \"percent of peak (%)\"\n"
