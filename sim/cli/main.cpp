@@ -10,6 +10,7 @@
 #include "sim/cli/collective_command.hpp"
 #include "sim/cli/plan_command.hpp"
 #include "sim/cli/study_command.hpp"
+#include "sim/cli/validate_command.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace {
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   CLI::App* vs_published = ws::cli::add_collectives_vs_published_command(app, vs_published_args);
   ws::cli::CalibrateArgs calibrate_args;
   CLI::App* calibrate = ws::cli::add_calibrate_command(app, calibrate_args);
+  ws::ValidateOptions validate_options;
+  CLI::App* validate = ws::cli::add_validate_command(app, validate_options);
 
   try {
     app.parse(argc, argv);
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
       ws::cli::run_collectives_vs_published_command(vs_published_args, machines_dir, std::cout);
     }
     if (calibrate->parsed()) ws::cli::run_calibrate_command(calibrate_args, std::cout);
+    if (validate->parsed()) ws::cli::run_validate_command(validate_options, std::cout);
   } catch (const ws::InputError& e) {
     return fail(kInputErrorExit, e.what());
   } catch (const YAML::Exception& e) {

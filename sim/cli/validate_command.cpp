@@ -1,0 +1,42 @@
+#include "sim/cli/validate_command.hpp"
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+namespace ws::cli {
+namespace {
+
+// The command as a user would retype it, for validation.json.
+std::string command_line(const ValidateOptions& o) {
+  std::string s = fmt::format("weakscale validate --machine {} --out {}", o.machine_file, o.out_dir.string());
+  if (o.quick) s += " --quick";
+  if (o.ranks_max > 0) s += fmt::format(" --ranks-max {}", o.ranks_max);
+  if (!o.plot) s += " --no-plot";
+  return s;
+}
+
+}  // namespace
+
+CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "validate", "Run the engine over a validation matrix, simulate each run on a calibrated machine file, "
+                  "and write validation.csv/.json/.png/.svg with the error");
+  c->add_option("--machine", o.machine_file, "calibrated machine file (weakscale calibrate)")->capture_default_str();
+  c->add_option("--out", o.out_dir, "output directory")->capture_default_str();
+  c->add_flag("--quick", o.quick, "two tiny runs (seconds; for tests, not a validation)");
+  c->add_option("--ranks-max", o.ranks_max, "most MPI ranks per run (default: the host's hardware threads)")
+      ->check(CLI::Range(1, 4096));
+  o.engine.engine_executable = WEAKSCALE_ENGINE_EXE;
+  c->add_option("--engine", o.engine.engine_executable, "path of weakscale-engine")->capture_default_str();
+  c->add_option("--mpirun", o.engine.mpirun, "mpirun to start the engine with")->capture_default_str();
+  c->add_flag("!--no-plot", o.plot, "skip the gnuplot figure");
+  return c;
+}
+
+void run_validate_command(ValidateOptions options, std::ostream& out) {
+  options.command_line = command_line(options);
+  validate(options, out);
+}
+
+}  // namespace ws::cli

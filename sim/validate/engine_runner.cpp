@@ -1,0 +1,70 @@
+#include "sim/validate/engine_runner.hpp"
+
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/child_process.hpp"
+
+namespace ws {
+namespace {
+
+constexpr std::size_t kOutputTailChars = 1500;
+
+std::string tail(const std::string& text) {
+  return text.size() <= kOutputTailChars ? text : "..." + text.substr(text.size() - kOutputTailChars);
+}
+
+PhaseTimes phases_of(const nlohmann::json& summary) {
+  PhaseTimes t;
+  t.step_s = summary.at("step_s").get<double>();
+  t.compute_s = summary.at("compute_s").get<double>();
+  for (const auto& [group, figures] : summary.at("comm").items()) {
+    t.exposed_comm_s[group] = figures.at("exposed_s").get<double>();
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> engine_command(const EngineRunner& runner, const ValidationRun& run) {
+  std::vector<std::string> command{runner.mpirun, "-n", std::to_string(run.ranks()), "--oversubscribe",
+                                   // -x exports the variable to every rank (Open MPI).
+                                   "-x", "OPENBLAS_NUM_THREADS=1", runner.engine_executable};
+  const auto args = engine_arguments(run);
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+PhaseTimes parse_engine_summary(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.front() != '{') continue;
+    const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded() || json.value("event", "") != "summary") continue;
+    try {
+      return phases_of(json);
+    } catch (const nlohmann::json::exception& e) {
+      throw EngineRunError(fmt::format("unreadable engine summary ({}): {}", e.what(), line));
+    }
+  }
+  throw EngineRunError("the engine printed no summary line; its output ends: " + tail(output));
+}
+
+PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run) {
+  const auto command = engine_command(runner, run);
+  const ChildResult result = run_child(command, mpirun_environment());
+  if (result.exit_code != 0) {
+    throw EngineRunError(fmt::format("engine run {} failed (exit {}): {}; its output ends: {}", run.id,
+                                     result.exit_code, join_command(command), tail(result.output)));
+  }
+  try {
+    return parse_engine_summary(result.output);
+  } catch (const EngineRunError& e) {
+    throw EngineRunError(fmt::format("engine run {} ({}): {}", run.id, join_command(command), e.what()));
+  }
+}
+
+}  // namespace ws

@@ -1,0 +1,108 @@
+#include "sim/validate/validate.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <ostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "sim/core/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "sim/study/study_writers.hpp"
+#include "sim/validate/validation_plots.hpp"
+#include "sim/validate/validation_writers.hpp"
+
+#ifndef WEAKSCALE_GIT_COMMIT
+#define WEAKSCALE_GIT_COMMIT ""
+#endif
+
+namespace ws {
+namespace {
+
+void check_inputs(const ValidateOptions& o) {
+  if (!std::filesystem::is_regular_file(o.machine_file)) {
+    throw InputError(InputLocation{"", 0, "--machine"}, o.machine_file,
+                     "an existing machine file (write one with `weakscale calibrate --out " + o.machine_file + "`)");
+  }
+  if (!std::filesystem::is_regular_file(o.engine.engine_executable)) {
+    throw InputError(InputLocation{"", 0, "--engine"}, o.engine.engine_executable,
+                     "the weakscale-engine executable (build the weakscale-engine target)");
+  }
+}
+
+int effective_ranks_max(int requested) {
+  if (requested > 0) return requested;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string percent(double fraction) { return fmt::format("{:+.1f} %", 100.0 * fraction); }
+
+void print_run(const ValidationRecord& r, std::ostream& log) {
+  std::string line = fmt::format("validate: {} {}: measured {:.4f} s", r.run.id, describe(r.run), r.measured.step_s);
+  if (r.simulated) {
+    line += fmt::format(", simulated {:.4f} s ({})", r.simulated->step_s,
+                        percent(relative_error(r.measured.step_s, r.simulated->step_s)));
+  }
+  log << line << std::endl;
+}
+
+}  // namespace
+
+std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
+                                            const StepSimulator& simulate, std::ostream& log) {
+  std::vector<ValidationRecord> records;
+  for (const auto& run : runs) {
+    ValidationRecord r{run, measure_run(engine, run), std::nullopt};
+    if (simulate) r.simulated = simulate(run);
+    print_run(r, log);
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+void print_error_summary(const std::vector<ValidationRecord>& records, const std::optional<ErrorSummary>& errors,
+                         std::ostream& out) {
+  if (!errors) {
+    out << "validate: no step simulator in this build: measured times only, no error figures" << std::endl;
+    return;
+  }
+  const auto& worst = records.at(errors->worst_record);
+  const auto& phase = errors->worst_phase;
+  out << fmt::format("validate: {} runs: median |error| {:.1f} %, worst {:.1f} % (target: median <= 5 %, worst <= 15 %)",
+                     errors->runs, 100.0 * errors->median_abs_error, 100.0 * errors->worst_abs_error)
+      << std::endl;
+  out << fmt::format("validate: worst run {} ({}): measured {:.4f} s, simulated {:.4f} s; phase off most: {} "
+                     "(measured {:.4f} s, simulated {:.4f} s)",
+                     worst.run.id, describe(worst.run), worst.measured.step_s, worst.simulated->step_s, phase.phase,
+                     phase.measured_s, phase.simulated_s)
+      << std::endl;
+}
+
+ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
+  check_inputs(o);
+  const auto start = std::chrono::steady_clock::now();
+  const Machine machine = load_machine(o.machine_file);
+  const StepSimulator simulate = make_step_simulator(machine);
+  const auto runs = validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick});
+  log << fmt::format("validate: {} engine runs, machine {} ({})", runs.size(), machine.name, o.machine_file)
+      << std::endl;
+
+  ValidationReport report;
+  report.records = validate_runs(runs, o.engine, simulate, log);
+  report.errors = summarize_errors(report.records);
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, WEAKSCALE_GIT_COMMIT,
+                                        std::thread::hardware_concurrency(), report.wall_s};
+  report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
+  report.files.push_back(write_text_file(o.out_dir, "validation.json",
+                                         format_validation_json(report.records, report.errors, provenance)));
+  print_error_summary(report.records, report.errors, log);
+  if (o.plot && report.errors) {
+    for (auto& file : plot_validation(report.records, machine.name, o.out_dir)) report.files.push_back(file);
+  }
+  for (const auto& file : report.files) log << "validate: wrote " << file.string() << std::endl;
+  return report;
+}
+
+}  // namespace ws

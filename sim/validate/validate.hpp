@@ -1,0 +1,46 @@
+// `weakscale validate`: runs the validation matrix on the real engine, simulates every run on the
+// calibrated machine file, writes validation.csv / .json / .png / .svg and reports the error.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/validate/engine_runner.hpp"
+#include "sim/validate/step_simulation.hpp"
+#include "sim/validate/validation_record.hpp"
+
+namespace ws {
+
+struct ValidateOptions {
+  std::string machine_file = "machines/local.yaml";
+  std::filesystem::path out_dir = "results";
+  bool quick = false;
+  int ranks_max = 0;  // 0: the host's hardware threads
+  EngineRunner engine;
+  bool plot = true;
+  std::string command_line;  // for the JSON file
+};
+
+struct ValidationReport {
+  std::vector<ValidationRecord> records;
+  std::optional<ErrorSummary> errors;  // none without a step simulator
+  std::vector<std::filesystem::path> files;
+  double wall_s = 0;
+};
+
+// Measures and simulates each run in turn, printing one line per run to `log`.
+std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
+                                            const StepSimulator& simulate, std::ostream& log);
+
+// The whole command. InputError for a missing machine file or engine; EngineRunError when a run
+// fails; PlotError when gnuplot fails (CSV and JSON are written by then).
+ValidationReport validate(const ValidateOptions& options, std::ostream& log);
+
+// "median |error| 3.1 % over 20 runs, worst 9.8 % (r07 ...): phase off most ..." lines.
+void print_error_summary(const std::vector<ValidationRecord>& records, const std::optional<ErrorSummary>& errors,
+                         std::ostream& out);
+
+}  // namespace ws

@@ -1,0 +1,42 @@
+#include "sim/validate/validation_record.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ws {
+
+double relative_error(double measured_s, double simulated_s) { return (simulated_s - measured_s) / measured_s; }
+
+PhaseDifference phase_off_most(const PhaseTimes& measured, const PhaseTimes& simulated) {
+  PhaseDifference most{"compute", measured.compute_s, simulated.compute_s};
+  for (const char* group : kCommGroupNames) {
+    const PhaseDifference d{group, measured.exposed(group), simulated.exposed(group)};
+    if (std::abs(d.simulated_s - d.measured_s) > std::abs(most.simulated_s - most.measured_s)) most = d;
+  }
+  return most;
+}
+
+std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>& records) {
+  std::vector<double> errors;
+  ErrorSummary s;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    if (!r.simulated) continue;
+    const double e = std::abs(relative_error(r.measured.step_s, r.simulated->step_s));
+    if (errors.empty() || e > s.worst_abs_error) {
+      s.worst_abs_error = e;
+      s.worst_record = i;
+    }
+    errors.push_back(e);
+  }
+  if (errors.empty()) return std::nullopt;
+  s.runs = errors.size();
+  std::sort(errors.begin(), errors.end());
+  const std::size_t mid = errors.size() / 2;
+  s.median_abs_error = errors.size() % 2 == 1 ? errors[mid] : 0.5 * (errors[mid - 1] + errors[mid]);
+  const auto& worst = records[s.worst_record];
+  s.worst_phase = phase_off_most(worst.measured, *worst.simulated);
+  return s;
+}
+
+}  // namespace ws

@@ -1,0 +1,43 @@
+// One row of the validation: a run, what the engine measured, what the simulator predicted, and
+// the error statistics over all rows (median and worst absolute relative step-time error).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/validate/phase_times.hpp"
+#include "sim/validate/validation_run.hpp"
+
+namespace ws {
+
+struct ValidationRecord {
+  ValidationRun run;
+  PhaseTimes measured;
+  std::optional<PhaseTimes> simulated;  // none when the run was not simulated
+};
+
+// (simulated - measured) / measured: positive when the simulator is slow.
+double relative_error(double measured_s, double simulated_s);
+
+// The phase ("compute" or a group name) with the largest |simulated - measured| seconds.
+struct PhaseDifference {
+  std::string phase;
+  double measured_s = 0;
+  double simulated_s = 0;
+};
+PhaseDifference phase_off_most(const PhaseTimes& measured, const PhaseTimes& simulated);
+
+struct ErrorSummary {
+  std::size_t runs = 0;            // records with a simulation
+  double median_abs_error = 0;     // of |relative_error(step)|
+  double worst_abs_error = 0;
+  std::size_t worst_record = 0;    // index into the records
+  PhaseDifference worst_phase;     // of the worst record
+};
+
+// Over the records that have a simulation; none when no record has one.
+std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>& records);
+
+}  // namespace ws

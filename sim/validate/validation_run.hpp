@@ -1,0 +1,51 @@
+// One engine configuration of the validation matrix (model, layout, batch, overlap switches) and
+// the matrix itself: what `weakscale validate` runs on the real engine and simulates.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/model.hpp"
+
+namespace ws {
+
+// The engine's four overlap schemes (engine/README.md "Overlap"); all on is the engine's default.
+struct OverlapSwitches {
+  bool all_reduce = true;      // OAR (--no-oar)
+  bool reduce_scatter = true;  // ORS (--no-ors)
+  bool all_gather = true;      // OAG (--no-oag)
+  bool data_parallel = true;   // per-block gradient all-reduce (--no-overlap-dp)
+  bool all_on() const { return all_reduce && reduce_scatter && all_gather && data_parallel; }
+  friend bool operator==(const OverlapSwitches&, const OverlapSwitches&) = default;
+};
+
+struct ValidationRun {
+  std::string id;  // "r07": short, for plot labels; the CSV carries the configuration
+  ModelSpec model;
+  Layout layout;
+  long long sequences = 0;  // global batch (the engine's --batch)
+  bool recompute = false;
+  OverlapSwitches overlap;
+  int steps = 6;   // engine --steps
+  int warmup = 2;  // engine --warmup: steps left out of the mean (GEMM tuning happens in step 1)
+  int ranks() const { return layout.devices(); }
+};
+
+struct MatrixOptions {
+  int ranks_max = 2;   // runs with more ranks than this are left out
+  bool quick = false;  // two tiny runs (tests), not a validation
+};
+
+// At least 20 runs for ranks_max >= 2: three model sizes on 1 rank (one also with recomputation),
+// two sizes on every 2-rank layout with overlap on and off, and 4-rank layouts when allowed. Weak
+// scaling: the global batch grows with the ranks, so every rank has about the same work.
+std::vector<ValidationRun> validation_matrix(const MatrixOptions& options);
+
+// The engine's flags for this run (everything after the executable).
+std::vector<std::string> engine_arguments(const ValidationRun& run);
+
+// "h256 l2 s128 v1024 b8 1x2x1x1 overlap on" for progress lines.
+std::string describe(const ValidationRun& run);
+
+}  // namespace ws

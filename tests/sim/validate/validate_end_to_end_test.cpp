@@ -1,0 +1,86 @@
+// `weakscale validate` for real: --quick runs the engine under mpirun and writes the CSV (and,
+// with a step simulator, the plot); bad inputs fail with one line naming what to fix.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/validate/validation_writers.hpp"
+
+namespace ws {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+class ValidateCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("weakscale-validate-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  CommandResult run(const std::string& args) const {
+    const auto log = dir_ / "log.txt";
+    const std::string command =
+        "'" + std::string(WEAKSCALE_EXE) + "' validate " + args + " >'" + log.string() + "' 2>&1";
+    const int status = std::system(command.c_str());
+    std::ifstream in(log);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+  }
+
+  std::string machine() const { return std::string(WEAKSCALE_SOURCE_DIR) + "/machines/local.yaml"; }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ValidateCommand, QuickRunWritesTheMeasuredRuns) {
+  const auto result = run("--quick --no-plot --machine '" + machine() + "' --out '" + dir_.string() + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream csv(dir_ / "validation.csv");
+  std::ostringstream text;
+  text << csv.rdbuf();
+  const auto records = parse_validation_csv(text.str());
+  ASSERT_GE(records.size(), 1u);
+  for (const auto& r : records) {
+    EXPECT_GT(r.measured.step_s, 0);
+    EXPECT_GT(r.measured.compute_s, 0);
+    if (r.simulated) EXPECT_GT(r.simulated->step_s, 0);
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "validation.json"));
+}
+
+TEST_F(ValidateCommand, MissingMachineFileIsOneLineInputError) {
+  const auto result = run("--quick --machine '" + (dir_ / "none.yaml").string() + "' --out '" + dir_.string() + "'");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("none.yaml"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("weakscale calibrate"), std::string::npos) << result.output;
+}
+
+TEST_F(ValidateCommand, MissingEngineIsOneLineInputError) {
+  const auto result = run("--quick --machine '" + machine() + "' --engine '" + (dir_ / "no-engine").string() +
+                          "' --out '" + dir_.string() + "'");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("weakscale-engine"), std::string::npos) << result.output;
+}
+
+TEST_F(ValidateCommand, FailingEngineRunShowsTheCommand) {
+  // /bin/false stands in for an engine that exits non-zero before printing a summary.
+  const auto result = run("--quick --machine '" + machine() + "' --engine /bin/false --out '" + dir_.string() + "'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("engine run r01 failed"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("mpirun -n 1 --oversubscribe"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace ws

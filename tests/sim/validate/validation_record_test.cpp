@@ -1,0 +1,74 @@
+// Error statistics on known inputs: relative error sign, median of odd and even counts, the worst
+// run and the phase that is off most in it.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "sim/validate/validation_record.hpp"
+
+namespace ws {
+namespace {
+
+ValidationRecord record(double measured_s, std::optional<double> simulated_s) {
+  ValidationRecord r;
+  r.measured = PhaseTimes{measured_s, measured_s, {}};
+  if (simulated_s) r.simulated = PhaseTimes{*simulated_s, *simulated_s, {}};
+  return r;
+}
+
+TEST(RelativeError, PositiveWhenTheSimulatorIsSlow) {
+  EXPECT_NEAR(relative_error(2.0, 2.2), 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(relative_error(2.0, 1.5), -0.25);
+}
+
+TEST(SummarizeErrors, MedianAndWorstOfAnOddCount) {
+  const std::vector<ValidationRecord> records{record(1.0, 1.02), record(1.0, 0.9), record(2.0, 2.1)};
+  const auto s = summarize_errors(records);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->runs, 3u);
+  EXPECT_NEAR(s->median_abs_error, 0.05, 1e-12);
+  EXPECT_NEAR(s->worst_abs_error, 0.1, 1e-12);
+  EXPECT_EQ(s->worst_record, 1u);
+}
+
+TEST(SummarizeErrors, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
+  const std::vector<ValidationRecord> records{record(1.0, 1.01), record(1.0, 1.03), record(1.0, 0.95),
+                                              record(1.0, 1.2)};
+  const auto s = summarize_errors(records);
+  ASSERT_TRUE(s);
+  EXPECT_NEAR(s->median_abs_error, 0.04, 1e-12);
+  EXPECT_NEAR(s->worst_abs_error, 0.2, 1e-12);
+  EXPECT_EQ(s->worst_record, 3u);
+}
+
+TEST(SummarizeErrors, SkipsRunsWithoutASimulation) {
+  EXPECT_FALSE(summarize_errors({record(1.0, std::nullopt)}));
+  const auto s = summarize_errors({record(1.0, std::nullopt), record(1.0, 1.1)});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->runs, 1u);
+  EXPECT_EQ(s->worst_record, 1u);
+}
+
+TEST(PhaseOffMost, PicksTheLargestAbsoluteDifference) {
+  const PhaseTimes measured{1.0, 0.6, {{"x", 0.3}, {"data_z", 0.1}}};
+  const PhaseTimes simulated{0.9, 0.62, {{"x", 0.1}, {"y", 0.05}}};
+  const auto d = phase_off_most(measured, simulated);
+  EXPECT_EQ(d.phase, "x");
+  EXPECT_DOUBLE_EQ(d.measured_s, 0.3);
+  EXPECT_DOUBLE_EQ(d.simulated_s, 0.1);
+  EXPECT_EQ(phase_off_most(PhaseTimes{1, 1, {}}, PhaseTimes{2, 2, {}}).phase, "compute");
+}
+
+TEST(SummarizeErrors, NamesThePhaseOffMostInTheWorstRun) {
+  ValidationRecord good = record(1.0, 1.0);
+  ValidationRecord bad;
+  bad.measured = PhaseTimes{1.0, 0.7, {{"y", 0.3}}};
+  bad.simulated = PhaseTimes{1.4, 0.75, {{"y", 0.65}}};
+  const auto s = summarize_errors({good, bad});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->worst_record, 1u);
+  EXPECT_EQ(s->worst_phase.phase, "y");
+}
+
+}  // namespace
+}  // namespace ws
