@@ -1,0 +1,400 @@
+// The step schedule, written as a mirror of the engine's control flow: each function below names
+// the engine function it follows. Memory traffic of element-wise phases counts the passes each
+// kernel makes over its operands (reads + writes, whole rows); GEMMs carry their exact shapes.
+#include "engine/schedule/step_schedule.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+
+namespace ws {
+
+const char* to_string(StepGroup group) {
+  switch (group) {
+    case StepGroup::x: return "x";
+    case StepGroup::y: return "y";
+    case StepGroup::z: return "z";
+    case StepGroup::data: return "data";
+    case StepGroup::data_z: return "data_z";
+  }
+  return "?";
+}
+
+int group_size(const Layout& layout, StepGroup group) {
+  switch (group) {
+    case StepGroup::x: return layout.x;
+    case StepGroup::y: return layout.y;
+    case StepGroup::z: return layout.z;
+    case StepGroup::data: return layout.data;
+    case StepGroup::data_z: return layout.data * layout.z;
+  }
+  return 1;
+}
+
+const char* to_string(StepCollective op) {
+  switch (op) {
+    case StepCollective::all_reduce: return "allreduce";
+    case StepCollective::all_gather: return "allgather";
+    case StepCollective::reduce_scatter: return "reducescatter";
+  }
+  return "?";
+}
+
+const char* to_string(ComputeKind kind) {
+  switch (kind) {
+    case ComputeKind::input: return "input";
+    case ComputeKind::embedding: return "embedding";
+    case ComputeKind::layer_norm: return "layer_norm";
+    case ComputeKind::gemm: return "gemm";
+    case ComputeKind::attention: return "attention";
+    case ComputeKind::gelu: return "gelu";
+    case ComputeKind::residual: return "residual";
+    case ComputeKind::bias_grad: return "bias_grad";
+    case ComputeKind::cross_entropy: return "cross_entropy";
+    case ComputeKind::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kTensorsPerBlock = 12;  // 4 layer-norm vectors, then weight + bias of 4 FC layers
+constexpr int kProgressTiles = 4;     // engine/model/fc_layer.cpp: dW row tiles on > 1 rank
+constexpr std::uint64_t kScalarBytes = sizeof(double);  // loss and gradient-norm sums are double
+constexpr double kTokenBytes = sizeof(int);
+
+// One FC layer of the 4D algorithm on this rank (engine/model/fc_layer.cpp).
+struct FcShape {
+  std::string name;  // "block3.qkv"
+  long long k_local = 0, n_local = 0;
+  StepGroup in_group = StepGroup::x, out_group = StepGroup::y;
+};
+
+FcShape fc_shape(std::string name, long long k, long long n, bool transposed, const Layout& layout) {
+  const long long in = transposed ? layout.y : layout.x, out = transposed ? layout.x : layout.y;
+  return FcShape{std::move(name), k / in, n / out, transposed ? StepGroup::y : StepGroup::x,
+                 transposed ? StepGroup::x : StepGroup::y};
+}
+
+double as_double(long long v) { return static_cast<double>(v); }
+
+std::string block_prefix(int block) { return "block" + std::to_string(block) + "."; }
+
+// Engine block member order: qkv (normal), proj (transposed), up (normal), down (transposed).
+std::array<FcShape, 4> block_layers(const ModelSpec& model, const Layout& layout, int block) {
+  const long long h = model.hidden;
+  const std::string p = block_prefix(block);
+  return {fc_shape(p + "qkv", h, 3 * h, false, layout), fc_shape(p + "proj", h, h, true, layout),
+          fc_shape(p + "up", h, 4 * h, false, layout), fc_shape(p + "down", 4 * h, h, true, layout)};
+}
+
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                  const StepScheduleOptions& options)
+      : model_(model), layout_(layout), options_(options), tensors_(rank_tensors(model, layout)) {
+    sequences_ = sequences_global / (static_cast<long long>(layout.data) * layout.z);
+    m_ = sequences_ * model.sequence_length;
+    width_ = model.hidden / layout.x;
+    e_ = options.bytes_per_element;
+    for (const RankTensor& t : tensors_) parameters_ += t.elements;
+  }
+
+  StepSchedule build() && {
+    trainer_step();
+    return StepSchedule{model_, layout_, sequences_, std::move(ops_)};
+  }
+
+ private:
+  // --- primitives: what Timeline records -----------------------------------------------------
+  void compute(std::string name, ComputeKind kind, std::vector<GemmCall> gemms, double memory_bytes) {
+    StepOp op;
+    op.kind = StepOpKind::compute, op.name = std::move(name), op.compute = kind;
+    op.gemms = std::move(gemms), op.memory_bytes = memory_bytes;
+    ops_.push_back(std::move(op));
+  }
+  static std::string phase_name(const char* phase, int block, const std::string& what) {
+    return block < 0 ? std::string(phase) + "." + what : std::string(phase) + "." + block_prefix(block) + what;
+  }
+  StepOp collective_op(StepCollective op, StepGroup group, std::uint64_t bytes, bool blocking) const {
+    StepOp c;
+    c.kind = StepOpKind::collective, c.name = std::string(to_string(op)) + "." + to_string(group);
+    c.collective = op, c.group = group, c.bytes = bytes, c.blocking = blocking;
+    return c;
+  }
+  // A group of one rank never calls MPI and records nothing (engine/comm/communicator.hpp).
+  void blocking(StepCollective op, StepGroup group, std::uint64_t bytes) {
+    if (group_size(layout_, group) > 1) ops_.push_back(collective_op(op, group, bytes, true));
+  }
+  std::size_t issue(StepCollective op, StepGroup group, std::uint64_t bytes) {
+    if (group_size(layout_, group) == 1) return kNoOp;
+    ops_.push_back(collective_op(op, group, bytes, false));
+    return ops_.size() - 1;
+  }
+  void wait(std::size_t issued) {
+    if (issued == kNoOp) return;
+    StepOp w = ops_[issued];
+    w.kind = StepOpKind::wait, w.name = "wait." + w.name, w.partner = issued;
+    ops_[issued].partner = ops_.size();
+    ops_.push_back(std::move(w));
+  }
+  std::uint64_t elements_bytes(long long elements) const {
+    return static_cast<std::uint64_t>(elements) * static_cast<std::uint64_t>(e_);
+  }
+  // Bytes of `passes` reads or writes of an m x width activation (the residual stream's shard).
+  double activation_bytes(double passes) const { return passes * as_double(m_) * as_double(width_) * e_; }
+
+  // --- engine/model/fc_layer.cpp ---------------------------------------------------------------
+  std::uint64_t weight_block_bytes(const FcShape& fc) const { return elements_bytes(fc.k_local * fc.n_local); }
+
+  void fc_start_gather(const FcShape& fc, std::size_t& gather) {
+    if (layout_.z > 1) gather = issue(StepCollective::all_gather, StepGroup::z, weight_block_bytes(fc));
+  }
+
+  void fc_forward(const char* phase, const FcShape& fc, std::size_t& gather) {
+    if (gather != kNoOp) {
+      wait(gather);
+      gather = kNoOp;
+    } else if (layout_.z > 1) {
+      blocking(StepCollective::all_gather, StepGroup::z, weight_block_bytes(fc));
+    }
+    compute(phase_name(phase, -1, fc.name + ".gemm"), ComputeKind::gemm, {{m_, fc.n_local, fc.k_local}}, 0);
+    blocking(StepCollective::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
+  }
+
+  // dW = x^T dy in row tiles of dW when the job has more than one rank (progress between tiles).
+  std::vector<GemmCall> weight_gradient_tiles(const FcShape& fc) const {
+    const long long tiles = layout_.devices() > 1 ? std::min<long long>(kProgressTiles, fc.k_local) : 1;
+    std::vector<GemmCall> calls;
+    for (long long t = 0; t < tiles; ++t) {
+      const long long first = fc.k_local * t / tiles, last = fc.k_local * (t + 1) / tiles;
+      calls.push_back({last - first, fc.n_local, m_, 1});
+    }
+    return calls;
+  }
+
+  void fc_backward(const FcShape& fc, std::size_t& scatter) {
+    compute(phase_name("bwd", -1, fc.name + ".dx_gemm"), ComputeKind::gemm, {{m_, fc.k_local, fc.n_local}}, 0);
+    const std::uint64_t dx_bytes = elements_bytes(m_ * fc.k_local);
+    std::size_t dx_sum = kNoOp;
+    if (options_.overlap_all_reduce)
+      dx_sum = issue(StepCollective::all_reduce, fc.out_group, dx_bytes);
+    else
+      blocking(StepCollective::all_reduce, fc.out_group, dx_bytes);
+    compute(phase_name("bwd", -1, fc.name + ".dw_gemm"), ComputeKind::gemm, weight_gradient_tiles(fc), 0);
+    if (layout_.z > 1) {
+      if (options_.overlap_reduce_scatter)
+        scatter = issue(StepCollective::reduce_scatter, StepGroup::z, weight_block_bytes(fc));
+      else
+        blocking(StepCollective::reduce_scatter, StepGroup::z, weight_block_bytes(fc));
+    }
+    // Column sums of dy: one read of it.
+    compute(phase_name("bwd", -1, fc.name + ".bias_grad"), ComputeKind::bias_grad, {},
+            as_double(m_ * fc.n_local) * e_);
+    wait(dx_sum);
+  }
+
+  // --- engine/kernels/layer_norm.cpp: the row statistics are summed over X -----------------------
+  // Forward: three passes over x (sum, variance, normalise) and one write of y.
+  double layer_norm_forward_bytes() const { return activation_bytes(4); }
+  // Backward: two passes over dy and x, read-modify-write of dx.
+  double layer_norm_backward_bytes() const { return activation_bytes(6); }
+  void layer_norm_forward_sums() {
+    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(m_));  // row sums
+    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(m_));  // squared deviations
+  }
+  void layer_norm_backward_sums() { blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(2 * m_)); }
+  double residual_bytes() const { return activation_bytes(3); }
+
+  // --- engine/kernels/attention.cpp: per local sequence and head ------------------------------
+  long long local_heads() const { return model_.heads / layout_.y; }
+  long long head_dim() const { return model_.hidden / model_.heads; }
+  std::vector<GemmCall> attention_forward_gemms() const {
+    const long long s = model_.sequence_length, d = head_dim(), count = sequences_ * local_heads();
+    return {{s, s, d, count}, {s, d, s, count}};  // Q K^T, then P V
+  }
+  std::vector<GemmCall> attention_backward_gemms() const {
+    const long long s = model_.sequence_length, d = head_dim(), count = sequences_ * local_heads();
+    return {{s, s, d, count}, {s, d, s, count}, {s, d, s, count}, {s, d, s, count}};  // dP, dV, dQ, dK
+  }
+  // Softmax: read and write the S x S probabilities (forward); read P, read-modify-write dP (backward).
+  double softmax_bytes(double passes) const {
+    const double s = model_.sequence_length;
+    return passes * s * s * static_cast<double>(sequences_ * local_heads()) * e_;
+  }
+  double gelu_elements() const { return as_double(m_ * (4LL * model_.hidden / layout_.y)); }
+
+  // --- engine/model/block.cpp --------------------------------------------------------------------
+  struct BlockPending {
+    std::array<std::size_t, 4> gathers{kNoOp, kNoOp, kNoOp, kNoOp};
+    std::array<std::size_t, 4> scatters{kNoOp, kNoOp, kNoOp, kNoOp};
+  };
+
+  void block_start_gathers(int block) {
+    const auto layers = block_layers(model_, layout_, block);
+    for (int i = 0; i < 4; ++i) fc_start_gather(layers[i], pending_[block].gathers[i]);
+  }
+
+  void block_finish_gradients(int block) {
+    for (std::size_t& scatter : pending_[block].scatters) {
+      wait(scatter);
+      scatter = kNoOp;
+    }
+  }
+
+  void block_forward(const char* phase, int block) {
+    const auto fc = block_layers(model_, layout_, block);
+    auto& gathers = pending_[block].gathers;
+    compute(phase_name(phase, block, "ln1"), ComputeKind::layer_norm, {}, layer_norm_forward_bytes());
+    layer_norm_forward_sums();
+    fc_forward(phase, fc[0], gathers[0]);
+    compute(phase_name(phase, block, "attention"), ComputeKind::attention, attention_forward_gemms(),
+            softmax_bytes(2));
+    fc_forward(phase, fc[1], gathers[1]);
+    compute(phase_name(phase, block, "ln2"), ComputeKind::layer_norm, {},
+            residual_bytes() + layer_norm_forward_bytes());
+    layer_norm_forward_sums();
+    fc_forward(phase, fc[2], gathers[2]);
+    // Reads the MLP-up output, writes the activation and the saved tanh.
+    compute(phase_name(phase, block, "gelu"), ComputeKind::gelu, {}, 3.0 * gelu_elements() * e_);
+    fc_forward(phase, fc[3], gathers[3]);
+    compute(phase_name(phase, block, "residual"), ComputeKind::residual, {}, residual_bytes());
+  }
+
+  void block_backward(int block) {
+    const auto fc = block_layers(model_, layout_, block);
+    auto& scatters = pending_[block].scatters;
+    fc_backward(fc[3], scatters[3]);
+    compute(phase_name("bwd", block, "gelu"), ComputeKind::gelu, {}, 4.0 * gelu_elements() * e_);
+    fc_backward(fc[2], scatters[2]);
+    compute(phase_name("bwd", block, "ln2"), ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
+    layer_norm_backward_sums();
+    fc_backward(fc[1], scatters[1]);
+    compute(phase_name("bwd", block, "attention"), ComputeKind::attention, attention_backward_gemms(),
+            softmax_bytes(3));
+    fc_backward(fc[0], scatters[0]);
+    // The residual gradient is copied into dx before the layer-norm backward adds to it.
+    compute(phase_name("bwd", block, "ln1"), ComputeKind::layer_norm, {},
+            layer_norm_backward_bytes() + activation_bytes(2));
+    layer_norm_backward_sums();
+  }
+
+  // --- engine/model/gpt.cpp ----------------------------------------------------------------------
+  long long logits_elements() const { return m_ * model_.vocabulary; }
+
+  void gpt_forward() {
+    const int layers = model_.layers;
+    compute("fwd.embedding", ComputeKind::embedding, {},
+            as_double(m_) * kTokenBytes + activation_bytes(3));
+    if (options_.overlap_all_gather && layers > 0) block_start_gathers(0);
+    for (int l = 0; l < layers; ++l) {
+      if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1);
+      block_forward("fwd", l);
+    }
+    compute("fwd.lnf", ComputeKind::layer_norm, {}, layer_norm_forward_bytes());
+    layer_norm_forward_sums();
+    compute("fwd.lm_head.gemm", ComputeKind::gemm, {{m_, model_.vocabulary, width_}}, 0);
+    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(logits_elements()));
+    // Max, exponent sum and the target's logit: two passes over the logits.
+    compute("fwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
+  }
+
+  void gpt_backward() {
+    const int layers = model_.layers;
+    compute("bwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
+    compute("bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}}, 0);
+    compute("bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}}, 0);
+    compute("bwd.lnf", ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
+    layer_norm_backward_sums();
+    for (int l = layers - 1; l >= 0; --l) {
+      if (options_.recompute) block_forward("recompute", l);
+      block_backward(l);
+      // ORS: the block after this one had its reduce-scatters in flight during this backward.
+      if (l + 1 < layers) {
+        block_finish_gradients(l + 1);
+        if (options_.overlap_data_parallel) reduce_gradients(block_tensors(l + 1));
+      }
+    }
+    // Reads the residual gradient, scatter-adds it into the embedding gradients.
+    compute("bwd.embedding", ComputeKind::embedding, {},
+            as_double(m_) * kTokenBytes + activation_bytes(3));
+    if (layers > 0) {
+      block_finish_gradients(0);
+      if (options_.overlap_data_parallel) reduce_gradients(block_tensors(0));
+    }
+    if (options_.overlap_data_parallel) {
+      reduce_gradients({0, 2});                                               // wte, wpe
+      reduce_gradients({tensors_.size() - 2, tensors_.size()});               // lnf
+    }
+  }
+
+  // --- engine/train/trainer.cpp ------------------------------------------------------------------
+  struct TensorRange {
+    std::size_t first = 0, last = 0;
+  };
+  static TensorRange block_tensors(int block) {
+    const auto first = static_cast<std::size_t>(2 + kTensorsPerBlock * block);
+    return {first, first + kTensorsPerBlock};
+  }
+
+  // One non-blocking all-reduce per tensor: Z-sharded weights over data, the rest over data x Z.
+  void reduce_gradients(TensorRange range) {
+    for (std::size_t t = range.first; t < range.last; ++t) {
+      const StepGroup group = tensors_[t].z_sharded ? StepGroup::data : StepGroup::data_z;
+      data_parallel_.push_back(issue(StepCollective::all_reduce, group, elements_bytes(tensors_[t].elements)));
+    }
+  }
+
+  void trainer_step() {
+    const double parameter_bytes = as_double(parameters_) * e_;
+    // Token shard (inputs and targets) and the zeroed gradient buffer.
+    compute("input.load_batch", ComputeKind::input, {}, 2.0 * as_double(m_) * kTokenBytes + parameter_bytes);
+    pending_.assign(static_cast<std::size_t>(model_.layers), BlockPending{});
+    gpt_forward();
+    gpt_backward();
+    if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
+    blocking(StepCollective::all_reduce, StepGroup::data_z, kScalarBytes);  // the loss
+    for (std::size_t issued : data_parallel_) wait(issued);
+    compute("optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
+    for (StepGroup g : {StepGroup::x, StepGroup::y, StepGroup::z}) blocking(StepCollective::all_reduce, g, kScalarBytes);
+    // AdamW reads value, gradient, m, v and writes value, m, v.
+    compute("optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
+  }
+
+  const ModelSpec& model_;
+  const Layout& layout_;
+  const StepScheduleOptions& options_;
+  std::vector<RankTensor> tensors_;
+  long long sequences_ = 0, m_ = 0, width_ = 0, parameters_ = 0;
+  int e_ = 4;
+  std::vector<StepOp> ops_;
+  std::vector<BlockPending> pending_;
+  std::vector<std::size_t> data_parallel_;
+};
+
+}  // namespace
+
+std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layout) {
+  const long long h = model.hidden, width = h / layout.x;
+  std::vector<RankTensor> tensors{{"wte", model.vocabulary * width, false},
+                                  {"wpe", model.sequence_length * width, false}};
+  for (int l = 0; l < model.layers; ++l) {
+    const std::string p = block_prefix(l);
+    for (const char* norm : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"}) tensors.push_back({p + norm, width, false});
+    for (const FcShape& fc : block_layers(model, layout, l)) {
+      tensors.push_back({fc.name + ".weight", fc.k_local * fc.n_local / layout.z, true});
+      tensors.push_back({fc.name + ".bias", fc.n_local, false});
+    }
+  }
+  tensors.push_back({"lnf.gamma", width, false});
+  tensors.push_back({"lnf.beta", width, false});
+  return tensors;
+}
+
+StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                                const StepScheduleOptions& options) {
+  assert(layout.data > 0 && layout.z > 0 && sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
+  return ScheduleBuilder(model, layout, sequences_global, options).build();
+}
+
+}  // namespace ws

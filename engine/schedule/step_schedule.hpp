@@ -1,0 +1,98 @@
+// The ops of one training step of one rank, in the order the engine runs them (engine/model/
+// {gpt,block,fc_layer}.cpp, engine/train/trainer.cpp): compute phases with their GEMM shapes and
+// the bytes they move, and every collective with its group, payload and, for non-blocking ones,
+// where it is waited for. The engine's trace names are reproduced exactly, and a drift test
+// (tests/engine/parallel/step_schedule_drift_test.cpp) checks the engine's trace against this list;
+// the simulator (sim/step/) executes it on a modelled machine. No MPI, no BLAS.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/model.hpp"
+
+namespace ws {
+
+// The engine's communicators (engine/comm/timeline.hpp CommGroup without "world"); data_z is the
+// data x Z group that completes the gradients of parameters replicated over Z.
+enum class StepGroup { x, y, z, data, data_z };
+inline constexpr int kStepGroups = 5;
+const char* to_string(StepGroup group);  // "x", "y", "z", "data", "data_z"
+int group_size(const Layout& layout, StepGroup group);
+
+enum class StepCollective { all_reduce, all_gather, reduce_scatter };
+const char* to_string(StepCollective op);  // the engine's spelling: "allreduce", "allgather", ...
+
+// What a compute phase is, for per-phase breakdowns.
+enum class ComputeKind { input, embedding, layer_norm, gemm, attention, gelu, residual, bias_grad, cross_entropy,
+                         optimizer };
+const char* to_string(ComputeKind kind);  // "input", "embedding", "layer_norm", "gemm", ...
+
+// C[m x n] = A[m x k] B[k x n], `count` times (attention runs one per local sequence and head).
+struct GemmCall {
+  long long m = 0, n = 0, k = 0;
+  long long count = 1;
+  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                                static_cast<double>(count); }
+  friend bool operator==(const GemmCall&, const GemmCall&) = default;
+};
+
+enum class StepOpKind { compute, collective, wait };
+
+inline constexpr std::size_t kNoOp = std::numeric_limits<std::size_t>::max();
+
+struct StepOp {
+  StepOpKind kind = StepOpKind::compute;
+  // The engine's trace event name: "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data".
+  std::string name;
+  // compute: the GEMMs it runs and the bytes its element-wise work reads and writes (an estimate
+  // of the kernel's passes over memory, see step_schedule.cpp).
+  ComputeKind compute = ComputeKind::gemm;
+  std::vector<GemmCall> gemms;
+  double memory_bytes = 0;
+  // collective and wait: payload bytes per rank as the engine records them (the gathered output
+  // of an all-gather, the unreduced input of a reduce-scatter, the buffer of an all-reduce).
+  StepCollective collective = StepCollective::all_reduce;
+  StepGroup group = StepGroup::x;
+  std::uint64_t bytes = 0;
+  bool blocking = true;
+  // A non-blocking collective names its wait and the wait names its collective.
+  std::size_t partner = kNoOp;
+};
+
+// The engine's switches that change what a step does (weakscale-engine flags).
+struct StepScheduleOptions {
+  int bytes_per_element = 4;         // the engine trains in fp32
+  bool recompute = false;            // --recompute
+  bool overlap_all_reduce = true;    // OAR
+  bool overlap_reduce_scatter = true;  // ORS
+  bool overlap_all_gather = true;    // OAG
+  bool overlap_data_parallel = true;  // off with --no-overlap-dp
+};
+
+struct StepSchedule {
+  ModelSpec model;
+  Layout layout;
+  long long sequences_per_rank = 0;  // sequences / (Gdata * Gz)
+  std::vector<StepOp> ops;
+};
+
+// One rank's step. Every rank of a 4D layout runs the same ops with the same sizes, so one list
+// describes them all. The layout must divide the model and batch (validate_run's rules).
+StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                                const StepScheduleOptions& options = {});
+
+// One parameter tensor of a rank, in the engine's registration order (wte, wpe, the blocks, lnf):
+// the data-parallel gradient all-reduces follow this order.
+struct RankTensor {
+  std::string name;
+  long long elements = 0;
+  bool z_sharded = false;  // FC weights: all-reduced over data; the rest over data x Z
+};
+std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layout);
+
+}  // namespace ws

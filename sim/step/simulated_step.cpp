@@ -1,0 +1,197 @@
+// One representative rank executes the step schedule. The 4D layout is symmetric: every rank runs
+// the same ops with the same sizes, and all groups of one kind run their collectives at the same
+// time, so the network model prices a collective as all groups of its kind running at once
+// (sim/analytic/group_path.hpp) and one rank's timeline stands for the job's.
+//
+// Rules, in the engine's terms:
+//   - the device runs one compute task at a time, in schedule order;
+//   - a collective starts when the device reaches it (issue) and the previous collective on the
+//     same communicator has finished (MPI orders collectives per communicator);
+//   - a blocking collective holds the device until it finishes; a non-blocking one does not, and
+//     its wait holds the device until it has finished;
+//   - collectives on different communicators do not slow each other down (limit: README.md).
+#include "sim/step/simulated_step.hpp"
+
+#include <array>
+#include <cassert>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "sim/analytic/group_path.hpp"
+#include "sim/compute/gemm_efficiency.hpp"
+
+namespace ws {
+
+StepScheduleOptions schedule_options(const StepOptions& options) {
+  StepScheduleOptions o;
+  o.bytes_per_element = options.bytes_per_element();
+  o.recompute = options.recompute;
+  o.overlap_all_reduce = options.overlap_all_reduce;
+  o.overlap_reduce_scatter = options.overlap_reduce_scatter;
+  o.overlap_all_gather = options.overlap_all_gather;
+  o.overlap_data_parallel = options.overlap_data_parallel;
+  return o;
+}
+
+namespace {
+
+CollectiveOp collective_op(StepCollective op) {
+  switch (op) {
+    case StepCollective::all_reduce: return CollectiveOp::all_reduce;
+    case StepCollective::all_gather: return CollectiveOp::all_gather;
+    case StepCollective::reduce_scatter: return CollectiveOp::reduce_scatter;
+  }
+  return CollectiveOp::all_reduce;
+}
+
+// Where each communicator of the step lies. data x Z has members at stride Gx*Gy, Z fastest then
+// data: exactly the Z group of the layout whose Z is Gz*Gdata, so the Z path model prices it.
+std::array<GroupPath, kStepGroups> group_paths(const Machine& machine, const Layout& layout,
+                                               NodeAllocation allocation) {
+  const IntraNodeRoutes routes = route_intra_node(machine.node);
+  const Layout data_z_as_z{1, layout.x, layout.y, layout.z * layout.data};
+  return {group_path(machine, routes, layout, GroupKind::x, allocation),
+          group_path(machine, routes, layout, GroupKind::y, allocation),
+          group_path(machine, routes, layout, GroupKind::z, allocation),
+          group_path(machine, routes, layout, GroupKind::data, allocation),
+          group_path(machine, routes, data_z_as_z, GroupKind::z, allocation)};
+}
+
+// GEMMs at the machine's shape-dependent efficiency, element-wise work on the memory roofline.
+Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision precision) {
+  Time t = transfer_time(op.memory_bytes, device.memory_bandwidth);
+  for (const GemmCall& g : op.gemms)
+    t += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n), static_cast<double>(g.k)) *
+         g.count;
+  return t;
+}
+
+double microseconds(Time t) { return t.seconds() * 1e6; }
+
+class StepExecution {
+ public:
+  StepExecution(const Machine& machine, const StepSchedule& schedule, const StepOptions& options, bool trace)
+      : machine_(machine),
+        schedule_(schedule),
+        precision_(options.precision),
+        trace_(trace),
+        paths_(group_paths(machine, schedule.layout, options.allocation)),
+        completion_(schedule.ops.size()) {}
+
+  SimulatedStep run() && {
+    for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
+      const StepOp& op = schedule_.ops[i];
+      switch (op.kind) {
+        case StepOpKind::compute: run_compute(op); break;
+        case StepOpKind::collective: run_collective(op, i); break;
+        case StepOpKind::wait: run_wait(op); break;
+      }
+    }
+    SimulatedStep step;
+    step.step_s = now_.seconds();
+    step.compute_s = compute_.seconds();
+    for (int g = 0; g < kStepGroups; ++g)
+      step.exposed_comm_s[to_string(static_cast<StepGroup>(g))] = exposed_[static_cast<std::size_t>(g)].seconds();
+    for (const auto& [kind, t] : compute_by_kind_) step.compute_by_kind_s[kind] = t.seconds();
+    step.events = std::move(events_);
+    return step;
+  }
+
+ private:
+  void record(const StepOp& op, bool comm, double bytes, Time start, Time end) {
+    if (trace_) events_.push_back(SimulatedEvent{op.name, comm, bytes, microseconds(start), microseconds(end)});
+  }
+
+  void run_compute(const StepOp& op) {
+    const Time t = compute_task_time(op, machine_.device, precision_);
+    record(op, false, 0, now_, now_ + t);
+    now_ += t;
+    compute_ += t;
+    compute_by_kind_[to_string(op.compute)] += t;
+  }
+
+  void run_collective(const StepOp& op, std::size_t index) {
+    const auto g = static_cast<std::size_t>(op.group);
+    const Time start = max(now_, communicator_free_[g]);
+    const Time end = start + collective_time(collective_op(op.collective), paths_[g], static_cast<double>(op.bytes));
+    communicator_free_[g] = end;
+    completion_[index] = end;
+    // As the engine records it: from the moment the rank reached the call to completion.
+    record(op, true, static_cast<double>(op.bytes), now_, end);
+    if (op.blocking) block_until(end, g);
+  }
+
+  void run_wait(const StepOp& op) {
+    assert(op.partner < completion_.size());
+    const Time done = completion_[op.partner];
+    // The engine records a wait only when the collective was still in flight.
+    if (done > now_) record(op, false, static_cast<double>(op.bytes), now_, done);
+    block_until(done, static_cast<std::size_t>(op.group));
+  }
+
+  void block_until(Time t, std::size_t group) {
+    if (t <= now_) return;
+    exposed_[group] += t - now_;
+    now_ = t;
+  }
+
+  const Machine& machine_;
+  const StepSchedule& schedule_;
+  Precision precision_;
+  bool trace_;
+  std::array<GroupPath, kStepGroups> paths_;
+  std::vector<Time> completion_;  // per op index: when a collective finishes
+  std::array<Time, kStepGroups> communicator_free_{};
+  std::array<Time, kStepGroups> exposed_{};
+  Time now_, compute_;
+  std::map<std::string, Time> compute_by_kind_;
+  std::vector<SimulatedEvent> events_;
+};
+
+constexpr int kComputeThread = 0;  // as engine/train/trace_writer.cpp
+constexpr int kCommThread = 1;
+
+nlohmann::json metadata(const char* what, int tid, const std::string& name) {
+  return {{"name", what}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
+SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule, const StepOptions& options,
+                                bool trace) {
+  return StepExecution(machine, schedule, options, trace).run();
+}
+
+SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config) {
+  const StepSchedule schedule =
+      make_step_schedule(config.model, config.layout, config.sequences, schedule_options(config.options));
+  return simulate_schedule(machine, schedule, config.options, config.trace);
+}
+
+void write_simulated_trace(const SimulatedStep& step, const std::string& path) {
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back(metadata("process_name", 0, "rank 0"));
+  events.push_back(metadata("thread_name", kComputeThread, "compute"));
+  events.push_back(metadata("thread_name", kCommThread, "comm"));
+  for (const SimulatedEvent& e : step.events) {
+    nlohmann::json event{{"name", e.name},
+                         {"cat", e.comm ? "comm" : "compute"},
+                         {"ph", "X"},
+                         {"ts", e.start_us},
+                         {"dur", e.end_us - e.start_us},
+                         {"pid", 0},
+                         {"tid", e.comm ? kCommThread : kComputeThread}};
+    if (e.comm || e.bytes > 0) {
+      const auto dot = e.name.rfind('.');
+      event["args"] = {{"bytes", e.bytes}, {"group", dot == std::string::npos ? "" : e.name.substr(dot + 1)}};
+    }
+    events.push_back(std::move(event));
+  }
+  const nlohmann::json trace{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << trace.dump() << '\n';
+  if (!out) throw std::runtime_error("simulated trace: cannot write " + path);
+}
+
+}  // namespace ws

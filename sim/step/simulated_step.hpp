@@ -1,0 +1,59 @@
+// One training step of the engine, simulated: the shared step schedule (engine/schedule/
+// step_schedule.hpp) turned into a task graph per rank on top of the machine's compute and network
+// model. Compute tasks run one at a time on the device (GEMMs from the machine's shape-dependent
+// efficiency, everything else from a memory-bandwidth roofline); collectives take the time the
+// network model gives all groups of that kind running at once; non-blocking ones overlap compute
+// exactly where the engine overlaps them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/model.hpp"
+#include "engine/schedule/step_schedule.hpp"
+#include "sim/analytic/step_options.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+// What is simulated: the same knobs as a weakscale-engine run.
+struct SimulatedStepConfig {
+  ModelSpec model;        // full spec (the engine's --layers/--hidden/--heads/--seq/--vocab)
+  Layout layout;
+  long long sequences = 0;  // global batch in sequences (the engine's --batch)
+  StepOptions options;      // precision fp32 for the engine; recompute; OAR / ORS / OAG
+  bool trace = false;       // keep per-task events (Perfetto JSON via write_simulated_trace)
+};
+
+struct SimulatedEvent {
+  std::string name;  // the engine's trace event name: "fwd.block3.qkv.gemm", "allreduce.x", ...
+  bool comm = false;
+  double bytes = 0;
+  double start_us = 0, end_us = 0;
+};
+
+struct SimulatedStep {
+  double step_s = 0;
+  double compute_s = 0;  // sum of the device's compute tasks
+  // Exposed (blocking or waited-for) communication per group, keyed like the engine's summary
+  // JSON "comm" object: "x", "y", "z", "data", "data_z".
+  std::map<std::string, double> exposed_comm_s;
+  // Compute time per phase name ("gemm", "attention", "layer_norm", ...) for per-phase bars.
+  std::map<std::string, double> compute_by_kind_s;
+  std::vector<SimulatedEvent> events;  // rank 0's timeline, only with config.trace
+};
+
+SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config);
+
+// The schedule switches that StepOptions sets (precision -> bytes per element, recompute, overlaps).
+StepScheduleOptions schedule_options(const StepOptions& options);
+// Executes an already built schedule (simulate_step builds it from the config).
+SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule, const StepOptions& options,
+                                bool trace);
+
+// Chrome trace / Perfetto JSON with the engine's process/thread naming, so both load together.
+void write_simulated_trace(const SimulatedStep& step, const std::string& path);
+
+}  // namespace ws

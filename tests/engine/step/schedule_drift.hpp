@@ -1,0 +1,103 @@
+// Compares one traced engine step with the step schedule (engine/schedule/step_schedule.hpp), so
+// that the schedule the simulator executes cannot drift from what the engine does. Per thread of
+// the trace: compute phases in program order; collectives in issue order (their start is the
+// issue time) with their payload bytes; waits, which the engine records only when the collective
+// was still in flight, must be a subsequence of the schedule's.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/comm/timeline.hpp"
+#include "engine/schedule/step_schedule.hpp"
+#include "engine/train/run_config.hpp"
+
+namespace ws {
+
+struct StepLists {
+  std::vector<std::string> compute;      // compute phase names
+  std::vector<std::string> collectives;  // "allreduce.x 512"
+  std::vector<std::string> waits;        // "wait.allreduce.y 512"
+};
+
+inline std::string with_bytes(const std::string& name, std::uint64_t bytes) {
+  return name + " " + std::to_string(bytes);
+}
+
+inline StepLists lists_of(const std::vector<TraceEvent>& events) {
+  StepLists lists;
+  std::vector<TraceEvent> comm;
+  for (const TraceEvent& e : events) {
+    if (e.comm)
+      comm.push_back(e);
+    else if (e.name.starts_with("wait."))
+      lists.waits.push_back(with_bytes(e.name, e.bytes));
+    else
+      lists.compute.push_back(e.name);
+  }
+  // Non-blocking collectives are recorded when observed complete; their start is the issue time.
+  std::stable_sort(comm.begin(), comm.end(),
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
+  for (const TraceEvent& e : comm) lists.collectives.push_back(with_bytes(e.name, e.bytes));
+  return lists;
+}
+
+inline StepLists lists_of(const StepSchedule& schedule) {
+  StepLists lists;
+  for (const StepOp& op : schedule.ops) {
+    switch (op.kind) {
+      case StepOpKind::compute: lists.compute.push_back(op.name); break;
+      case StepOpKind::collective: lists.collectives.push_back(with_bytes(op.name, op.bytes)); break;
+      case StepOpKind::wait: lists.waits.push_back(with_bytes(op.name, op.bytes)); break;
+    }
+  }
+  return lists;
+}
+
+inline bool is_subsequence(const std::vector<std::string>& part, const std::vector<std::string>& whole) {
+  auto it = whole.begin();
+  for (const std::string& p : part) {
+    it = std::find(it, whole.end(), p);
+    if (it == whole.end()) return false;
+    ++it;
+  }
+  return true;
+}
+
+inline StepScheduleOptions schedule_options(const RunConfig& run) {
+  StepScheduleOptions o;
+  o.bytes_per_element = 4;  // Trainer<float>
+  o.recompute = run.recompute;
+  o.overlap_all_reduce = run.overlap.all_reduce;
+  o.overlap_reduce_scatter = run.overlap.reduce_scatter;
+  o.overlap_all_gather = run.overlap.all_gather;
+  o.overlap_data_parallel = run.overlap_data_parallel;
+  return o;
+}
+
+// The option combinations the drift tests cover: all overlaps on, all off, recomputation, mixed.
+inline std::vector<RunConfig> drift_runs(const Layout& layout) {
+  std::vector<RunConfig> runs;
+  for (int variant = 0; variant < 4; ++variant) {
+    RunConfig run;
+    run.model = ModelSpec{"tiny", 2, 16, 4, 8, 32, 1};
+    run.layout = layout;
+    run.batch_sequences = 8;
+    run.seed = 5;
+    const bool on = variant != 1;
+    run.overlap = OverlapOptions{on, variant == 3 ? false : on, on};
+    run.overlap_data_parallel = variant == 3 ? false : on;
+    run.recompute = variant >= 2;
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+inline std::string describe(const RunConfig& run) {
+  return to_string(run.layout) + (run.recompute ? " recompute" : "") + " OAR=" +
+         std::to_string(run.overlap.all_reduce) + " ORS=" + std::to_string(run.overlap.reduce_scatter) +
+         " OAG=" + std::to_string(run.overlap.all_gather) + " DP=" + std::to_string(run.overlap_data_parallel);
+}
+
+}  // namespace ws

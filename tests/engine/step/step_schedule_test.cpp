@@ -1,0 +1,142 @@
+// The step schedule against the algorithm note (../shared/docs/4d-algorithm.md): per group, the
+// number of collectives and the bytes they carry follow in closed form from the model and layout;
+// every non-blocking collective is waited exactly once, later; overlap switches move waits, not
+// collectives.
+#include "engine/schedule/step_schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace ws {
+namespace {
+
+struct Totals {
+  long long count = 0;
+  double bytes = 0;
+};
+using Key = std::tuple<StepCollective, StepGroup>;
+
+std::map<Key, Totals> totals_of(const StepSchedule& s) {
+  std::map<Key, Totals> totals;
+  for (const StepOp& op : s.ops)
+    if (op.kind == StepOpKind::collective) {
+      Totals& t = totals[{op.collective, op.group}];
+      ++t.count;
+      t.bytes += static_cast<double>(op.bytes);
+    }
+  return totals;
+}
+
+// The closed form: per block four FC layers (QKV h->3h and MLP up h->4h normal, projection h->h
+// and MLP down 4h->h transposed), two layer norms whose row statistics are summed over X, the
+// LM head's logits summed over X, gradients all-reduced per tensor, the loss over data x Z and the
+// squared gradient norm over X, Y and Z.
+std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long long sequences,
+                                  const StepScheduleOptions& o) {
+  const double e = o.bytes_per_element, h = model.hidden, L = model.layers, V = model.vocabulary,
+               S = model.sequence_length;
+  const double m = static_cast<double>(sequences) / (g.data * g.z) * S;
+  const double X = g.x, Y = g.y, Z = g.z;
+  const double forward_passes = o.recompute ? 2 : 1;
+  std::map<Key, Totals> t;
+  auto add = [&](StepCollective op, StepGroup group, double count, double bytes) {
+    if (group_size(g, group) == 1) return;
+    Totals& entry = t[{op, group}];
+    entry.count += static_cast<long long>(count);
+    entry.bytes += bytes;
+  };
+  const double block_weights = 12 * h * h / (X * Y) * e;  // (3 + 1 + 4 + 4) h^2 over X x Y
+  add(StepCollective::all_gather, StepGroup::z, 4 * L * forward_passes, L * forward_passes * block_weights);
+  add(StepCollective::reduce_scatter, StepGroup::z, 4 * L, L * block_weights);
+  // X: normal layers' forward outputs (3h + 4h over Y), transposed layers' dX (h + 4h over Y),
+  // 2 + 2 layer-norm sums forward (m each) and 2 backward (2m each), per block; lnf; logits; norm.
+  add(StepCollective::all_reduce, StepGroup::x,
+      L * (forward_passes * (2 + 4) + 2 + 2) + 2 + 1 + 1 + 1,
+      L * (forward_passes * (7 * h / Y + 4) * m + (5 * h / Y + 4) * m) * e + (2 + 2) * m * e + m * V * e + 8);
+  // Y: transposed layers' forward outputs (h over X, twice), normal layers' dX (h over X, twice).
+  add(StepCollective::all_reduce, StepGroup::y, L * (forward_passes * 2 + 2) + 1,
+      L * (forward_passes * 2 + 2) * m * h / X * e + 8);
+  add(StepCollective::all_reduce, StepGroup::z, 1, 8);
+  add(StepCollective::all_reduce, StepGroup::data, 4 * L, L * block_weights / Z);
+  // Replicated over Z: 4 layer-norm vectors and the biases (3h + h + 4h + h features); wte, wpe,
+  // lnf; the loss.
+  const double replicated = L * (4 * h / X + 7 * h / Y + 2 * h / X) + V * h / X + S * h / X + 2 * h / X;
+  add(StepCollective::all_reduce, StepGroup::data_z, 8 * L + 2 + 2 + 1, replicated * e + 8);
+  return t;
+}
+
+void expect_closed_form(const ModelSpec& model, const Layout& layout, long long sequences,
+                        const StepScheduleOptions& o) {
+  const auto actual = totals_of(make_step_schedule(model, layout, sequences, o));
+  const auto expected = closed_form(model, layout, sequences, o);
+  ASSERT_EQ(actual.size(), expected.size()) << to_string(layout);
+  for (const auto& [key, want] : expected) {
+    const auto it = actual.find(key);
+    ASSERT_NE(it, actual.end()) << to_string(layout) << " " << to_string(std::get<0>(key)) << "."
+                                << to_string(std::get<1>(key));
+    EXPECT_EQ(it->second.count, want.count) << to_string(layout) << " " << to_string(std::get<0>(key)) << "."
+                                            << to_string(std::get<1>(key));
+    EXPECT_DOUBLE_EQ(it->second.bytes, want.bytes) << to_string(layout) << " " << to_string(std::get<0>(key))
+                                                   << "." << to_string(std::get<1>(key));
+  }
+}
+
+const ModelSpec kModel{"small", 3, 64, 8, 16, 128, 1};
+
+std::vector<Layout> layouts() {
+  return {{1, 1, 1, 1}, {2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2},
+          {2, 2, 2, 2}, {4, 2, 1, 2}, {1, 4, 2, 1}, {2, 1, 4, 2}, {8, 2, 2, 2}};
+}
+
+std::vector<StepScheduleOptions> option_sets() {
+  StepScheduleOptions on, off, recompute;
+  off.overlap_all_reduce = off.overlap_reduce_scatter = off.overlap_all_gather = off.overlap_data_parallel = false;
+  recompute.recompute = true;
+  recompute.bytes_per_element = 2;
+  return {on, off, recompute};
+}
+
+TEST(StepSchedule, CollectivesAndBytesFollowTheAlgorithmNote) {
+  for (const Layout& layout : layouts())
+    for (const StepScheduleOptions& o : option_sets()) expect_closed_form(kModel, layout, 16, o);
+}
+
+TEST(StepSchedule, EveryNonBlockingCollectiveIsWaitedOnceAfterItsIssue) {
+  for (const Layout& layout : layouts())
+    for (const StepScheduleOptions& o : option_sets()) {
+      const StepSchedule s = make_step_schedule(kModel, layout, 16, o);
+      for (std::size_t i = 0; i < s.ops.size(); ++i) {
+        const StepOp& op = s.ops[i];
+        if (op.kind == StepOpKind::collective && !op.blocking) {
+          ASSERT_NE(op.partner, kNoOp) << op.name;
+          ASSERT_GT(op.partner, i);
+          EXPECT_EQ(s.ops[op.partner].kind, StepOpKind::wait);
+          EXPECT_EQ(s.ops[op.partner].partner, i);
+          EXPECT_EQ(s.ops[op.partner].name, "wait." + op.name);
+        } else if (op.kind == StepOpKind::wait) {
+          ASSERT_LT(op.partner, i);
+          EXPECT_FALSE(s.ops[op.partner].blocking);
+        } else if (op.kind == StepOpKind::collective) {
+          EXPECT_EQ(op.partner, kNoOp);
+        }
+      }
+    }
+}
+
+TEST(StepSchedule, OneRankRunsEveryGemmOfTheFlopCount) {
+  // Model flops of the note, 72 B S l h^2 (1 + S/(6h) + V/(12 l h)), count attention as full
+  // S x S products; the engine's GEMMs on one rank execute exactly that.
+  const ModelSpec& md = kModel;
+  const StepSchedule s = make_step_schedule(md, Layout{}, 4, {});
+  double flops = 0;
+  for (const StepOp& op : s.ops)
+    for (const GemmCall& g : op.gemms) flops += g.flops();
+  const double B = 4, S = md.sequence_length, l = md.layers, h = md.hidden, V = md.vocabulary;
+  EXPECT_DOUBLE_EQ(flops, 72 * B * S * l * h * h * (1 + S / (6 * h) + V / (12 * l * h)));
+}
+
+}  // namespace
+}  // namespace ws
