@@ -46,21 +46,26 @@ std::string data_block(const std::vector<const ValidationRecord*>& rows) {
   return s + "EOD\n";
 }
 
-std::string scatter_panel() {
-  return "set title \"simulated vs measured step time\"\n"
-         "set xlabel \"measured step (s)\"\n"
-         "set ylabel \"simulated step (s)\"\n"
-         "set logscale xy\n"
-         "stats $runs using 2:3 nooutput\n"
-         "lo = (STATS_min_x < STATS_min_y ? STATS_min_x : STATS_min_y) / 1.3\n"
-         "hi = (STATS_max_x > STATS_max_y ? STATS_max_x : STATS_max_y) * 1.3\n"
-         "set xrange [lo:hi]\n"
-         "set yrange [lo:hi]\n"
-         "set key top left box opaque\n"
-         "plot x with lines dt 2 lc rgb \"#606060\" title \"y = x\", "
-         "x * 1.15 with lines dt 3 lc rgb \"#b0b0b0\" title \"+-15 %\", "
-         "x / 1.15 with lines dt 3 lc rgb \"#b0b0b0\" notitle, "
-         "$runs using 2:3 with points pt 7 ps 1.2 lc rgb \"#4c72b0\" title \"runs\"\n";
+// Log axes from a bit below the fastest to a bit above the slowest step, measured or simulated.
+std::string scatter_panel(const std::vector<const ValidationRecord*>& rows) {
+  double lo = rows.front()->measured.step_s, hi = lo;
+  for (const auto* r : rows) {
+    lo = std::min({lo, r->measured.step_s, r->simulated->step_s});
+    hi = std::max({hi, r->measured.step_s, r->simulated->step_s});
+  }
+  return fmt::format(
+      "set title \"simulated vs measured step time\"\n"
+      "set xlabel \"measured step (s)\"\n"
+      "set ylabel \"simulated step (s)\"\n"
+      "set logscale xy\n"
+      "set xrange [{0:.6g}:{1:.6g}]\n"
+      "set yrange [{0:.6g}:{1:.6g}]\n"
+      "set key top left box opaque\n"
+      "plot x with lines dt 2 lc rgb \"#606060\" title \"y = x\", "
+      "x * 1.15 with lines dt 3 lc rgb \"#b0b0b0\" title \"+-15 %\", "
+      "x / 1.15 with lines dt 3 lc rgb \"#b0b0b0\" notitle, "
+      "$runs using 2:3 with points pt 7 ps 1.2 lc rgb \"#4c72b0\" title \"runs\"\n",
+      lo / 1.3, hi * 1.3);
 }
 
 std::string bars_panel() {
@@ -94,10 +99,11 @@ std::string validation_plot_script(const std::vector<ValidationRecord>& records,
   for (const auto& r : records) {
     if (r.simulated) rows.push_back(&r);
   }
+  if (rows.empty()) return {};
   return data_block(rows) +
          fmt::format("set multiplot layout 1,2 title \"{}: weakscale-engine measured vs simulated\" font \",15\"\n",
                      machine_name) +
-         "set grid xtics ytics lc rgb \"#d0d0d0\"\n" + scatter_panel() + bars_panel() + "unset multiplot\n";
+         "set grid xtics ytics lc rgb \"#d0d0d0\"\n" + scatter_panel(rows) + bars_panel() + "unset multiplot\n";
 }
 
 std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationRecord>& records,

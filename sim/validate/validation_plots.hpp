@@ -12,7 +12,7 @@
 namespace ws {
 
 // The gnuplot commands (terminal and output excluded), for inspection and tests. Only records
-// with a simulation are drawn.
+// with a simulation are drawn; empty when there is none.
 std::string validation_plot_script(const std::vector<ValidationRecord>& records, const std::string& machine_name);
 
 // Writes <out_dir>/validation.png and .svg and returns them; PlotError (sim/study/study_plots.hpp)

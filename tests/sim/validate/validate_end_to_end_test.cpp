@@ -55,7 +55,9 @@ TEST_F(ValidateCommand, QuickRunWritesTheMeasuredRuns) {
   for (const auto& r : records) {
     EXPECT_GT(r.measured.step_s, 0);
     EXPECT_GT(r.measured.compute_s, 0);
-    if (r.simulated) EXPECT_GT(r.simulated->step_s, 0);
+    if (r.simulated) {
+      EXPECT_GT(r.simulated->step_s, 0);
+    }
   }
   EXPECT_TRUE(std::filesystem::exists(dir_ / "validation.json"));
 }
