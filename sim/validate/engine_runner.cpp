@@ -20,6 +20,7 @@ PhaseTimes phases_of(const nlohmann::json& summary) {
   PhaseTimes t;
   t.step_s = summary.at("step_s").get<double>();
   t.compute_s = summary.at("compute_s").get<double>();
+  t.cpu_s = summary.value("cpu_s", 0.0);  // diagnostic only: tolerated missing
   for (const auto& [group, figures] : summary.at("comm").items()) {
     t.exposed_comm_s[group] = figures.at("exposed_s").get<double>();
   }

@@ -16,6 +16,9 @@ struct PhaseTimes {
   double step_s = 0;
   double compute_s = 0;
   std::map<std::string, double> exposed_comm_s;  // by group name; a missing group is 0
+  // Measured only: process CPU time per step and rank. cpu_s / step_s is the share of a core each
+  // rank got; well below 1, the host was busy and the wall time measures the load as well.
+  double cpu_s = 0;
 
   double exposed(const std::string& group) const {
     const auto it = exposed_comm_s.find(group);

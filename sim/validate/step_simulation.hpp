@@ -12,8 +12,7 @@ namespace ws {
 
 using StepSimulator = std::function<PhaseTimes(const ValidationRun&)>;
 
-// A simulator bound to `machine` (which must outlive it), or an empty function when this build
-// has no step simulator (the validation then reports measured times only).
+// A simulator bound to `machine`, which must outlive it.
 StepSimulator make_step_simulator(const Machine& machine);
 
 }  // namespace ws

@@ -36,10 +36,14 @@ int effective_ranks_max(int requested) {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// Below this median share of a core per rank the host was busy with other work.
+constexpr double kBusyHostCoreShare = 0.9;
+
 std::string percent(double fraction) { return fmt::format("{:+.1f} %", 100.0 * fraction); }
 
 void print_run(const ValidationRecord& r, std::ostream& log) {
-  std::string line = fmt::format("validate: {} {}: measured {:.4f} s", r.run.id, describe(r.run), r.measured.step_s);
+  std::string line = fmt::format("validate: {} {}: measured {:.4f} s ({:.2f} of a core)", r.run.id, describe(r.run),
+                                 r.measured.step_s, r.measured.cpu_s / r.measured.step_s);
   if (r.simulated) {
     line += fmt::format(", simulated {:.4f} s ({})", r.simulated->step_s,
                         percent(relative_error(r.measured.step_s, r.simulated->step_s)));
@@ -64,11 +68,19 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
 void print_error_summary(const std::vector<ValidationRecord>& records, const std::optional<ErrorSummary>& errors,
                          std::ostream& out) {
   if (!errors) {
-    out << "validate: no step simulator in this build: measured times only, no error figures" << std::endl;
+    out << "validate: no run was simulated: measured times only, no error figures" << std::endl;
     return;
   }
   const auto& worst = records.at(errors->worst_record);
   const auto& phase = errors->worst_phase;
+  const double share = median_core_share(records);
+  // The machine file describes a whole core per rank; a rank that got less ran slower than that.
+  if (share > 0 && share < kBusyHostCoreShare) {
+    out << fmt::format("validate: warning: the ranks got a median {:.2f} of a core (cpu_s / step_s): the host was "
+                       "busy, so measured wall times include waiting for a core",
+                       share)
+        << std::endl;
+  }
   out << fmt::format("validate: {} runs: median |error| {:.1f} %, worst {:.1f} % (target: median <= 5 %, worst <= 15 %)",
                      errors->runs, 100.0 * errors->median_abs_error, 100.0 * errors->worst_abs_error)
       << std::endl;
@@ -93,7 +105,8 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
   report.errors = summarize_errors(report.records);
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, WEAKSCALE_GIT_COMMIT,
-                                        std::thread::hardware_concurrency(), report.wall_s};
+                                        std::thread::hardware_concurrency(), report.wall_s,
+                                        median_core_share(report.records)};
   report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
   report.files.push_back(write_text_file(o.out_dir, "validation.json",
                                          format_validation_json(report.records, report.errors, provenance)));

@@ -26,12 +26,13 @@ struct ValidateOptions {
 
 struct ValidationReport {
   std::vector<ValidationRecord> records;
-  std::optional<ErrorSummary> errors;  // none without a step simulator
+  std::optional<ErrorSummary> errors;  // none when no run was simulated
   std::vector<std::filesystem::path> files;
   double wall_s = 0;
 };
 
-// Measures and simulates each run in turn, printing one line per run to `log`.
+// Measures and simulates each run in turn, printing one line per run to `log`. An empty
+// `simulate` measures only (records without a simulation).
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate, std::ostream& log);
 

@@ -4,6 +4,15 @@
 #include <cmath>
 
 namespace ws {
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+}  // namespace
 
 double relative_error(double measured_s, double simulated_s) { return (simulated_s - measured_s) / measured_s; }
 
@@ -31,12 +40,18 @@ std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>
   }
   if (errors.empty()) return std::nullopt;
   s.runs = errors.size();
-  std::sort(errors.begin(), errors.end());
-  const std::size_t mid = errors.size() / 2;
-  s.median_abs_error = errors.size() % 2 == 1 ? errors[mid] : 0.5 * (errors[mid - 1] + errors[mid]);
+  s.median_abs_error = median(std::move(errors));
   const auto& worst = records[s.worst_record];
   s.worst_phase = phase_off_most(worst.measured, *worst.simulated);
   return s;
+}
+
+double median_core_share(const std::vector<ValidationRecord>& records) {
+  std::vector<double> shares;
+  for (const auto& r : records) {
+    if (r.measured.cpu_s > 0 && r.measured.step_s > 0) shares.push_back(r.measured.cpu_s / r.measured.step_s);
+  }
+  return shares.empty() ? 0.0 : median(std::move(shares));
 }
 
 }  // namespace ws

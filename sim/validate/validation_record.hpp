@@ -40,4 +40,8 @@ struct ErrorSummary {
 // Over the records that have a simulation; none when no record has one.
 std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>& records);
 
+// Median over the records of measured cpu_s / step_s: the share of a core a rank got (0 when
+// no record has a CPU time).
+double median_core_share(const std::vector<ValidationRecord>& records);
+
 }  // namespace ws

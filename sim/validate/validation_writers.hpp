@@ -19,6 +19,7 @@ struct ValidationProvenance {
   std::string git_commit;
   unsigned host_cores = 0;
   double wall_s = 0;
+  double median_core_share = 0;  // median_core_share(records)
 };
 
 const std::vector<std::string>& validation_csv_columns();

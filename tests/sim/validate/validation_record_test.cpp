@@ -70,5 +70,13 @@ TEST(SummarizeErrors, NamesThePhaseOffMostInTheWorstRun) {
   EXPECT_EQ(s->worst_phase.phase, "y");
 }
 
+TEST(MedianCoreShare, IsCpuOverWallTimeOfTheMeasuredRuns) {
+  ValidationRecord busy = record(1.0, 1.0), quiet = record(2.0, 2.0), unknown = record(1.0, 1.0);
+  busy.measured.cpu_s = 0.4;
+  quiet.measured.cpu_s = 1.9;
+  EXPECT_NEAR(median_core_share({busy, quiet, unknown}), 0.675, 1e-12);  // unknown (cpu_s 0) skipped
+  EXPECT_EQ(median_core_share({unknown}), 0.0);
+}
+
 }  // namespace
 }  // namespace ws

@@ -16,7 +16,7 @@ namespace {
 std::vector<ValidationRecord> sample_records() {
   auto runs = validation_matrix(MatrixOptions{2, false});
   ValidationRecord a{runs.at(0), PhaseTimes{0.3125, 0.3125, {}}, PhaseTimes{0.30000000000000004, 0.3, {}}};
-  ValidationRecord b{runs.at(6), PhaseTimes{1.1, 0.7, {{"x", 0.25}, {"world", 1e-5}, {"data_z", 0.14999}}},
+  ValidationRecord b{runs.at(6), PhaseTimes{1.1, 0.7, {{"x", 0.25}, {"world", 1e-5}, {"data_z", 0.14999}}, 0.61},
                      PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}}};
   b.run.overlap = OverlapSwitches{false, true, false, true};
   b.run.recompute = true;
@@ -27,6 +27,7 @@ std::vector<ValidationRecord> sample_records() {
 void expect_same_phases(const PhaseTimes& a, const PhaseTimes& b) {
   EXPECT_EQ(a.step_s, b.step_s);
   EXPECT_EQ(a.compute_s, b.compute_s);
+  EXPECT_EQ(a.cpu_s, b.cpu_s);
   for (const char* g : kCommGroupNames) EXPECT_EQ(a.exposed(g), b.exposed(g)) << g;
 }
 
@@ -85,11 +86,12 @@ TEST(EngineSummary, ReadsTheSummaryLineAmongOthers) {
       "{\"event\":\"step\",\"time_s\":9}\n"
       "{not json\n"
       "{\"event\":\"summary\",\"step_s\":0.5,\"compute_s\":0.4,\"exposed_comm_s\":0.1,"
-      "\"comm\":{\"x\":{\"exposed_s\":0.08,\"bytes\":1,\"collectives\":2},\"world\":{\"exposed_s\":0.02}}}\n"
+      "\"cpu_s\":0.45,\"comm\":{\"x\":{\"exposed_s\":0.08,\"bytes\":1,\"collectives\":2},\"world\":{\"exposed_s\":0.02}}}\n"
       "{\"event\":\"gemm_tuning\"}\n";
   const PhaseTimes t = parse_engine_summary(output);
   EXPECT_DOUBLE_EQ(t.step_s, 0.5);
   EXPECT_DOUBLE_EQ(t.compute_s, 0.4);
+  EXPECT_DOUBLE_EQ(t.cpu_s, 0.45);
   EXPECT_DOUBLE_EQ(t.exposed("x"), 0.08);
   EXPECT_DOUBLE_EQ(t.exposed("world"), 0.02);
   EXPECT_DOUBLE_EQ(t.exposed("y"), 0.0);
