@@ -1,11 +1,16 @@
 #include "sim/validate/engine_runner.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/core/child_process.hpp"
+#include "sim/validate/engine_trace.hpp"
 
 namespace ws {
 namespace {
@@ -25,6 +30,13 @@ PhaseTimes phases_of(const nlohmann::json& summary) {
     t.exposed_comm_s[group] = figures.at("exposed_s").get<double>();
   }
   return t;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -55,15 +67,22 @@ PhaseTimes parse_engine_summary(const std::string& output) {
 }
 
 PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run) {
-  const auto command = engine_command(runner, run);
+  const auto trace = std::filesystem::temp_directory_path() /
+                     fmt::format("weakscale-validate-{}-{}.json", static_cast<long>(::getpid()), run.id);
+  auto command = engine_command(runner, run);
+  command.insert(command.end(), {"--trace", trace.string()});
   const ChildResult result = run_child(command, mpirun_environment());
+  const std::string trace_text = read_file(trace);
+  std::filesystem::remove(trace);
   if (result.exit_code != 0) {
     throw EngineRunError(fmt::format("engine run {} failed (exit {}): {}; its output ends: {}", run.id,
                                      result.exit_code, join_command(command), tail(result.output)));
   }
   try {
-    return parse_engine_summary(result.output);
-  } catch (const EngineRunError& e) {
+    PhaseTimes measured = parse_engine_summary(result.output);
+    measured.compute_by_kind_s = compute_by_kind_from_trace(trace_text, step_schedule(run), run.warmup);
+    return measured;
+  } catch (const std::runtime_error& e) {
     throw EngineRunError(fmt::format("engine run {} ({}): {}", run.id, join_command(command), e.what()));
   }
 }

@@ -31,7 +31,8 @@ std::vector<std::string> engine_command(const EngineRunner& runner, const Valida
 // Throws EngineRunError when there is no summary line.
 PhaseTimes parse_engine_summary(const std::string& output);
 
-// Runs the engine and returns what it measured. Throws EngineRunError on a non-zero exit.
+// Runs the engine (with --trace into a temporary file, for the compute time per kind) and
+// returns what it measured. Throws EngineRunError on a non-zero exit.
 PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run);
 
 }  // namespace ws

@@ -5,6 +5,9 @@
 #include <array>
 #include <map>
 #include <string>
+#include <vector>
+
+#include "engine/schedule/step_schedule.hpp"
 
 namespace ws {
 
@@ -12,13 +15,30 @@ namespace ws {
 // the gradient-norm sum; the simulator may leave it out (then it counts as 0).
 inline constexpr std::array<const char*, 6> kCommGroupNames{"x", "y", "z", "data", "data_z", "world"};
 
+// Every ComputeKind's name, in the enum's order.
+inline std::vector<std::string> compute_kind_names() {
+  std::vector<std::string> names;
+  for (int k = 0; k <= static_cast<int>(ComputeKind::optimizer); ++k) {
+    names.emplace_back(to_string(static_cast<ComputeKind>(k)));
+  }
+  return names;
+}
+
 struct PhaseTimes {
   double step_s = 0;
   double compute_s = 0;
-  std::map<std::string, double> exposed_comm_s;  // by group name; a missing group is 0
+  std::map<std::string, double> exposed_comm_s{};  // by group name; a missing group is 0
   // Measured only: process CPU time per step and rank. cpu_s / step_s is the share of a core each
   // rank got; well below 1, the host was busy and the wall time measures the load as well.
   double cpu_s = 0;
+  // Compute per kind of op ("gemm", "gelu", ...; engine/schedule/step_schedule.hpp ComputeKind),
+  // measured from rank 0's trace or simulated; a missing kind is 0.
+  std::map<std::string, double> compute_by_kind_s{};
+
+  double compute(const std::string& kind) const {
+    const auto it = compute_by_kind_s.find(kind);
+    return it == compute_by_kind_s.end() ? 0.0 : it->second;
+  }
 
   double exposed(const std::string& group) const {
     const auto it = exposed_comm_s.find(group);

@@ -25,7 +25,7 @@ SimulatedStepConfig step_config(const ValidationRun& run) {
 StepSimulator make_step_simulator(const Machine& machine) {
   return [&machine](const ValidationRun& run) {
     const SimulatedStep step = simulate_step(machine, step_config(run));
-    return PhaseTimes{step.step_s, step.compute_s, step.exposed_comm_s};
+    return PhaseTimes{step.step_s, step.compute_s, step.exposed_comm_s, 0, step.compute_by_kind_s};
   };
 }
 

@@ -89,6 +89,15 @@ void print_error_summary(const std::vector<ValidationRecord>& records, const std
                      worst.run.id, describe(worst.run), worst.measured.step_s, worst.simulated->step_s, phase.phase,
                      phase.measured_s, phase.simulated_s)
       << std::endl;
+  out << fmt::format("validate: in its compute, the kind off most: {} (measured {:.4f} s, simulated {:.4f} s)",
+                     errors->worst_kind.phase, errors->worst_kind.measured_s, errors->worst_kind.simulated_s)
+      << std::endl;
+  out << "validate: compute per kind of op, summed over the simulated runs (rank 0, per step):" << std::endl;
+  for (const auto& t : compute_totals_by_kind(records)) {
+    out << fmt::format("validate:   {:<14} measured {:8.4f} s  simulated {:8.4f} s  simulated / measured {:.2f}",
+                       t.phase, t.measured_s, t.simulated_s, t.measured_s > 0 ? t.simulated_s / t.measured_s : 0.0)
+        << std::endl;
+  }
 }
 
 ValidationReport validate(const ValidateOptions& o, std::ostream& log) {

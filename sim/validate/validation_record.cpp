@@ -25,6 +25,31 @@ PhaseDifference phase_off_most(const PhaseTimes& measured, const PhaseTimes& sim
   return most;
 }
 
+PhaseDifference compute_kind_off_most(const PhaseTimes& measured, const PhaseTimes& simulated) {
+  PhaseDifference most{"", 0, 0};
+  for (const auto& kind : compute_kind_names()) {
+    const PhaseDifference d{kind, measured.compute(kind), simulated.compute(kind)};
+    if (most.phase.empty() || std::abs(d.simulated_s - d.measured_s) > std::abs(most.simulated_s - most.measured_s)) {
+      most = d;
+    }
+  }
+  return most;
+}
+
+std::vector<PhaseDifference> compute_totals_by_kind(const std::vector<ValidationRecord>& records) {
+  std::vector<PhaseDifference> totals;
+  for (const auto& kind : compute_kind_names()) {
+    PhaseDifference t{kind, 0, 0};
+    for (const auto& r : records) {
+      if (!r.simulated) continue;
+      t.measured_s += r.measured.compute(kind);
+      t.simulated_s += r.simulated->compute(kind);
+    }
+    if (t.measured_s > 0 || t.simulated_s > 0) totals.push_back(t);
+  }
+  return totals;
+}
+
 std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>& records) {
   std::vector<double> errors;
   ErrorSummary s;
@@ -43,6 +68,7 @@ std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>
   s.median_abs_error = median(std::move(errors));
   const auto& worst = records[s.worst_record];
   s.worst_phase = phase_off_most(worst.measured, *worst.simulated);
+  s.worst_kind = compute_kind_off_most(worst.measured, *worst.simulated);
   return s;
 }
 

@@ -29,12 +29,20 @@ struct PhaseDifference {
 };
 PhaseDifference phase_off_most(const PhaseTimes& measured, const PhaseTimes& simulated);
 
+// Within compute: the kind of op ("gemm", "gelu", ...) with the largest |simulated - measured|.
+PhaseDifference compute_kind_off_most(const PhaseTimes& measured, const PhaseTimes& simulated);
+
+// Compute time per kind summed over the records with a simulation, measured and simulated, in
+// ComputeKind order (kinds that are 0 in both left out).
+std::vector<PhaseDifference> compute_totals_by_kind(const std::vector<ValidationRecord>& records);
+
 struct ErrorSummary {
   std::size_t runs = 0;            // records with a simulation
   double median_abs_error = 0;     // of |relative_error(step)|
   double worst_abs_error = 0;
   std::size_t worst_record = 0;    // index into the records
   PhaseDifference worst_phase;     // of the worst record
+  PhaseDifference worst_kind;      // of the worst record, within compute
 };
 
 // Over the records that have a simulation; none when no record has one.

@@ -97,6 +97,16 @@ std::vector<std::string> engine_arguments(const ValidationRun& run) {
   return args;
 }
 
+StepSchedule step_schedule(const ValidationRun& run) {
+  StepScheduleOptions o;
+  o.recompute = run.recompute;
+  o.overlap_all_reduce = run.overlap.all_reduce;
+  o.overlap_reduce_scatter = run.overlap.reduce_scatter;
+  o.overlap_all_gather = run.overlap.all_gather;
+  o.overlap_data_parallel = run.overlap.data_parallel;
+  return make_step_schedule(run.model, run.layout, run.sequences, o);
+}
+
 std::string describe(const ValidationRun& run) {
   const ModelSpec& m = run.model;
   return fmt::format("h{} l{} s{} v{} b{} {}{} overlap {}", m.hidden, m.layers, m.sequence_length, m.vocabulary,

@@ -7,6 +7,7 @@
 
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
+#include "engine/schedule/step_schedule.hpp"
 
 namespace ws {
 
@@ -44,6 +45,9 @@ std::vector<ValidationRun> validation_matrix(const MatrixOptions& options);
 
 // The engine's flags for this run (everything after the executable).
 std::vector<std::string> engine_arguments(const ValidationRun& run);
+
+// The step schedule the engine runs for this configuration.
+StepSchedule step_schedule(const ValidationRun& run);
 
 // "h256 l2 s128 v1024 b8 1x2x1x1 overlap on" for progress lines.
 std::string describe(const ValidationRun& run);

@@ -14,21 +14,29 @@ const std::vector<std::string> kRunColumns{"run",     "layers", "hidden", "heads
                                            "batch",   "layout", "ranks",  "recompute", "oar", "ors",
                                            "oag",     "overlap_dp", "steps", "warmup"};
 
+// Phase columns: compute, exposed communication per group, then compute per kind of op.
 std::vector<std::string> phase_names() {
   std::vector<std::string> names{"compute"};
   for (const char* g : kCommGroupNames) names.push_back(std::string("exposed_") + g);
+  for (const auto& kind : compute_kind_names()) names.push_back("compute_" + kind);
   return names;
 }
 
+const std::size_t kFirstKindPhase = 1 + kCommGroupNames.size();
+
 double phase_value(const PhaseTimes& t, std::size_t phase) {
-  return phase == 0 ? t.compute_s : t.exposed(kCommGroupNames[phase - 1]);
+  if (phase == 0) return t.compute_s;
+  if (phase < kFirstKindPhase) return t.exposed(kCommGroupNames[phase - 1]);
+  return t.compute(compute_kind_names()[phase - kFirstKindPhase]);
 }
 
 void set_phase(PhaseTimes& t, std::size_t phase, double value) {
   if (phase == 0) {
     t.compute_s = value;
-  } else {
+  } else if (phase < kFirstKindPhase) {
     t.exposed_comm_s[kCommGroupNames[phase - 1]] = value;
+  } else if (value != 0) {  // kinds the step does not have stay absent, as the simulator leaves them
+    t.compute_by_kind_s[compute_kind_names()[phase - kFirstKindPhase]] = value;
   }
 }
 
@@ -116,7 +124,10 @@ ValidationRecord parse_row(const RowReader& f) {
 nlohmann::json phases_json(const PhaseTimes& t) {
   nlohmann::json comm = nlohmann::json::object();
   for (const auto& [group, seconds] : t.exposed_comm_s) comm[group] = seconds;
-  nlohmann::json j{{"step_s", t.step_s}, {"compute_s", t.compute_s}, {"exposed_comm_s", comm}};
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& [kind, seconds] : t.compute_by_kind_s) kinds[kind] = seconds;
+  nlohmann::json j{{"step_s", t.step_s}, {"compute_s", t.compute_s}, {"exposed_comm_s", comm},
+                   {"compute_by_kind_s", kinds}};
   if (t.cpu_s > 0) j["cpu_s"] = t.cpu_s;
   return j;
 }
@@ -201,7 +212,10 @@ std::string format_validation_json(const std::vector<ValidationRecord>& records,
                    {"worst_run", worst.run.id},
                    {"worst_run_phase_off_most", {{"phase", errors->worst_phase.phase},
                                                  {"measured_s", errors->worst_phase.measured_s},
-                                                 {"simulated_s", errors->worst_phase.simulated_s}}}};
+                                                 {"simulated_s", errors->worst_phase.simulated_s}}},
+                   {"worst_run_compute_kind_off_most", {{"kind", errors->worst_kind.phase},
+                                                        {"measured_s", errors->worst_kind.measured_s},
+                                                        {"simulated_s", errors->worst_kind.simulated_s}}}};
   }
   return j.dump(2) + "\n";
 }

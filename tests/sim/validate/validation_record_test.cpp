@@ -59,6 +59,23 @@ TEST(PhaseOffMost, PicksTheLargestAbsoluteDifference) {
   EXPECT_EQ(phase_off_most(PhaseTimes{1, 1, {}}, PhaseTimes{2, 2, {}}).phase, "compute");
 }
 
+TEST(ComputeKinds, OffMostAndTotalsOverSimulatedRuns) {
+  ValidationRecord a = record(1.0, 1.0), b = record(1.0, 1.0), unsimulated = record(1.0, std::nullopt);
+  a.measured.compute_by_kind_s = {{"gemm", 0.5}, {"gelu", 0.3}};
+  a.simulated->compute_by_kind_s = {{"gemm", 0.45}, {"gelu", 0.05}};
+  b.measured.compute_by_kind_s = {{"gemm", 0.2}};
+  b.simulated->compute_by_kind_s = {{"gemm", 0.25}, {"attention", 0.1}};
+  unsimulated.measured.compute_by_kind_s = {{"gemm", 9.0}};
+  EXPECT_EQ(compute_kind_off_most(a.measured, *a.simulated).phase, "gelu");
+  const auto totals = compute_totals_by_kind({a, b, unsimulated});
+  ASSERT_EQ(totals.size(), 3u);  // gemm, attention, gelu in ComputeKind order
+  EXPECT_EQ(totals[0].phase, "gemm");
+  EXPECT_NEAR(totals[0].measured_s, 0.7, 1e-12);
+  EXPECT_NEAR(totals[0].simulated_s, 0.7, 1e-12);
+  EXPECT_EQ(totals[1].phase, "attention");
+  EXPECT_EQ(totals[2].phase, "gelu");
+}
+
 TEST(SummarizeErrors, NamesThePhaseOffMostInTheWorstRun) {
   ValidationRecord good = record(1.0, 1.0);
   ValidationRecord bad;

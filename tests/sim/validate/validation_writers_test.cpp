@@ -16,8 +16,10 @@ namespace {
 std::vector<ValidationRecord> sample_records() {
   auto runs = validation_matrix(MatrixOptions{2, false});
   ValidationRecord a{runs.at(0), PhaseTimes{0.3125, 0.3125, {}}, PhaseTimes{0.30000000000000004, 0.3, {}}};
-  ValidationRecord b{runs.at(6), PhaseTimes{1.1, 0.7, {{"x", 0.25}, {"world", 1e-5}, {"data_z", 0.14999}}, 0.61},
-                     PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}}};
+  ValidationRecord b{runs.at(6),
+                     PhaseTimes{1.1, 0.7, {{"x", 0.25}, {"world", 1e-5}, {"data_z", 0.14999}}, 0.61,
+                                {{"gemm", 0.5}, {"gelu", 0.125}}},
+                     PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}, 0, {{"gemm", 0.45}, {"attention", 0.01}}}};
   b.run.overlap = OverlapSwitches{false, true, false, true};
   b.run.recompute = true;
   ValidationRecord c{runs.at(9), PhaseTimes{0.9, 0.8, {{"y", 0.1}}}, std::nullopt};
@@ -29,6 +31,7 @@ void expect_same_phases(const PhaseTimes& a, const PhaseTimes& b) {
   EXPECT_EQ(a.compute_s, b.compute_s);
   EXPECT_EQ(a.cpu_s, b.cpu_s);
   for (const char* g : kCommGroupNames) EXPECT_EQ(a.exposed(g), b.exposed(g)) << g;
+  EXPECT_EQ(a.compute_by_kind_s, b.compute_by_kind_s);
 }
 
 TEST(ValidationCsv, RoundTrip) {
