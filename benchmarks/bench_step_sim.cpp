@@ -2,7 +2,8 @@
 // hidden 9216) on 8,192 devices of Frontier (machines/frontier.yaml), layout 128 x 8 x 2 x 4
 // (Gdata x Gx x Gy x Gz), 2,048 sequences per step, bf16, recomputation, every overlap on; with
 // and without keeping the per-task trace events.
-// Reproduce: cmake --build <build> --target bench_step_sim && /usr/bin/time -v <build>/benchmarks/bench_step_sim
+// Reproduce: cmake --build <build> --target bench_step_sim && /usr/bin/time -v
+// <build>/benchmarks/bench_step_sim
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -29,8 +30,8 @@ void BM_SimulateStep(benchmark::State& state) {
     events = step.events.size();
     benchmark::ClobberMemory();  // DoNotOptimize on a double garbles it with some GCC versions
   }
-  state.SetLabel(std::to_string(config.layout.devices()) + " devices, simulated step " + std::to_string(step_s) +
-                 " s, " + std::to_string(events) + " trace events");
+  state.SetLabel(std::to_string(config.layout.devices()) + " devices, simulated step " +
+                 std::to_string(step_s) + " s, " + std::to_string(events) + " trace events");
 }
 
 BENCHMARK(BM_SimulateStep)->ArgName("trace")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

@@ -11,47 +11,70 @@ namespace ws {
 
 const char* to_string(StepGroup group) {
   switch (group) {
-    case StepGroup::x: return "x";
-    case StepGroup::y: return "y";
-    case StepGroup::z: return "z";
-    case StepGroup::data: return "data";
-    case StepGroup::data_z: return "data_z";
+    case StepGroup::x:
+      return "x";
+    case StepGroup::y:
+      return "y";
+    case StepGroup::z:
+      return "z";
+    case StepGroup::data:
+      return "data";
+    case StepGroup::data_z:
+      return "data_z";
   }
   return "?";
 }
 
 int group_size(const Layout& layout, StepGroup group) {
   switch (group) {
-    case StepGroup::x: return layout.x;
-    case StepGroup::y: return layout.y;
-    case StepGroup::z: return layout.z;
-    case StepGroup::data: return layout.data;
-    case StepGroup::data_z: return layout.data * layout.z;
+    case StepGroup::x:
+      return layout.x;
+    case StepGroup::y:
+      return layout.y;
+    case StepGroup::z:
+      return layout.z;
+    case StepGroup::data:
+      return layout.data;
+    case StepGroup::data_z:
+      return layout.data * layout.z;
   }
   return 1;
 }
 
 const char* to_string(StepCollective op) {
   switch (op) {
-    case StepCollective::all_reduce: return "allreduce";
-    case StepCollective::all_gather: return "allgather";
-    case StepCollective::reduce_scatter: return "reducescatter";
+    case StepCollective::all_reduce:
+      return "allreduce";
+    case StepCollective::all_gather:
+      return "allgather";
+    case StepCollective::reduce_scatter:
+      return "reducescatter";
   }
   return "?";
 }
 
 const char* to_string(ComputeKind kind) {
   switch (kind) {
-    case ComputeKind::input: return "input";
-    case ComputeKind::embedding: return "embedding";
-    case ComputeKind::layer_norm: return "layer_norm";
-    case ComputeKind::gemm: return "gemm";
-    case ComputeKind::attention: return "attention";
-    case ComputeKind::gelu: return "gelu";
-    case ComputeKind::residual: return "residual";
-    case ComputeKind::bias_grad: return "bias_grad";
-    case ComputeKind::cross_entropy: return "cross_entropy";
-    case ComputeKind::optimizer: return "optimizer";
+    case ComputeKind::input:
+      return "input";
+    case ComputeKind::embedding:
+      return "embedding";
+    case ComputeKind::layer_norm:
+      return "layer_norm";
+    case ComputeKind::gemm:
+      return "gemm";
+    case ComputeKind::attention:
+      return "attention";
+    case ComputeKind::gelu:
+      return "gelu";
+    case ComputeKind::residual:
+      return "residual";
+    case ComputeKind::bias_grad:
+      return "bias_grad";
+    case ComputeKind::cross_entropy:
+      return "cross_entropy";
+    case ComputeKind::optimizer:
+      return "optimizer";
   }
   return "?";
 }
@@ -114,7 +137,8 @@ class ScheduleBuilder {
     ops_.push_back(std::move(op));
   }
   static std::string phase_name(const char* phase, int block, const std::string& what) {
-    return block < 0 ? std::string(phase) + "." + what : std::string(phase) + "." + block_prefix(block) + what;
+    return block < 0 ? std::string(phase) + "." + what
+                     : std::string(phase) + "." + block_prefix(block) + what;
   }
   StepOp collective_op(StepCollective op, StepGroup group, std::uint64_t bytes, bool blocking) const {
     StepOp c;
@@ -145,7 +169,9 @@ class ScheduleBuilder {
   double activation_bytes(double passes) const { return passes * as_double(m_) * as_double(width_) * e_; }
 
   // --- engine/model/fc_layer.cpp ---------------------------------------------------------------
-  std::uint64_t weight_block_bytes(const FcShape& fc) const { return elements_bytes(fc.k_local * fc.n_local); }
+  std::uint64_t weight_block_bytes(const FcShape& fc) const {
+    return elements_bytes(fc.k_local * fc.n_local);
+  }
 
   void fc_start_gather(const FcShape& fc, std::size_t& gather) {
     if (layout_.z > 1) gather = issue(StepCollective::all_gather, StepGroup::z, weight_block_bytes(fc));
@@ -174,7 +200,8 @@ class ScheduleBuilder {
   }
 
   void fc_backward(const FcShape& fc, std::size_t& scatter) {
-    compute(phase_name("bwd", -1, fc.name + ".dx_gemm"), ComputeKind::gemm, {{m_, fc.k_local, fc.n_local}}, 0);
+    compute(phase_name("bwd", -1, fc.name + ".dx_gemm"), ComputeKind::gemm, {{m_, fc.k_local, fc.n_local}},
+            0);
     const std::uint64_t dx_bytes = elements_bytes(m_ * fc.k_local);
     std::size_t dx_sum = kNoOp;
     if (options_.overlap_all_reduce)
@@ -203,7 +230,9 @@ class ScheduleBuilder {
     blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(m_));  // row sums
     blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(m_));  // squared deviations
   }
-  void layer_norm_backward_sums() { blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(2 * m_)); }
+  void layer_norm_backward_sums() {
+    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(2 * m_));
+  }
   double residual_bytes() const { return activation_bytes(3); }
 
   // --- engine/kernels/attention.cpp: per local sequence and head ------------------------------
@@ -284,8 +313,7 @@ class ScheduleBuilder {
 
   void gpt_forward() {
     const int layers = model_.layers;
-    compute("fwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(3));
+    compute("fwd.embedding", ComputeKind::embedding, {}, as_double(m_) * kTokenBytes + activation_bytes(3));
     if (options_.overlap_all_gather && layers > 0) block_start_gathers(0);
     for (int l = 0; l < layers; ++l) {
       if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1);
@@ -316,15 +344,14 @@ class ScheduleBuilder {
       }
     }
     // Reads the residual gradient, scatter-adds it into the embedding gradients.
-    compute("bwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(3));
+    compute("bwd.embedding", ComputeKind::embedding, {}, as_double(m_) * kTokenBytes + activation_bytes(3));
     if (layers > 0) {
       block_finish_gradients(0);
       if (options_.overlap_data_parallel) reduce_gradients(block_tensors(0));
     }
     if (options_.overlap_data_parallel) {
-      reduce_gradients({0, 2});                                               // wte, wpe
-      reduce_gradients({tensors_.size() - 2, tensors_.size()});               // lnf
+      reduce_gradients({0, 2});                                  // wte, wpe
+      reduce_gradients({tensors_.size() - 2, tensors_.size()});  // lnf
     }
   }
 
@@ -341,7 +368,8 @@ class ScheduleBuilder {
   void reduce_gradients(TensorRange range) {
     for (std::size_t t = range.first; t < range.last; ++t) {
       const StepGroup group = tensors_[t].z_sharded ? StepGroup::data : StepGroup::data_z;
-      data_parallel_.push_back(issue(StepCollective::all_reduce, group, elements_bytes(tensors_[t].elements)));
+      data_parallel_.push_back(
+          issue(StepCollective::all_reduce, group, elements_bytes(tensors_[t].elements)));
     }
   }
 
@@ -356,7 +384,8 @@ class ScheduleBuilder {
     blocking(StepCollective::all_reduce, StepGroup::data_z, kScalarBytes);  // the loss
     for (std::size_t issued : data_parallel_) wait(issued);
     compute("optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
-    for (StepGroup g : {StepGroup::x, StepGroup::y, StepGroup::z}) blocking(StepCollective::all_reduce, g, kScalarBytes);
+    for (StepGroup g : {StepGroup::x, StepGroup::y, StepGroup::z})
+      blocking(StepCollective::all_reduce, g, kScalarBytes);
     // AdamW reads value, gradient, m, v and writes value, m, v.
     compute("optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
   }
@@ -380,7 +409,8 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
                                   {"wpe", model.sequence_length * width, false}};
   for (int l = 0; l < model.layers; ++l) {
     const std::string p = block_prefix(l);
-    for (const char* norm : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"}) tensors.push_back({p + norm, width, false});
+    for (const char* norm : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"})
+      tensors.push_back({p + norm, width, false});
     for (const FcShape& fc : block_layers(model, layout, l)) {
       tensors.push_back({fc.name + ".weight", fc.k_local * fc.n_local / layout.z, true});
       tensors.push_back({fc.name + ".bias", fc.n_local, false});
@@ -393,7 +423,8 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
 
 StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
                                 const StepScheduleOptions& options) {
-  assert(layout.data > 0 && layout.z > 0 && sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
+  assert(layout.data > 0 && layout.z > 0 &&
+         sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
   return ScheduleBuilder(model, layout, sequences_global, options).build();
 }
 

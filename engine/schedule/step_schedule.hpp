@@ -28,16 +28,28 @@ enum class StepCollective { all_reduce, all_gather, reduce_scatter };
 const char* to_string(StepCollective op);  // the engine's spelling: "allreduce", "allgather", ...
 
 // What a compute phase is, for per-phase breakdowns.
-enum class ComputeKind { input, embedding, layer_norm, gemm, attention, gelu, residual, bias_grad, cross_entropy,
-                         optimizer };
+enum class ComputeKind {
+  input,
+  embedding,
+  layer_norm,
+  gemm,
+  attention,
+  gelu,
+  residual,
+  bias_grad,
+  cross_entropy,
+  optimizer
+};
 const char* to_string(ComputeKind kind);  // "input", "embedding", "layer_norm", "gemm", ...
 
 // C[m x n] = A[m x k] B[k x n], `count` times (attention runs one per local sequence and head).
 struct GemmCall {
   long long m = 0, n = 0, k = 0;
   long long count = 1;
-  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
-                                static_cast<double>(count); }
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(count);
+  }
   friend bool operator==(const GemmCall&, const GemmCall&) = default;
 };
 
@@ -66,12 +78,12 @@ struct StepOp {
 
 // The engine's switches that change what a step does (weakscale-engine flags).
 struct StepScheduleOptions {
-  int bytes_per_element = 4;         // the engine trains in fp32
-  bool recompute = false;            // --recompute
-  bool overlap_all_reduce = true;    // OAR
+  int bytes_per_element = 4;           // the engine trains in fp32
+  bool recompute = false;              // --recompute
+  bool overlap_all_reduce = true;      // OAR
   bool overlap_reduce_scatter = true;  // ORS
-  bool overlap_all_gather = true;    // OAG
-  bool overlap_data_parallel = true;  // off with --no-overlap-dp
+  bool overlap_all_gather = true;      // OAG
+  bool overlap_data_parallel = true;   // off with --no-overlap-dp
 };
 
 struct StepSchedule {

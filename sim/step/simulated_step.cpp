@@ -38,9 +38,12 @@ namespace {
 
 CollectiveOp collective_op(StepCollective op) {
   switch (op) {
-    case StepCollective::all_reduce: return CollectiveOp::all_reduce;
-    case StepCollective::all_gather: return CollectiveOp::all_gather;
-    case StepCollective::reduce_scatter: return CollectiveOp::reduce_scatter;
+    case StepCollective::all_reduce:
+      return CollectiveOp::all_reduce;
+    case StepCollective::all_gather:
+      return CollectiveOp::all_gather;
+    case StepCollective::reduce_scatter:
+      return CollectiveOp::reduce_scatter;
   }
   return CollectiveOp::all_reduce;
 }
@@ -62,7 +65,8 @@ std::array<GroupPath, kStepGroups> group_paths(const Machine& machine, const Lay
 Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision precision) {
   Time t = transfer_time(op.memory_bytes, device.memory_bandwidth);
   for (const GemmCall& g : op.gemms)
-    t += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n), static_cast<double>(g.k)) *
+    t += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n),
+                   static_cast<double>(g.k)) *
          g.count;
   return t;
 }
@@ -83,16 +87,23 @@ class StepExecution {
     for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
       const StepOp& op = schedule_.ops[i];
       switch (op.kind) {
-        case StepOpKind::compute: run_compute(op); break;
-        case StepOpKind::collective: run_collective(op, i); break;
-        case StepOpKind::wait: run_wait(op); break;
+        case StepOpKind::compute:
+          run_compute(op);
+          break;
+        case StepOpKind::collective:
+          run_collective(op, i);
+          break;
+        case StepOpKind::wait:
+          run_wait(op);
+          break;
       }
     }
     SimulatedStep step;
     step.step_s = now_.seconds();
     step.compute_s = compute_.seconds();
     for (int g = 0; g < kStepGroups; ++g)
-      step.exposed_comm_s[to_string(static_cast<StepGroup>(g))] = exposed_[static_cast<std::size_t>(g)].seconds();
+      step.exposed_comm_s[to_string(static_cast<StepGroup>(g))] =
+          exposed_[static_cast<std::size_t>(g)].seconds();
     for (const auto& [kind, t] : compute_by_kind_) step.compute_by_kind_s[kind] = t.seconds();
     step.events = std::move(events_);
     return step;
@@ -100,7 +111,8 @@ class StepExecution {
 
  private:
   void record(const StepOp& op, bool comm, double bytes, Time start, Time end) {
-    if (trace_) events_.push_back(SimulatedEvent{op.name, comm, bytes, microseconds(start), microseconds(end)});
+    if (trace_)
+      events_.push_back(SimulatedEvent{op.name, comm, bytes, microseconds(start), microseconds(end)});
   }
 
   void run_compute(const StepOp& op) {
@@ -114,7 +126,8 @@ class StepExecution {
   void run_collective(const StepOp& op, std::size_t index) {
     const auto g = static_cast<std::size_t>(op.group);
     const Time start = max(now_, communicator_free_[g]);
-    const Time end = start + collective_time(collective_op(op.collective), paths_[g], static_cast<double>(op.bytes));
+    const Time end =
+        start + collective_time(collective_op(op.collective), paths_[g], static_cast<double>(op.bytes));
     communicator_free_[g] = end;
     completion_[index] = end;
     // As the engine records it: from the moment the rank reached the call to completion.
@@ -158,8 +171,8 @@ nlohmann::json metadata(const char* what, int tid, const std::string& name) {
 
 }  // namespace
 
-SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule, const StepOptions& options,
-                                bool trace) {
+SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule,
+                                const StepOptions& options, bool trace) {
   return StepExecution(machine, schedule, options, trace).run();
 }
 

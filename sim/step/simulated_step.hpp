@@ -20,7 +20,7 @@ namespace ws {
 
 // What is simulated: the same knobs as a weakscale-engine run.
 struct SimulatedStepConfig {
-  ModelSpec model;        // full spec (the engine's --layers/--hidden/--heads/--seq/--vocab)
+  ModelSpec model;  // full spec (the engine's --layers/--hidden/--heads/--seq/--vocab)
   Layout layout;
   long long sequences = 0;  // global batch in sequences (the engine's --batch)
   StepOptions options;      // precision fp32 for the engine; recompute; OAR / ORS / OAG
@@ -50,8 +50,8 @@ SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& c
 // The schedule switches that StepOptions sets (precision -> bytes per element, recompute, overlaps).
 StepScheduleOptions schedule_options(const StepOptions& options);
 // Executes an already built schedule (simulate_step builds it from the config).
-SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule, const StepOptions& options,
-                                bool trace);
+SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule,
+                                const StepOptions& options, bool trace);
 
 // Chrome trace / Perfetto JSON with the engine's process/thread naming, so both load together.
 void write_simulated_trace(const SimulatedStep& step, const std::string& path);

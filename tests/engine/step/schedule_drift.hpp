@@ -47,9 +47,15 @@ inline StepLists lists_of(const StepSchedule& schedule) {
   StepLists lists;
   for (const StepOp& op : schedule.ops) {
     switch (op.kind) {
-      case StepOpKind::compute: lists.compute.push_back(op.name); break;
-      case StepOpKind::collective: lists.collectives.push_back(with_bytes(op.name, op.bytes)); break;
-      case StepOpKind::wait: lists.waits.push_back(with_bytes(op.name, op.bytes)); break;
+      case StepOpKind::compute:
+        lists.compute.push_back(op.name);
+        break;
+      case StepOpKind::collective:
+        lists.collectives.push_back(with_bytes(op.name, op.bytes));
+        break;
+      case StepOpKind::wait:
+        lists.waits.push_back(with_bytes(op.name, op.bytes));
+        break;
     }
   }
   return lists;
@@ -95,9 +101,11 @@ inline std::vector<RunConfig> drift_runs(const Layout& layout) {
 }
 
 inline std::string describe(const RunConfig& run) {
-  return to_string(run.layout) + (run.recompute ? " recompute" : "") + " OAR=" +
-         std::to_string(run.overlap.all_reduce) + " ORS=" + std::to_string(run.overlap.reduce_scatter) +
-         " OAG=" + std::to_string(run.overlap.all_gather) + " DP=" + std::to_string(run.overlap_data_parallel);
+  return to_string(run.layout) + (run.recompute ? " recompute" : "") +
+         " OAR=" + std::to_string(run.overlap.all_reduce) +
+         " ORS=" + std::to_string(run.overlap.reduce_scatter) +
+         " OAG=" + std::to_string(run.overlap.all_gather) +
+         " DP=" + std::to_string(run.overlap_data_parallel);
 }
 
 }  // namespace ws

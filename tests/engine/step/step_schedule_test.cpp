@@ -53,8 +53,7 @@ std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long 
   add(StepCollective::reduce_scatter, StepGroup::z, 4 * L, L * block_weights);
   // X: normal layers' forward outputs (3h + 4h over Y), transposed layers' dX (h + 4h over Y),
   // 2 + 2 layer-norm sums forward (m each) and 2 backward (2m each), per block; lnf; logits; norm.
-  add(StepCollective::all_reduce, StepGroup::x,
-      L * (forward_passes * (2 + 4) + 2 + 2) + 2 + 1 + 1 + 1,
+  add(StepCollective::all_reduce, StepGroup::x, L * (forward_passes * (2 + 4) + 2 + 2) + 2 + 1 + 1 + 1,
       L * (forward_passes * (7 * h / Y + 4) * m + (5 * h / Y + 4) * m) * e + (2 + 2) * m * e + m * V * e + 8);
   // Y: transposed layers' forward outputs (h over X, twice), normal layers' dX (h over X, twice).
   add(StepCollective::all_reduce, StepGroup::y, L * (forward_passes * 2 + 2) + 1,
@@ -77,10 +76,10 @@ void expect_closed_form(const ModelSpec& model, const Layout& layout, long long 
     const auto it = actual.find(key);
     ASSERT_NE(it, actual.end()) << to_string(layout) << " " << to_string(std::get<0>(key)) << "."
                                 << to_string(std::get<1>(key));
-    EXPECT_EQ(it->second.count, want.count) << to_string(layout) << " " << to_string(std::get<0>(key)) << "."
-                                            << to_string(std::get<1>(key));
-    EXPECT_DOUBLE_EQ(it->second.bytes, want.bytes) << to_string(layout) << " " << to_string(std::get<0>(key))
-                                                   << "." << to_string(std::get<1>(key));
+    EXPECT_EQ(it->second.count, want.count)
+        << to_string(layout) << " " << to_string(std::get<0>(key)) << "." << to_string(std::get<1>(key));
+    EXPECT_DOUBLE_EQ(it->second.bytes, want.bytes)
+        << to_string(layout) << " " << to_string(std::get<0>(key)) << "." << to_string(std::get<1>(key));
   }
 }
 
@@ -93,7 +92,8 @@ std::vector<Layout> layouts() {
 
 std::vector<StepScheduleOptions> option_sets() {
   StepScheduleOptions on, off, recompute;
-  off.overlap_all_reduce = off.overlap_reduce_scatter = off.overlap_all_gather = off.overlap_data_parallel = false;
+  off.overlap_all_reduce = off.overlap_reduce_scatter = off.overlap_all_gather = off.overlap_data_parallel =
+      false;
   recompute.recompute = true;
   recompute.bytes_per_element = 2;
   return {on, off, recompute};

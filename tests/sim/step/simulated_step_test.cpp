@@ -16,7 +16,9 @@
 namespace ws {
 namespace {
 
-Machine machine(const char* name) { return load_machine(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/" + name); }
+Machine machine(const char* name) {
+  return load_machine(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/" + name);
+}
 
 // The engine's validation-sized model: fp32, as weakscale-engine runs it.
 SimulatedStepConfig engine_sized(const Layout& layout) {
@@ -64,7 +66,8 @@ TEST(SimulatedStep, OneRankStepIsTheSumOfItsComputeTasks) {
 // Every combination of the five overlap switches, each switch turned on from it.
 TEST(SimulatedStep, TurningAnOverlapOnNeverMakesTheStepSlower) {
   const Machine frontier = machine("frontier.yaml");
-  for (const Layout& layout : {Layout{8, 2, 2, 2}, Layout{4, 1, 4, 4}, Layout{16, 4, 2, 1}, Layout{2, 2, 1, 8}}) {
+  for (const Layout& layout :
+       {Layout{8, 2, 2, 2}, Layout{4, 1, 4, 4}, Layout{16, 4, 2, 1}, Layout{2, 2, 1, 8}}) {
     for (int off = 0; off < 32; ++off) {
       auto config_with = [&](int bits) {
         SimulatedStepConfig c = frontier_sized(layout);
@@ -110,7 +113,8 @@ TEST(SimulatedStep, TraceHoldsExactlyTheScheduledCollectives) {
     SimulatedStepConfig c = frontier_sized(layout);
     c.trace = true;
     std::map<std::string, int> scheduled, simulated;
-    for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops)
+    for (const StepOp& op :
+         make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops)
       if (op.kind == StepOpKind::collective) ++scheduled[op.name];
     for (const SimulatedEvent& e : simulate_step(frontier, c).events)
       if (e.comm) ++simulated[e.name];
