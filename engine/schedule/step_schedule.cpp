@@ -75,6 +75,8 @@ const char* to_string(ComputeKind kind) {
       return "cross_entropy";
     case ComputeKind::optimizer:
       return "optimizer";
+    case ComputeKind::untraced:
+      return "untraced";
   }
   return "?";
 }
@@ -136,6 +138,11 @@ class ScheduleBuilder {
     op.gemms = std::move(gemms), op.memory_bytes = memory_bytes;
     ops_.push_back(std::move(op));
   }
+  // Work between the engine's spans: named for debugging only, never matched against a trace.
+  void untraced(std::string name, double memory_bytes) {
+    compute(std::move(name), ComputeKind::untraced, {}, memory_bytes);
+    ops_.back().traced = false;
+  }
   static std::string phase_name(const char* phase, int block, const std::string& what) {
     return block < 0 ? std::string(phase) + "." + what
                      : std::string(phase) + "." + block_prefix(block) + what;
@@ -186,6 +193,13 @@ class ScheduleBuilder {
     }
     compute(phase_name(phase, -1, fc.name + ".gemm"), ComputeKind::gemm, {{m_, fc.n_local, fc.k_local}}, 0);
     blocking(StepCollective::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
+    // The bias is added after the sum so that it counts once: read-modify-write of y.
+    untraced(phase_name(phase, -1, fc.name + ".bias_add"), 2.0 * as_double(m_ * fc.n_local) * e_);
+  }
+
+  // Adds the reduce-scattered dW shard into the gradient (FcLayer::finish_gradient).
+  void fc_finish_gradient(const FcShape& fc) {
+    untraced("bwd." + fc.name + ".grad_add", 3.0 * as_double(fc.k_local * fc.n_local / layout_.z) * e_);
   }
 
   // dW = x^T dy in row tiles of dW when the job has more than one rank (progress between tiles).
@@ -212,8 +226,10 @@ class ScheduleBuilder {
     if (layout_.z > 1) {
       if (options_.overlap_reduce_scatter)
         scatter = issue(StepCollective::reduce_scatter, StepGroup::z, weight_block_bytes(fc));
-      else
+      else {
         blocking(StepCollective::reduce_scatter, StepGroup::z, weight_block_bytes(fc));
+        fc_finish_gradient(fc);
+      }
     }
     // Column sums of dy: one read of it.
     compute(phase_name("bwd", -1, fc.name + ".bias_grad"), ComputeKind::bias_grad, {},
@@ -265,8 +281,12 @@ class ScheduleBuilder {
   }
 
   void block_finish_gradients(int block) {
-    for (std::size_t& scatter : pending_[block].scatters) {
+    const auto layers = block_layers(model_, layout_, block);
+    for (int i = 0; i < 4; ++i) {
+      std::size_t& scatter = pending_[block].scatters[static_cast<std::size_t>(i)];
+      if (scatter == kNoOp) continue;
       wait(scatter);
+      fc_finish_gradient(layers[static_cast<std::size_t>(i)]);
       scatter = kNoOp;
     }
   }
@@ -293,6 +313,8 @@ class ScheduleBuilder {
   void block_backward(int block) {
     const auto fc = block_layers(model_, layout_, block);
     auto& scatters = pending_[block].scatters;
+    // The residual passes the output gradient straight through: a copy before the MLP backward.
+    untraced(phase_name("bwd", block, "residual_copy"), activation_bytes(2));
     fc_backward(fc[3], scatters[3]);
     compute(phase_name("bwd", block, "gelu"), ComputeKind::gelu, {}, 4.0 * gelu_elements() * e_);
     fc_backward(fc[2], scatters[2]);
@@ -332,6 +354,7 @@ class ScheduleBuilder {
     compute("bwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
     compute("bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}}, 0);
     compute("bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}}, 0);
+    untraced("bwd.residual_zero", activation_bytes(1));  // the residual gradient starts at zero
     compute("bwd.lnf", ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
     layer_norm_backward_sums();
     for (int l = layers - 1; l >= 0; --l) {

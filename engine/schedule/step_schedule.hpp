@@ -38,9 +38,10 @@ enum class ComputeKind {
   residual,
   bias_grad,
   cross_entropy,
-  optimizer
+  optimizer,
+  untraced
 };
-const char* to_string(ComputeKind kind);  // "input", "embedding", "layer_norm", "gemm", ...
+const char* to_string(ComputeKind kind);  // "input", "embedding", "layer_norm", "gemm", ..., "untraced"
 
 // C[m x n] = A[m x k] B[k x n], `count` times (attention runs one per local sequence and head).
 struct GemmCall {
@@ -66,6 +67,9 @@ struct StepOp {
   ComputeKind compute = ComputeKind::gemm;
   std::vector<GemmCall> gemms;
   double memory_bytes = 0;
+  // False for element-wise work the engine does between its timed spans (bias add after a forward
+  // all-reduce, gradient copies): real step time, but no event in the engine's trace.
+  bool traced = true;
   // collective and wait: payload bytes per rank as the engine records them (the gathered output
   // of an all-gather, the unreduced input of a reduce-scatter, the buffer of an all-reduce).
   StepCollective collective = StepCollective::all_reduce;

@@ -1,8 +1,9 @@
 // Compares one traced engine step with the step schedule (engine/schedule/step_schedule.hpp), so
 // that the schedule the simulator executes cannot drift from what the engine does. Per thread of
-// the trace: compute phases in program order; collectives in issue order (their start is the
-// issue time) with their payload bytes; waits, which the engine records only when the collective
-// was still in flight, must be a subsequence of the schedule's.
+// the trace: compute phases in program order (the schedule's untraced work, done between spans,
+// left out); collectives in issue order (their start is the issue time) with their payload bytes;
+// waits, which the engine records only when the collective was still in flight, must be a
+// subsequence of the schedule's.
 #pragma once
 
 #include <algorithm>
@@ -48,7 +49,7 @@ inline StepLists lists_of(const StepSchedule& schedule) {
   for (const StepOp& op : schedule.ops) {
     switch (op.kind) {
       case StepOpKind::compute:
-        lists.compute.push_back(op.name);
+        if (op.traced) lists.compute.push_back(op.name);
         break;
       case StepOpKind::collective:
         lists.collectives.push_back(with_bytes(op.name, op.bytes));
