@@ -66,14 +66,16 @@ PhaseTimes parse_engine_summary(const std::string& output) {
   throw EngineRunError("the engine printed no summary line; its output ends: " + tail(output));
 }
 
-PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run) {
-  const auto trace = std::filesystem::temp_directory_path() /
-                     fmt::format("weakscale-validate-{}-{}.json", static_cast<long>(::getpid()), run.id);
+PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run,
+                       const std::optional<std::filesystem::path>& keep_trace) {
+  const auto trace = keep_trace.value_or(std::filesystem::temp_directory_path() /
+                                         fmt::format("weakscale-validate-{}-{}.json", static_cast<long>(::getpid()),
+                                                     run.id));
   auto command = engine_command(runner, run);
   command.insert(command.end(), {"--trace", trace.string()});
   const ChildResult result = run_child(command, mpirun_environment());
   const std::string trace_text = read_file(trace);
-  std::filesystem::remove(trace);
+  if (!keep_trace) std::filesystem::remove(trace);
   if (result.exit_code != 0) {
     throw EngineRunError(fmt::format("engine run {} failed (exit {}): {}; its output ends: {}", run.id,
                                      result.exit_code, join_command(command), tail(result.output)));

@@ -1,6 +1,8 @@
 // Runs weakscale-engine under mpirun for one validation run and reads its `summary` line.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -31,8 +33,10 @@ std::vector<std::string> engine_command(const EngineRunner& runner, const Valida
 // Throws EngineRunError when there is no summary line.
 PhaseTimes parse_engine_summary(const std::string& output);
 
-// Runs the engine (with --trace into a temporary file, for the compute time per kind) and
-// returns what it measured. Throws EngineRunError on a non-zero exit.
-PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run);
+// Runs the engine with --trace (for the compute time per kind) and returns what it measured. The
+// trace goes to `keep_trace` when given, else to a temporary file that is removed.
+// Throws EngineRunError on a non-zero exit.
+PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run,
+                       const std::optional<std::filesystem::path>& keep_trace = std::nullopt);
 
 }  // namespace ws

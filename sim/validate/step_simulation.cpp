@@ -23,8 +23,11 @@ SimulatedStepConfig step_config(const ValidationRun& run) {
 }  // namespace
 
 StepSimulator make_step_simulator(const Machine& machine) {
-  return [&machine](const ValidationRun& run) {
-    const SimulatedStep step = simulate_step(machine, step_config(run));
+  return [&machine](const ValidationRun& run, const std::optional<std::filesystem::path>& trace) {
+    SimulatedStepConfig config = step_config(run);
+    config.trace = trace.has_value();
+    const SimulatedStep step = simulate_step(machine, config);
+    if (trace) write_simulated_trace(step, trace->string());
     return PhaseTimes{step.step_s, step.compute_s, step.exposed_comm_s, 0, step.compute_by_kind_s};
   };
 }

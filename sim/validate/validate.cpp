@@ -51,14 +51,22 @@ void print_run(const ValidationRecord& r, std::ostream& log) {
   log << line << std::endl;
 }
 
+std::optional<std::filesystem::path> trace_file(const std::optional<std::filesystem::path>& dir,
+                                                const ValidationRun& run, const char* side) {
+  if (!dir) return std::nullopt;
+  return *dir / fmt::format("{}-{}.json", run.id, side);
+}
+
 }  // namespace
 
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
-                                            const StepSimulator& simulate, std::ostream& log) {
+                                            const StepSimulator& simulate,
+                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log) {
+  if (trace_dir) std::filesystem::create_directories(*trace_dir);
   std::vector<ValidationRecord> records;
   for (const auto& run : runs) {
-    ValidationRecord r{run, measure_run(engine, run), std::nullopt};
-    if (simulate) r.simulated = simulate(run);
+    ValidationRecord r{run, measure_run(engine, run, trace_file(trace_dir, run, "engine")), std::nullopt};
+    if (simulate) r.simulated = simulate(run, trace_file(trace_dir, run, "simulated"));
     print_run(r, log);
     records.push_back(std::move(r));
   }
@@ -110,7 +118,7 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
       << std::endl;
 
   ValidationReport report;
-  report.records = validate_runs(runs, o.engine, simulate, log);
+  report.records = validate_runs(runs, o.engine, simulate, o.trace_dir, log);
   report.errors = summarize_errors(report.records);
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, WEAKSCALE_GIT_COMMIT,

@@ -21,6 +21,7 @@ struct ValidateOptions {
   int ranks_max = 0;  // 0: the host's hardware threads
   EngineRunner engine;
   bool plot = true;
+  std::optional<std::filesystem::path> trace_dir;  // keep <run>-engine.json and <run>-simulated.json here
   std::string command_line;  // for the JSON file
 };
 
@@ -32,9 +33,11 @@ struct ValidationReport {
 };
 
 // Measures and simulates each run in turn, printing one line per run to `log`. An empty
-// `simulate` measures only (records without a simulation).
+// `simulate` measures only (records without a simulation). With a trace_dir, both timelines of
+// every run are kept there.
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
-                                            const StepSimulator& simulate, std::ostream& log);
+                                            const StepSimulator& simulate,
+                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log);
 
 // The whole command. InputError for a missing machine file or engine; EngineRunError when a run
 // fails; PlotError when gnuplot fails (CSV and JSON are written by then).

@@ -1,5 +1,5 @@
-// `weakscale validate` for real: --quick runs the engine under mpirun and writes the CSV (and,
-// with a step simulator, the plot); bad inputs fail with one line naming what to fix.
+// `weakscale validate` for real: --quick runs the engine under mpirun, simulates each run and
+// writes the CSV, JSON and both traces; bad inputs fail with one line naming what to fix.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,8 +44,10 @@ class ValidateCommand : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-TEST_F(ValidateCommand, QuickRunWritesTheMeasuredRuns) {
-  const auto result = run("--quick --no-plot --machine '" + machine() + "' --out '" + dir_.string() + "'");
+TEST_F(ValidateCommand, QuickRunWritesTheRunsAndBothTraces) {
+  const auto traces = dir_ / "traces";
+  const auto result = run("--quick --no-plot --machine '" + machine() + "' --out '" + dir_.string() +
+                          "' --traces '" + traces.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::ifstream csv(dir_ / "validation.csv");
   std::ostringstream text;
@@ -55,9 +57,12 @@ TEST_F(ValidateCommand, QuickRunWritesTheMeasuredRuns) {
   for (const auto& r : records) {
     EXPECT_GT(r.measured.step_s, 0);
     EXPECT_GT(r.measured.compute_s, 0);
-    if (r.simulated) {
-      EXPECT_GT(r.simulated->step_s, 0);
-    }
+    ASSERT_TRUE(r.simulated);
+    EXPECT_GT(r.simulated->step_s, 0);
+    EXPECT_GT(r.measured.compute("gemm"), 0);
+    EXPECT_GT(r.simulated->compute("gemm"), 0);
+    EXPECT_TRUE(std::filesystem::exists(traces / (r.run.id + "-engine.json"))) << r.run.id;
+    EXPECT_TRUE(std::filesystem::exists(traces / (r.run.id + "-simulated.json"))) << r.run.id;
   }
   EXPECT_TRUE(std::filesystem::exists(dir_ / "validation.json"));
 }
