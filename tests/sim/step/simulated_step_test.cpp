@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/compute/gemm_efficiency.hpp"
 #include "sim/machine/machine_loader.hpp"
@@ -121,6 +123,26 @@ TEST(SimulatedStep, TraceHoldsExactlyTheScheduledCollectives) {
     EXPECT_FALSE(scheduled.empty());
     EXPECT_EQ(simulated, scheduled) << to_string(layout);
   }
+}
+
+// Side by side with the engine: the compute thread shows the schedule's traced phases in order
+// (the engine's, by the drift tests), each starting when the one before ended or a wait ended.
+TEST(SimulatedStep, TraceShowsTheTracedPhasesInScheduleOrder) {
+  const Machine frontier = machine("frontier.yaml");
+  SimulatedStepConfig c = frontier_sized(Layout{2, 2, 2, 2});
+  c.trace = true;
+  std::vector<std::string> scheduled, simulated;
+  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops)
+    if (op.kind == StepOpKind::compute && op.traced) scheduled.push_back(op.name);
+  double previous_end = 0;
+  for (const SimulatedEvent& e : simulate_step(frontier, c).events) {
+    if (e.comm) continue;
+    EXPECT_GE(e.start_us, previous_end) << e.name;
+    EXPECT_GE(e.end_us, e.start_us) << e.name;
+    previous_end = e.end_us;
+    if (!e.name.starts_with("wait.")) simulated.push_back(e.name);
+  }
+  EXPECT_EQ(simulated, scheduled);
 }
 
 TEST(SimulatedStep, ExposedCommunicationAndComputeMakeUpTheStep) {
