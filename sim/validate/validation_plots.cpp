@@ -92,6 +92,29 @@ std::string bars_panel() {
   return s + "\n";
 }
 
+// Compute per kind of op summed over the simulated runs: where the compute model is off.
+std::string kinds_panel(const std::vector<ValidationRecord>& records) {
+  std::string s = "$kinds << EOD\n";
+  int i = 0;
+  for (const auto& t : compute_totals_by_kind(records)) {
+    s += fmt::format("{} {:.6g} {:.6g} \"{}\"\n", i++, t.measured_s, t.simulated_s, t.phase);
+  }
+  return s +
+         "EOD\n"
+         "set title \"compute per kind of op, summed over the runs (rank 0, per step)\"\n"
+         "set xlabel \"\"\n"
+         "set ylabel \"seconds (log scale)\"\n"
+         "set logscale y\n"
+         "set format y \"%g\"\n"
+         "set yrange [*:*]\n"
+         "set xtics rotate by 45 right font \",10\"\n"
+         "set key top right box opaque font \",10\"\n"
+         "set boxwidth 0.38\n"
+         "plot $kinds using ($1-0.2):2:xtic(4) with boxes fill solid 0.9 noborder lc rgb \"#4c72b0\" "
+         "title \"measured (engine trace)\", "
+         "$kinds using ($1+0.2):3 with boxes fill pattern 2 border lc rgb \"#dd8452\" title \"simulated\"\n";
+}
+
 }  // namespace
 
 std::string validation_plot_script(const std::vector<ValidationRecord>& records, const std::string& machine_name) {
@@ -101,9 +124,10 @@ std::string validation_plot_script(const std::vector<ValidationRecord>& records,
   }
   if (rows.empty()) return {};
   return data_block(rows) +
-         fmt::format("set multiplot layout 1,2 title \"{}: weakscale-engine measured vs simulated\" font \",15\"\n",
+         fmt::format("set multiplot layout 1,3 title \"{}: weakscale-engine measured vs simulated\" font \",15\"\n",
                      machine_name) +
-         "set grid xtics ytics lc rgb \"#d0d0d0\"\n" + scatter_panel(rows) + bars_panel() + "unset multiplot\n";
+         "set grid xtics ytics lc rgb \"#d0d0d0\"\n" + scatter_panel(rows) + bars_panel() + kinds_panel(records) +
+         "unset multiplot\n";
 }
 
 std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationRecord>& records,
@@ -117,8 +141,8 @@ std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationR
   std::filesystem::create_directories(out_dir);
   const std::string body = validation_plot_script(records, machine_name);
   const std::pair<const char*, const char*> terminals[] = {
-      {"png", "set terminal pngcairo size 1800,750 noenhanced font \"Sans,12\" linewidth 1.5\n"},
-      {"svg", "set terminal svg size 1400,600 noenhanced font \"Sans,11\" background \"white\"\n"}};
+      {"png", "set terminal pngcairo size 2400,750 noenhanced font \"Sans,12\" linewidth 1.5\n"},
+      {"svg", "set terminal svg size 1900,600 noenhanced font \"Sans,11\" background \"white\"\n"}};
   std::string script;
   std::vector<std::filesystem::path> files;
   for (const auto& [format, terminal] : terminals) {

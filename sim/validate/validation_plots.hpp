@@ -1,6 +1,6 @@
 // The validation figure through gnuplot (PNG and SVG): simulated vs measured step time with the
-// y = x line, and per run the measured and simulated step split into compute and exposed
-// communication per group (stacked bars side by side).
+// y = x line; per run the measured and simulated step split into compute and exposed
+// communication per group (stacked bars side by side); compute per kind of op over all runs.
 #pragma once
 
 #include <filesystem>
