@@ -4,9 +4,9 @@
 // at MPI_Finalize, so LeakSanitizer reports ~120 KB in every MPI process and aborts the run. We
 // suppress leaks whose allocation stack passes through Open MPI's libraries, and nothing else: a
 // leak in our own code still fails the test. The suppression only matches if the stack reaches
-// those libraries, and Open MPI is built without frame pointers, so processes started by mpirun
-// (OMPI_COMM_WORLD_SIZE is set) record allocation stacks with the slow, DWARF-based unwinder.
-#include <cstdlib>
+// those libraries, and Open MPI is built without frame pointers: the suppressions need allocation
+// stacks from the slow, DWARF-based unwinder, which scripts/test.sh turns on for the sanitizer run
+// (ASAN_OPTIONS=fast_unwind_on_malloc=0).
 
 extern "C" const char* __lsan_default_suppressions() {
   return "leak:libopen-pal.so\n"
@@ -16,8 +16,4 @@ extern "C" const char* __lsan_default_suppressions() {
          "leak:libpmix.so\n"
          "leak:libhwloc.so\n"
          "leak:libevent\n";
-}
-
-extern "C" const char* __asan_default_options() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ? "fast_unwind_on_malloc=0" : "";
 }
