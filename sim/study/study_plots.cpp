@@ -68,6 +68,17 @@ void run_gnuplot(const std::filesystem::path& gnuplot, const std::string& script
 
 }  // namespace
 
+void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
+                    const std::vector<std::filesystem::path>& files) {
+  run_gnuplot(gnuplot, script);
+  for (const auto& file : files) {
+    std::error_code ec;
+    if (std::filesystem::file_size(file, ec) == 0 || ec) {
+      throw PlotError(fmt::format("gnuplot did not write {} (see its messages above)", file.string()));
+    }
+  }
+}
+
 std::optional<std::filesystem::path> find_gnuplot() {
   const char* path = std::getenv("PATH");
   if (!path) return std::nullopt;
@@ -125,16 +136,20 @@ std::string efficiency_plot_script(const StudyResult& result) {
   }
   const std::string band_title = fmt::format("10th-90th percentile, {} samples", result.samples);
   const std::string efficiency_band =
-      bands ? fmt::format("     $points using 1:6:8 with filledcurves fc rgb \"#1f77b4\" fs transparent solid 0.2 "
-                          "noborder title {}, \\\n"
-                          "     $points using 1:7 with lines dt 3 lc rgb \"#1f77b4\" title \"median of samples\", \\\n",
-                          gp_string(band_title))
-            : std::string();
+      bands
+          ? fmt::format(
+                "     $points using 1:6:8 with filledcurves fc rgb \"#1f77b4\" fs transparent solid 0.2 "
+                "noborder title {}, \\\n"
+                "     $points using 1:7 with lines dt 3 lc rgb \"#1f77b4\" title \"median of samples\", \\\n",
+                gp_string(band_title))
+          : std::string();
   const std::string peak_band =
-      bands ? fmt::format("     $points using 1:9:11 with filledcurves fc rgb \"#d62728\" fs transparent solid 0.2 "
-                          "noborder title {}, \\\n"
-                          "     $points using 1:10 with lines dt 3 lc rgb \"#d62728\" title \"median of samples\", \\\n",
-                          gp_string(band_title))
+      bands ? fmt::format(
+                  "     $points using 1:9:11 with filledcurves fc rgb \"#d62728\" fs transparent solid 0.2 "
+                  "noborder title {}, \\\n"
+                  "     $points using 1:10 with lines dt 3 lc rgb \"#d62728\" title \"median of samples\", "
+                  "\\\n",
+                  gp_string(band_title))
             : std::string();
   s += fmt::format(
       "set title \"Weak-scaling efficiency\"\n"
@@ -224,7 +239,8 @@ std::string candidates_plot_script(const StudyResult& result) {
       "set palette defined (1 \"#1f77b4\", {} \"#d62728\")\n"
       "set cbrange [1:{}]\n"
       "set cblabel \"rank of the layout\"\n"
-      "plot $candidates using 1:3:2 with points pt 7 ps 1.3 lc palette title \"top {} layouts of each point\", \\\n"
+      "plot $candidates using 1:3:2 with points pt 7 ps 1.3 lc palette title \"top {} layouts of each "
+      "point\", \\\n"
       "     $candidates using 1:($2 == 1 ? $3 : 1/0):4 with labels offset 0,-1.2 notitle\n",
       gp_string(figure_title(result, fmt::format("how much the layout choice matters (top {})", k))), lo, hi,
       device_tics(rows), std::max<std::size_t>(k, 2), std::max<std::size_t>(k, 2), k);
@@ -261,13 +277,7 @@ std::vector<std::filesystem::path> plot_study(const StudyResult& result,
       files.push_back(file);
     }
   }
-  run_gnuplot(*gnuplot, script);
-  for (const auto& file : files) {
-    std::error_code ec;
-    if (std::filesystem::file_size(file, ec) == 0 || ec) {
-      throw PlotError(fmt::format("gnuplot did not write {} (see its messages above)", file.string()));
-    }
-  }
+  render_gnuplot(*gnuplot, script, files);
   return files;
 }
 

@@ -25,6 +25,11 @@ class PlotError : public std::runtime_error {
 // The gnuplot executable on PATH, if any.
 std::optional<std::filesystem::path> find_gnuplot();
 
+// Runs `script` through gnuplot and checks that it wrote every one of `files` (the figures the
+// script sets as outputs); a missing or empty file is a PlotError.
+void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
+                    const std::vector<std::filesystem::path>& files);
+
 // The gnuplot commands for one figure (terminal and output excluded), for inspection and tests.
 std::string efficiency_plot_script(const StudyResult& result);
 std::string breakdown_plot_script(const StudyResult& result);

@@ -1,9 +1,6 @@
 #include "sim/validate/validation_plots.hpp"
 
-// gnuplot-iostream is included as a system header: its Boost-based code does not build
-// warning-free under our flags (as in sim/study/study_plots.cpp).
 #include <fmt/format.h>
-#include <gnuplot-iostream.h>
 
 #include <algorithm>
 #include <array>
@@ -27,7 +24,9 @@ constexpr std::array<Phase, 7> kPhases{{{"compute", nullptr, "#4c72b0"},
                                         {"exposed data x z", "data_z", "#937860"},
                                         {"exposed world", "world", "#da8bc3"}}};
 
-double phase_seconds(const PhaseTimes& t, const Phase& p) { return p.group ? t.exposed(p.group) : t.compute_s; }
+double phase_seconds(const PhaseTimes& t, const Phase& p) {
+  return p.group ? t.exposed(p.group) : t.compute_s;
+}
 
 // Per run: index, measured, simulated, label, then the cumulative phase sums of measured (7) and
 // simulated (7), so each stack is drawn as boxes from the tallest down.
@@ -117,17 +116,19 @@ std::string kinds_panel(const std::vector<ValidationRecord>& records) {
 
 }  // namespace
 
-std::string validation_plot_script(const std::vector<ValidationRecord>& records, const std::string& machine_name) {
+std::string validation_plot_script(const std::vector<ValidationRecord>& records,
+                                   const std::string& machine_name) {
   std::vector<const ValidationRecord*> rows;
   for (const auto& r : records) {
     if (r.simulated) rows.push_back(&r);
   }
   if (rows.empty()) return {};
   return data_block(rows) +
-         fmt::format("set multiplot layout 1,3 title \"{}: weakscale-engine measured vs simulated\" font \",15\"\n",
-                     machine_name) +
-         "set grid xtics ytics lc rgb \"#d0d0d0\"\n" + scatter_panel(rows) + bars_panel() + kinds_panel(records) +
-         "unset multiplot\n";
+         fmt::format(
+             "set multiplot layout 1,3 title \"{}: weakscale-engine measured vs simulated\" font \",15\"\n",
+             machine_name) +
+         "set grid xtics ytics lc rgb \"#d0d0d0\"\n" + scatter_panel(rows) + bars_panel() +
+         kinds_panel(records) + "unset multiplot\n";
 }
 
 std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationRecord>& records,
@@ -151,16 +152,7 @@ std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationR
     script += fmt::format("reset\n{}set output \"{}\"\n{}unset output\n", terminal, file.string(), body);
     files.push_back(file);
   }
-  {
-    Gnuplot gp(fmt::format("'{}'", gnuplot->string()));
-    gp << script << std::flush;
-  }  // ~Gnuplot waits for gnuplot to exit, so the files are complete here.
-  for (const auto& file : files) {
-    std::error_code ec;
-    if (std::filesystem::file_size(file, ec) == 0 || ec) {
-      throw PlotError(fmt::format("gnuplot did not write {} (see its messages above)", file.string()));
-    }
-  }
+  render_gnuplot(*gnuplot, script, files);
   return files;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/train/trainer.hpp"
+#include "tests/engine/accepted_layouts.hpp"
 
 namespace ws {
 namespace {
@@ -28,21 +29,9 @@ RunConfig tiny_run(const Layout& layout, bool overlap) {
   return run;
 }
 
-// Every factorisation of `ranks` into Gdata x Gx x Gy x Gz that the tiny model accepts.
+// Every factorisation of `ranks` that the tiny model accepts.
 std::vector<Layout> layouts_of(int ranks) {
-  std::vector<Layout> out;
-  for (int d = 1; d <= ranks; ++d)
-    for (int x = 1; x <= ranks; ++x)
-      for (int y = 1; y <= ranks; ++y)
-        if (ranks % (d * x * y) == 0) {
-          const Layout l{d, x, y, ranks / (d * x * y)};
-          try {
-            validate_run(tiny_run(l, true), ranks);
-            out.push_back(l);
-          } catch (const ConfigError&) {
-          }
-        }
-  return out;
+  return accepted_layouts(ranks, [](const Layout& l) { return tiny_run(l, true); });
 }
 
 struct Differences {
@@ -89,9 +78,9 @@ Differences compare_with_serial(const Layout& layout, bool overlap, int steps) {
     if (worst / scale > d.parameters) d.parameters = worst / scale, d.worst_tensor = local.name;
   }
   if (grid.rank() == 0)
-    std::printf("layout %s, %zu-byte scalars, overlap %d: loss difference %.3g, parameter difference %.3g (%s)\n",
-                to_string(layout).c_str(), sizeof(T), overlap ? 1 : 0, d.loss, d.parameters,
-                d.worst_tensor.c_str());
+    std::printf(
+        "layout %s, %zu-byte scalars, overlap %d: loss difference %.3g, parameter difference %.3g (%s)\n",
+        to_string(layout).c_str(), sizeof(T), overlap ? 1 : 0, d.loss, d.parameters, d.worst_tensor.c_str());
   return d;
 }
 
@@ -127,17 +116,3 @@ TEST(ParallelLayouts, FiveStepsMatchTheSerialRunInFloat) {
 
 }  // namespace
 }  // namespace ws
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) delete ::testing::UnitTest::GetInstance()->listeners().Release(
-                     ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  int failed = RUN_ALL_TESTS();
-  // The job passes only if every rank passed.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
-}

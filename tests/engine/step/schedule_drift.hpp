@@ -13,6 +13,7 @@
 #include "engine/comm/timeline.hpp"
 #include "engine/schedule/step_schedule.hpp"
 #include "engine/train/run_config.hpp"
+#include "engine/train/trainer.hpp"
 
 namespace ws {
 
@@ -107,6 +108,19 @@ inline std::string describe(const RunConfig& run) {
          " ORS=" + std::to_string(run.overlap.reduce_scatter) +
          " OAG=" + std::to_string(run.overlap.all_gather) +
          " DP=" + std::to_string(run.overlap_data_parallel);
+}
+
+// One traced engine step of `run` on `grid`, and the schedule's lists for the same run.
+inline StepLists traced_engine_step(const RunConfig& run, const ProcessGrid& grid) {
+  const SyntheticTokens source(run.seed, run.model.vocabulary);
+  Trainer<float> trainer(run, grid, source);
+  grid.timeline().set_tracing(true);
+  trainer.step();
+  return lists_of(grid.timeline().events());
+}
+
+inline StepLists scheduled_step(const RunConfig& run) {
+  return lists_of(make_step_schedule(run.model, run.layout, run.batch_sequences, schedule_options(run)));
 }
 
 }  // namespace ws

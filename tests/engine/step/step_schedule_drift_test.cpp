@@ -8,25 +8,14 @@
 #include <vector>
 
 #include "engine/train/trainer.hpp"
+#include "tests/engine/accepted_layouts.hpp"
 #include "tests/engine/step/schedule_drift.hpp"
 
 namespace ws {
 namespace {
 
 std::vector<Layout> layouts_of(int ranks) {
-  std::vector<Layout> out;
-  for (int d = 1; d <= ranks; ++d)
-    for (int x = 1; x <= ranks; ++x)
-      for (int y = 1; y <= ranks; ++y)
-        if (ranks % (d * x * y) == 0) {
-          const Layout l{d, x, y, ranks / (d * x * y)};
-          try {
-            validate_run(drift_runs(l).front(), ranks);
-            out.push_back(l);
-          } catch (const ConfigError&) {
-          }
-        }
-  return out;
+  return accepted_layouts(ranks, [](const Layout& l) { return drift_runs(l).front(); });
 }
 
 TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
@@ -37,13 +26,8 @@ TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
   for (const Layout& layout : layouts)
     for (const RunConfig& run : drift_runs(layout)) {
       const ProcessGrid grid(MPI_COMM_WORLD, layout);
-      const SyntheticTokens source(run.seed, run.model.vocabulary);
-      Trainer<float> trainer(run, grid, source);
-      grid.timeline().set_tracing(true);
-      trainer.step();
-      const StepLists engine = lists_of(grid.timeline().events());
-      const StepLists schedule =
-          lists_of(make_step_schedule(run.model, run.layout, run.batch_sequences, schedule_options(run)));
+      const StepLists engine = traced_engine_step(run, grid);
+      const StepLists schedule = scheduled_step(run);
       if (ranks > 1) {
         EXPECT_FALSE(engine.collectives.empty()) << describe(run);
       }
@@ -55,18 +39,3 @@ TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
 
 }  // namespace
 }  // namespace ws
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0)
-    delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  int failed = RUN_ALL_TESTS();
-  // The job passes only if every rank passed.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
-}

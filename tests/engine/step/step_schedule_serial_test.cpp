@@ -12,13 +12,8 @@ namespace {
 TEST(StepScheduleSerial, EngineRunsTheScheduledComputePhasesInOrder) {
   for (const RunConfig& run : drift_runs(Layout{})) {
     const ProcessGrid grid = ProcessGrid::serial();
-    const SyntheticTokens source(run.seed, run.model.vocabulary);
-    Trainer<float> trainer(run, grid, source);
-    grid.timeline().set_tracing(true);
-    trainer.step();
-    const StepLists engine = lists_of(grid.timeline().events());
-    const StepLists schedule =
-        lists_of(make_step_schedule(run.model, run.layout, run.batch_sequences, schedule_options(run)));
+    const StepLists engine = traced_engine_step(run, grid);
+    const StepLists schedule = scheduled_step(run);
     EXPECT_EQ(engine.compute, schedule.compute) << describe(run);
     EXPECT_TRUE(engine.collectives.empty());
     EXPECT_TRUE(schedule.collectives.empty()) << describe(run);
