@@ -387,12 +387,18 @@ class ScheduleBuilder {
     return {first, first + kTensorsPerBlock};
   }
 
-  // One non-blocking all-reduce per tensor: Z-sharded weights over data, the rest over data x Z.
+  // One non-blocking all-reduce per group: the range's Z-sharded weights packed into one bucket
+  // over data, the rest into one over data x Z (a group of one rank packs nothing).
   void reduce_gradients(TensorRange range) {
-    for (std::size_t t = range.first; t < range.last; ++t) {
-      const StepGroup group = tensors_[t].z_sharded ? StepGroup::data : StepGroup::data_z;
-      data_parallel_.push_back(
-          issue(StepCollective::all_reduce, group, elements_bytes(tensors_[t].elements)));
+    for (const StepGroup group : {StepGroup::data, StepGroup::data_z}) {
+      if (group_size(layout_, group) == 1) continue;
+      long long elements = 0;
+      for (std::size_t t = range.first; t < range.last; ++t)
+        if (tensors_[t].z_sharded == (group == StepGroup::data)) elements += tensors_[t].elements;
+      if (elements == 0) continue;
+      untraced(std::string("dp.pack.") + to_string(group), 2.0 * as_double(elements) * e_);
+      data_parallel_.push_back(issue(StepCollective::all_reduce, group, elements_bytes(elements)));
+      buckets_bytes_ += 2.0 * as_double(elements) * e_;
     }
   }
 
@@ -406,6 +412,7 @@ class ScheduleBuilder {
     if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
     blocking(StepCollective::all_reduce, StepGroup::data_z, kScalarBytes);  // the loss
     for (std::size_t issued : data_parallel_) wait(issued);
+    if (buckets_bytes_ > 0) untraced("dp.unpack", buckets_bytes_);
     compute("optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
     for (StepGroup g : {StepGroup::x, StepGroup::y, StepGroup::z})
       blocking(StepCollective::all_reduce, g, kScalarBytes);
@@ -422,6 +429,7 @@ class ScheduleBuilder {
   std::vector<StepOp> ops_;
   std::vector<BlockPending> pending_;
   std::vector<std::size_t> data_parallel_;
+  double buckets_bytes_ = 0;  // what unpacking the buckets reads and writes
 };
 
 }  // namespace

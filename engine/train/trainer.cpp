@@ -2,14 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cmath>
+#include <deque>
 #include <vector>
 
 namespace ws {
 
 namespace {
+
+// Gradients of several tensors packed for one data-parallel all-reduce.
+template <class T>
+struct GradientBucket {
+  std::vector<Tensor> tensors;  // where the packed gradients come from and go back to, in order
+  std::vector<T> buffer;
+  Request request;  // after the buffer: destroyed first, and a pending request waits
+};
+
 const RunConfig& checked(const RunConfig& run, const TokenSource& source) {
   if (source.vocabulary() > run.model.vocabulary)
     throw ConfigError(fmt::format("--vocab {} is smaller than the data's {} token values", run.model.vocabulary,
@@ -63,16 +74,32 @@ StepResult Trainer<T>::step() {
   // everything replicated over Z sums over data x Z.
   const Communicator& data = grid_.group(GroupKind::data);
   const Communicator& batch_group = grid_.batch_group();
-  std::vector<Request> pending;
+  // Gradients are all-reduced in buckets: the tensors of one call that complete over the same
+  // group are packed into one buffer, so a block costs two collectives instead of one per tensor (a
+  // bias or a norm alone would pay a whole collective's latency for a few KiB; at thousands of
+  // ranks that latency dominates the step). The copies are memory-bound and small next to the
+  // backward pass.
+  std::deque<GradientBucket<T>> buckets;
   auto reduce = [&](Tensor range) {
-    for (const TensorInfo& info : store.tensors()) {
-      if (info.tensor.offset < range.offset || info.tensor.offset >= range.offset + range.size) continue;
-      const Communicator& group = info.replication == Replication::z_sharded ? data : batch_group;
-      pending.push_back(group.iall_reduce_sum(store.grad(info.tensor), info.tensor.size));
+    for (const Replication replication : {Replication::z_sharded, Replication::replicated}) {
+      const Communicator& group = replication == Replication::z_sharded ? data : batch_group;
+      if (group.size() == 1) continue;
+      GradientBucket<T>& bucket = buckets.emplace_back();
+      for (const TensorInfo& info : store.tensors()) {
+        if (info.tensor.offset < range.offset || info.tensor.offset >= range.offset + range.size) continue;
+        if (info.replication == replication) bucket.tensors.push_back(info.tensor);
+      }
+      if (bucket.tensors.empty()) {
+        buckets.pop_back();
+        continue;
+      }
+      for (const Tensor& t : bucket.tensors)
+        bucket.buffer.insert(bucket.buffer.end(), store.grad(t), store.grad(t) + t.size);
+      bucket.request = group.iall_reduce_sum(bucket.buffer.data(), bucket.buffer.size());
     }
     // Open MPI advances non-blocking collectives only inside library calls: poke the ones in
     // flight at every block boundary.
-    for (Request& r : pending) r.test();
+    for (GradientBucket<T>& b : buckets) b.request.test();
   };
   const auto scale = static_cast<T>(1.0 / global_tokens);
   if (run_.overlap_data_parallel)
@@ -83,8 +110,15 @@ StepResult Trainer<T>::step() {
   }
   const auto exposed_start = std::chrono::steady_clock::now();
   batch_group.all_reduce_sum(&loss_sum, 1);
-  for (Request& r : pending) r.wait();
+  for (GradientBucket<T>& b : buckets) b.request.wait();
   const double exposed = std::chrono::duration<double>(std::chrono::steady_clock::now() - exposed_start).count();
+  for (const GradientBucket<T>& b : buckets) {
+    const T* sum = b.buffer.data();
+    for (const Tensor& t : b.tensors) {
+      std::copy_n(sum, t.size, store.grad(t));
+      sum += t.size;
+    }
+  }
 
   double square = 0;
   {

@@ -35,6 +35,9 @@ struct LayoutEstimate {
   double hardware_peak_fraction = 0; // hardware flops / (step * devices * peak)
   double model_peak_fraction = 0;    // model flops / (step * devices * peak)  (MFU)
   bool fits_memory = false;
+  // Set when `step` comes from the step simulator, which re-ranks the analytic top k: the closed-form
+  // step it replaced, so a candidates table shows both. Zero when `step` is the closed form itself.
+  Time analytic_step;
 };
 
 LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,

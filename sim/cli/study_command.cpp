@@ -60,6 +60,15 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
   study->add_flag("--no-placement-routing", a.no_placement_routing,
                   "skip node allocation x routing at the largest points");
   study->add_flag("--no-sensitivity", a.no_sensitivity, "skip the one-at-a-time sensitivity table");
+  study->add_option("--evaluator", a.evaluator,
+                    "how the analytic top k are scored: 'simulated' (the step simulator re-ranks them) or "
+                    "'analytic' (closed form only)")
+      ->check(CLI::IsMember({"simulated", "analytic"}))
+      ->capture_default_str();
+  study->add_option("--simulate-top", a.simulate_top,
+                    "how many of the analytic ranking's fastest layouts the simulator re-ranks (at least --top-k)")
+      ->check(kPositive)
+      ->capture_default_str();
   study->add_flag("--restart", a.restart, "ignore <name>.partial.jsonl from an interrupted run and start over");
   return study;
 }
@@ -73,6 +82,7 @@ void run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     const std::filesystem::path out_dir(a.out_dir);
     std::filesystem::create_directories(out_dir);
     StudyRunOptions options;
+    options.evaluator = a.evaluator == "analytic" ? analytic_evaluator() : simulated_evaluator(a.simulate_top);
     options.top_k = a.top_k > 0 ? a.top_k : spec.top_k;
     options.samples = a.samples;
     options.seed = a.seed;

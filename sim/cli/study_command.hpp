@@ -7,6 +7,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "sim/study/point_evaluation.hpp"
+
 namespace ws::cli {
 
 struct StudyArgs {
@@ -19,6 +21,8 @@ struct StudyArgs {
   bool no_placement_routing = false;
   bool no_sensitivity = false;
   bool restart = false;
+  std::string evaluator = "simulated";  // or "analytic"
+  int simulate_top = kDefaultSimulatedLayouts;             // layouts of the analytic ranking the simulator re-ranks
 };
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/analytic/plan.hpp"
+#include "sim/step/simulated_step.hpp"
 
 namespace ws {
 namespace {
@@ -43,5 +44,53 @@ PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint
 }
 
 StudyEvaluator analytic_evaluator() { return {"analytic", evaluate_point_analytic}; }
+
+namespace {
+
+// The closed-form estimate of a layout with its step replaced by the simulated one; flops and
+// memory are the same either way, so the rates follow from the new step time.
+LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const SimulatedStep& simulated) {
+  LayoutEstimate e = analytic;
+  auto exposed = [&](const char* group) {
+    const auto it = simulated.exposed_comm_s.find(group);
+    return Time::from_seconds(it == simulated.exposed_comm_s.end() ? 0.0 : it->second);
+  };
+  // The engine's data x Z all-reduces (gradients replicated over Z, loss) are data-parallel work.
+  e.step = StepBreakdown{Time::from_seconds(simulated.compute_s), exposed("x"), exposed("y"), exposed("z"),
+                         exposed("data") + exposed("data_z")};
+  e.analytic_step = analytic.step.total();
+  const double rescale = analytic.step.total().seconds() / e.step.total().seconds();
+  e.sustained_flops_per_s *= rescale;
+  e.hardware_peak_fraction *= rescale;
+  e.model_peak_fraction *= rescale;
+  return e;
+}
+
+}  // namespace
+
+PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
+                                         const StepOptions& options, int top_k, int simulated) {
+  PointEvaluation e = evaluate_point_analytic(machine, point, options, std::max(top_k, simulated));
+  for (LayoutEstimate& c : e.candidates) {
+    SimulatedStepConfig config;
+    config.model = point.model;
+    config.layout = c.layout;
+    config.sequences = point.batch.sequences;
+    config.options = options;
+    c = with_simulated_step(c, simulate_step(machine, config));
+  }
+  // Ties keep the analytic order.
+  std::stable_sort(e.candidates.begin(), e.candidates.end(),
+                   [](const LayoutEstimate& a, const LayoutEstimate& b) { return a.step.total() < b.step.total(); });
+  e.candidates.resize(std::min(e.candidates.size(), static_cast<std::size_t>(std::max(top_k, 1))));
+  return e;
+}
+
+StudyEvaluator simulated_evaluator(int simulated) {
+  return {fmt::format("simulated top {}", simulated),
+          [simulated](const Machine& machine, const StudyPoint& point, const StepOptions& options, int top_k) {
+            return evaluate_point_simulated(machine, point, options, top_k, simulated);
+          }};
+}
 
 }  // namespace ws

@@ -1,6 +1,6 @@
 // One point of a study evaluated: its fastest layouts with their predicted steps. The evaluator is
-// a plain function so that the analytic model (now) and the discrete-event simulator (later: it
-// re-ranks the analytic top k) plug into the same sweep.
+// a plain function so that the analytic model and the step simulator (which re-ranks the analytic
+// top k) plug into the same sweep.
 #pragma once
 
 #include <functional>
@@ -36,5 +36,16 @@ struct StudyEvaluator {
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
                                         const StepOptions& options, int top_k);
 StudyEvaluator analytic_evaluator();
+
+// Every valid layout pre-ranked by the closed-form model, then the first max(top_k, simulated) that
+// fit in memory run through the step simulator (sim/step: the engine's exact schedule on the
+// machine model), re-ranked by their simulated step, and the top_k kept. Simulating more than are
+// kept matters where only the best is wanted (placement, samples, sensitivity ask for one): the
+// closed form's first is often not the simulator's. Each candidate keeps its closed-form step in
+// analytic_step.
+PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
+                                         const StepOptions& options, int top_k, int simulated);
+inline constexpr int kDefaultSimulatedLayouts = 16;
+StudyEvaluator simulated_evaluator(int simulated = kDefaultSimulatedLayouts);
 
 }  // namespace ws

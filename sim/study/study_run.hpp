@@ -1,6 +1,6 @@
 // Runs a study: for each (devices, model, batch) point, scores every 4D layout with the point
-// evaluator (the analytic model unless told otherwise), keeps the top k that fit in memory, and
-// derives weak-scaling efficiency. Optionally also: node allocation x routing at the largest
+// evaluator (unless told otherwise: the analytic model ranks them all and the step simulator
+// re-ranks its fastest), keeps the top k that fit in memory, and derives weak-scaling efficiency. Optionally also: node allocation x routing at the largest
 // points, seeded samples of the machine's uncertain parameters (median and band per point), and a
 // one-at-a-time sensitivity table. The work is a fixed list of tasks (study_tasks.hpp) that can be
 // spread over ranks and resumed from a partial file; the result never depends on either.
@@ -86,7 +86,7 @@ struct StudyProgressEvent {
 using StudyProgressCallback = std::function<void(const StudyProgressEvent&)>;
 
 struct StudyRunOptions {
-  StudyEvaluator evaluator = analytic_evaluator();
+  StudyEvaluator evaluator = simulated_evaluator();  // analytic_evaluator(): the closed form alone
   int top_k = 10;                  // candidates kept per point
   int samples = 0;                 // uncertainty samples (needs Machine::uncertainty)
   std::uint64_t seed = 1;          // root seed of the samples

@@ -54,7 +54,7 @@ std::vector<std::string> with_step_columns(std::vector<std::string> head) {
 std::string format_candidates_csv(const StudyResult& result) {
   auto head = with_step_columns({"machine", "devices", "model", "batch_tokens", "rank", "layout", "step_s",
                                  "vs_best"});
-  head.insert(head.end(), {"memory_gib", "memory_capacity_gib"});
+  head.insert(head.end(), {"analytic_step_s", "memory_gib", "memory_capacity_gib"});
   std::string out = join(head);
   const double capacity = result.machine.device.memory_capacity_bytes / kGiB;
   for (const auto& row : result.rows) {
@@ -71,6 +71,8 @@ std::string format_candidates_csv(const StudyResult& result) {
                                      num(c.step.total().seconds() / best, 6)};
       const auto step = step_cells(c);
       cells.insert(cells.end(), step.begin(), step.end());
+      // Empty when the closed form ranked the layouts itself.
+      cells.push_back(c.analytic_step == Time::zero() ? "" : num(c.analytic_step.seconds(), 6));
       cells.push_back(num(c.memory.total_bytes() / kGiB, 3));
       cells.push_back(num(capacity, 3));
       out += join(cells);

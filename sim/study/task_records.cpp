@@ -27,7 +27,8 @@ Json estimate_json(const LayoutEstimate& e) {
                {m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.buffers_bytes}},
               {"flops", {e.hardware_flops, e.model_flops, e.sustained_flops_per_s}},
               {"peak_fraction", {e.hardware_peak_fraction, e.model_peak_fraction}},
-              {"fits_memory", e.fits_memory}};
+              {"fits_memory", e.fits_memory},
+              {"analytic_step_ps", e.analytic_step.ps()}};
 }
 
 LayoutEstimate estimate_from_json(const Json& j) {
@@ -48,6 +49,7 @@ LayoutEstimate estimate_from_json(const Json& j) {
   e.hardware_peak_fraction = p.at(0).get<double>();
   e.model_peak_fraction = p.at(1).get<double>();
   e.fits_memory = j.at("fits_memory").get<bool>();
+  e.analytic_step = Time::from_ps(j.at("analytic_step_ps").get<std::int64_t>());
   return e;
 }
 

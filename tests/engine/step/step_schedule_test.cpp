@@ -32,7 +32,7 @@ std::map<Key, Totals> totals_of(const StepSchedule& s) {
 
 // The closed form: per block four FC layers (QKV h->3h and MLP up h->4h normal, projection h->h
 // and MLP down 4h->h transposed), two layer norms whose row statistics are summed over X, the
-// LM head's logits summed over X, gradients all-reduced per tensor, the loss over data x Z and the
+// LM head's logits summed over X, gradients all-reduced in one bucket per group per block (with data-parallel overlap) or per step, the loss over data x Z and the
 // squared gradient norm over X, Y and Z.
 std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long long sequences,
                                   const StepScheduleOptions& o) {
@@ -59,11 +59,14 @@ std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long 
   add(StepCollective::all_reduce, StepGroup::y, L * (forward_passes * 2 + 2) + 1,
       L * (forward_passes * 2 + 2) * m * h / X * e + 8);
   add(StepCollective::all_reduce, StepGroup::z, 1, 8);
-  add(StepCollective::all_reduce, StepGroup::data, 4 * L, L * block_weights / Z);
+  // Buckets: with data-parallel overlap one per block and group, and wte + wpe and lnf on their own;
+  // without, one per group after backward.
+  const double dp = o.overlap_data_parallel;
+  add(StepCollective::all_reduce, StepGroup::data, dp ? L : 1, L * block_weights / Z);
   // Replicated over Z: 4 layer-norm vectors and the biases (3h + h + 4h + h features); wte, wpe,
   // lnf; the loss.
   const double replicated = L * (4 * h / X + 7 * h / Y + 2 * h / X) + V * h / X + S * h / X + 2 * h / X;
-  add(StepCollective::all_reduce, StepGroup::data_z, 8 * L + 2 + 2 + 1, replicated * e + 8);
+  add(StepCollective::all_reduce, StepGroup::data_z, (dp ? L + 2 : 1) + 1, replicated * e + 8);
   return t;
 }
 
