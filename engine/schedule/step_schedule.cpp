@@ -138,6 +138,11 @@ class ScheduleBuilder {
     op.gemms = std::move(gemms), op.memory_bytes = memory_bytes;
     ops_.push_back(std::move(op));
   }
+  // The last compute op runs `kernel`'s per-element arithmetic over `elements`.
+  void arithmetic(ElementwiseKernel kernel, double elements) {
+    ops_.back().kernel = kernel;
+    ops_.back().elements = elements;
+  }
   // Work between the engine's spans: named for debugging only, never matched against a trace.
   void untraced(std::string name, double memory_bytes) {
     compute(std::move(name), ComputeKind::untraced, {}, memory_bytes);
@@ -267,6 +272,11 @@ class ScheduleBuilder {
     const double s = model_.sequence_length;
     return passes * s * s * static_cast<double>(sequences_ * local_heads()) * e_;
   }
+  double softmax_elements() const {
+    const double s = model_.sequence_length;
+    return s * s * static_cast<double>(sequences_ * local_heads());
+  }
+  double layer_norm_elements() const { return as_double(m_) * as_double(width_); }
   double gelu_elements() const { return as_double(m_ * (4LL * model_.hidden / layout_.y)); }
 
   // --- engine/model/block.cpp --------------------------------------------------------------------
@@ -295,17 +305,21 @@ class ScheduleBuilder {
     const auto fc = block_layers(model_, layout_, block);
     auto& gathers = pending_[block].gathers;
     compute(phase_name(phase, block, "ln1"), ComputeKind::layer_norm, {}, layer_norm_forward_bytes());
+    arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
     layer_norm_forward_sums();
     fc_forward(phase, fc[0], gathers[0]);
     compute(phase_name(phase, block, "attention"), ComputeKind::attention, attention_forward_gemms(),
             softmax_bytes(2));
+    arithmetic(ElementwiseKernel::softmax_forward, softmax_elements());
     fc_forward(phase, fc[1], gathers[1]);
     compute(phase_name(phase, block, "ln2"), ComputeKind::layer_norm, {},
             residual_bytes() + layer_norm_forward_bytes());
+    arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
     layer_norm_forward_sums();
     fc_forward(phase, fc[2], gathers[2]);
     // Reads the MLP-up output, writes the activation and the saved tanh.
     compute(phase_name(phase, block, "gelu"), ComputeKind::gelu, {}, 3.0 * gelu_elements() * e_);
+    arithmetic(ElementwiseKernel::gelu_forward, gelu_elements());
     fc_forward(phase, fc[3], gathers[3]);
     compute(phase_name(phase, block, "residual"), ComputeKind::residual, {}, residual_bytes());
   }
@@ -317,16 +331,20 @@ class ScheduleBuilder {
     untraced(phase_name("bwd", block, "residual_copy"), activation_bytes(2));
     fc_backward(fc[3], scatters[3]);
     compute(phase_name("bwd", block, "gelu"), ComputeKind::gelu, {}, 4.0 * gelu_elements() * e_);
+    arithmetic(ElementwiseKernel::gelu_backward, gelu_elements());
     fc_backward(fc[2], scatters[2]);
     compute(phase_name("bwd", block, "ln2"), ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
+    arithmetic(ElementwiseKernel::layer_norm_backward, layer_norm_elements());
     layer_norm_backward_sums();
     fc_backward(fc[1], scatters[1]);
     compute(phase_name("bwd", block, "attention"), ComputeKind::attention, attention_backward_gemms(),
             softmax_bytes(3));
+    arithmetic(ElementwiseKernel::softmax_backward, softmax_elements());
     fc_backward(fc[0], scatters[0]);
     // The residual gradient is copied into dx before the layer-norm backward adds to it.
     compute(phase_name("bwd", block, "ln1"), ComputeKind::layer_norm, {},
             layer_norm_backward_bytes() + activation_bytes(2));
+    arithmetic(ElementwiseKernel::layer_norm_backward, layer_norm_elements());
     layer_norm_backward_sums();
   }
 
@@ -342,20 +360,24 @@ class ScheduleBuilder {
       block_forward("fwd", l);
     }
     compute("fwd.lnf", ComputeKind::layer_norm, {}, layer_norm_forward_bytes());
+    arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
     layer_norm_forward_sums();
     compute("fwd.lm_head.gemm", ComputeKind::gemm, {{m_, model_.vocabulary, width_}}, 0);
     blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(logits_elements()));
     // Max, exponent sum and the target's logit: two passes over the logits.
     compute("fwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
+    arithmetic(ElementwiseKernel::cross_entropy_forward, as_double(logits_elements()));
   }
 
   void gpt_backward() {
     const int layers = model_.layers;
     compute("bwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
+    arithmetic(ElementwiseKernel::cross_entropy_backward, as_double(logits_elements()));
     compute("bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}}, 0);
     compute("bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}}, 0);
     untraced("bwd.residual_zero", activation_bytes(1));  // the residual gradient starts at zero
     compute("bwd.lnf", ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
+    arithmetic(ElementwiseKernel::layer_norm_backward, layer_norm_elements());
     layer_norm_backward_sums();
     for (int l = layers - 1; l >= 0; --l) {
       if (options_.recompute) block_forward("recompute", l);

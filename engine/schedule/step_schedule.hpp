@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/schedule/elementwise_kernel.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
 
@@ -67,6 +69,10 @@ struct StepOp {
   ComputeKind compute = ComputeKind::gemm;
   std::vector<GemmCall> gemms;
   double memory_bytes = 0;
+  // The element-wise kernel whose per-element arithmetic the op runs, and over how many elements
+  // (a machine's ElementwiseThroughput prices it when that is slower than the memory traffic).
+  std::optional<ElementwiseKernel> kernel;
+  double elements = 0;
   // False for element-wise work the engine does between its timed spans (bias add after a forward
   // all-reduce, gradient copies): real step time, but no event in the engine's trace.
   bool traced = true;

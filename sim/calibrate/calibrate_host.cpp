@@ -40,6 +40,9 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
   progress << fmt::format("calibrate: memory bandwidth, 3 arrays of {:.0f} MiB...", array_bytes / 1048576.0)
            << std::endl;
   c.memory = measure_memory_bandwidth(array_bytes, c.host.cores, options.quick ? 2 : 10);
+  progress << "calibrate: element-wise kernels (GELU, layer norm, attention, cross-entropy) on one core..."
+           << std::endl;
+  c.elementwise = measure_elementwise(options.quick ? quick_elementwise_shapes() : default_elementwise_shapes());
 
   progress << fmt::format("calibrate: MPI ping-pong and collectives on {} ranks...", ranks) << std::endl;
   c.mpi = measure_mpi(MpiProbeOptions{options.mpi_probe_executable, "mpirun", ranks, options.quick});

@@ -2,7 +2,52 @@
 
 #include <algorithm>
 
+#include "sim/compute/gemm_efficiency.hpp"
+
 namespace ws {
+
+namespace {
+
+// The calibrated core's GEMM table: efficiency = best measured rate / peak.
+GemmEfficiencyTable gemm_table(const Calibration& c, double peak_fp32_flops) {
+  GemmEfficiencyTable table;
+  for (const auto& r : c.gemm.rates) {
+    table.samples.push_back(GemmEfficiencySample{static_cast<double>(r.m), static_cast<double>(r.n),
+                                                 static_cast<double>(r.k),
+                                                 std::min(r.best_flops() / peak_fp32_flops, 1.0)});
+  }
+  return table;
+}
+
+// The GEMMs of the attention kernel at the probe's shape, as the step schedule lists them
+// (engine/schedule/step_schedule.cpp): Q K^T and P V forward; dP, dV, dQ, dK backward.
+double attention_gemm_seconds(const DeviceSpec& device, const ElementwiseShapes& s, bool backward) {
+  const double seq = s.attention_seq, d = s.attention_head_dim,
+               count = static_cast<double>(s.attention_sequences) * s.attention_heads;
+  const double qk = gemm_time(device, Precision::fp32, seq, seq, d).seconds();
+  const double pv = gemm_time(device, Precision::fp32, seq, d, seq).seconds();
+  return count * (backward ? qk + 3 * pv : qk + pv);
+}
+
+void derive_elementwise(const Calibration& c, CalibratedFigures& f) {
+  if (c.gemm.rates.empty()) return;
+  DeviceSpec device;
+  device.peak_fp32 = FlopRate::from_flops(f.peak_fp32_flops);
+  device.gemm = gemm_table(c, f.peak_fp32_flops);
+  for (int i = 0; i < kElementwiseKernels; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const auto kernel = static_cast<ElementwiseKernel>(i);
+    double seconds = c.elementwise.seconds[k];
+    if (kernel == ElementwiseKernel::softmax_forward || kernel == ElementwiseKernel::softmax_backward) {
+      f.attention_gemm_seconds[k] =
+          attention_gemm_seconds(device, c.elementwise.shapes, kernel == ElementwiseKernel::softmax_backward);
+      seconds = seconds - f.attention_gemm_seconds[k] >= 0.05 * seconds ? seconds - f.attention_gemm_seconds[k] : 0;
+    }
+    if (seconds > 0 && c.elementwise.elements[k] > 0) f.elementwise_per_s[k] = c.elementwise.elements[k] / seconds;
+  }
+}
+
+}  // namespace
 
 CalibratedFigures derive_figures(const Calibration& c) {
   CalibratedFigures f;
@@ -19,6 +64,7 @@ CalibratedFigures derive_figures(const Calibration& c) {
   const double efficiency = f.ring.ring_bandwidth.bytes_per_s() / f.link.bandwidth.bytes_per_s();
   f.efficiency_clamped = efficiency > 1.0;
   f.library_bandwidth_efficiency = std::min(efficiency, 1.0);
+  derive_elementwise(c, f);
   return f;
 }
 
@@ -33,11 +79,8 @@ Machine calibrated_machine(const Calibration& c) {
   m.device.peak_fp16 = m.device.peak_fp32;
   m.device.memory_capacity_bytes = f.memory_capacity_per_core;
   m.device.memory_bandwidth = Bandwidth::from_bytes_per_s(f.memory_bandwidth_per_core);
-  for (const auto& r : c.gemm.rates) {
-    m.device.gemm.samples.push_back(GemmEfficiencySample{static_cast<double>(r.m), static_cast<double>(r.n),
-                                                         static_cast<double>(r.k),
-                                                         std::min(r.best_flops() / f.peak_fp32_flops, 1.0)});
-  }
+  m.device.gemm = gemm_table(c, f.peak_fp32_flops);
+  m.device.elementwise.elements_per_s = f.elementwise_per_s;
 
   m.node.devices = std::max(c.mpi.ranks, 1);
   for (int a = 0; a < m.node.devices; ++a) {

@@ -19,6 +19,11 @@ struct CalibratedFigures {
   Time library_step_latency;         // ring step minus link latency, >= 0
   double library_bandwidth_efficiency = 1;  // ring bandwidth / link bandwidth, in (0, 1]
   bool efficiency_clamped = false;   // the ring beat the ping-pong bandwidth
+  // Elements per second of each element-wise kernel (0: not written). For softmax_*, the attention
+  // kernel's time minus its GEMMs as the calibrated GEMM table prices them (attention_gemm_seconds);
+  // left out when that remainder is under 5 % of the kernel (not separable from the GEMMs).
+  std::array<double, kElementwiseKernels> elementwise_per_s{};
+  std::array<double, kElementwiseKernels> attention_gemm_seconds{};
 };
 
 CalibratedFigures derive_figures(const Calibration& c);

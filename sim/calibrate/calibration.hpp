@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "sim/calibrate/elementwise_probe.hpp"
 #include "sim/calibrate/gemm_probe.hpp"
 #include "sim/calibrate/host_facts.hpp"
 #include "sim/calibrate/memory_probe.hpp"
@@ -19,6 +20,7 @@ struct Calibration {
   HostFacts host;
   GemmMeasurements gemm;
   MemoryMeasurements memory;
+  ElementwiseMeasurements elementwise;
   MpiMeasurements mpi;
 };
 

@@ -136,6 +136,44 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                      significant(m.device.gemm.samples[i].efficiency, 4), significant(r.nn_flops * 1e-9, 4),
                      significant(r.nt_flops * 1e-9, 4), significant(r.tn_flops * 1e-9, 4)));
   }
+  const auto& e = c.elementwise;
+  bool any_elementwise = false;
+  for (double rate : f.elementwise_per_s) any_elementwise = any_elementwise || rate > 0;
+  if (any_elementwise) {
+    line(fmt::format("  elementwise_throughput:  # elements/s of the engine's own fp32 kernels (engine/kernels) on one "
+                     "core, best of {} calls after a warm-up, thread CPU time; probes took {:.1f} s",
+                     e.shapes.repetitions, e.wall_seconds));
+    for (int i = 0; i < kElementwiseKernels; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (f.elementwise_per_s[k] <= 0) continue;
+      const auto kernel = static_cast<ElementwiseKernel>(i);
+      std::string how;
+      switch (kernel) {
+        case ElementwiseKernel::gelu_forward:
+        case ElementwiseKernel::gelu_backward:
+          how = fmt::format("{} elements", e.shapes.gelu_elements);
+          break;
+        case ElementwiseKernel::layer_norm_forward:
+        case ElementwiseKernel::layer_norm_backward:
+          how = fmt::format("{} rows x {}", e.shapes.layer_norm_rows, e.shapes.layer_norm_width);
+          break;
+        case ElementwiseKernel::softmax_forward:
+        case ElementwiseKernel::softmax_backward:
+          how = fmt::format("attention, {} sequences x {} heads, sequence {}, head dim {}: {:.3f} ms minus {:.3f} ms "
+                            "of GEMMs as the table above prices them, per S x S score",
+                            e.shapes.attention_sequences, e.shapes.attention_heads, e.shapes.attention_seq,
+                            e.shapes.attention_head_dim, e.seconds[k] * 1e3, f.attention_gemm_seconds[k] * 1e3);
+          break;
+        case ElementwiseKernel::cross_entropy_forward:
+        case ElementwiseKernel::cross_entropy_backward:
+          how = fmt::format("{} rows x vocabulary {}", e.shapes.cross_entropy_rows, e.shapes.cross_entropy_vocabulary);
+          break;
+      }
+      if (kernel != ElementwiseKernel::softmax_forward && kernel != ElementwiseKernel::softmax_backward)
+        how += fmt::format(": {:.3f} ms per call", e.seconds[k] * 1e3);
+      line(fmt::format("    {}: {:.4g}  # {}", to_string(kernel), f.elementwise_per_s[k], how));
+    }
+  }
   line("");
 
   // Node.

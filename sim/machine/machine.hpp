@@ -3,9 +3,11 @@
 // every later stage (analytic model, network simulator, compute model) reads only this.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
+#include "engine/schedule/elementwise_kernel.hpp"
 #include "sim/core/units.hpp"
 
 namespace ws {
@@ -23,6 +25,15 @@ struct GemmEfficiencyTable {
   std::vector<GemmEfficiencySample> samples;  // at least one
 };
 
+// Elements per second each element-wise kernel processes on one device, fp32 (0: not given; the
+// memory roofline alone prices that kernel). Optional in a machine file: on GPUs these kernels are
+// memory-bound, on a CPU core several are bound by their arithmetic.
+struct ElementwiseThroughput {
+  std::array<double, kElementwiseKernels> elements_per_s{};
+  double of(ElementwiseKernel kernel) const { return elements_per_s[static_cast<std::size_t>(kernel)]; }
+  double& of(ElementwiseKernel kernel) { return elements_per_s[static_cast<std::size_t>(kernel)]; }
+};
+
 struct DeviceSpec {
   std::string name;
   FlopRate peak_bf16;
@@ -31,6 +42,7 @@ struct DeviceSpec {
   double memory_capacity_bytes = 0;
   Bandwidth memory_bandwidth;
   GemmEfficiencyTable gemm;
+  ElementwiseThroughput elementwise;
 };
 
 // A device-to-device link inside a node; usable in both directions, `bandwidth` per direction.

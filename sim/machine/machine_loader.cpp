@@ -216,8 +216,12 @@ GemmEfficiencySample read_gemm_sample(const Field& f) {
   return s;
 }
 
+std::vector<std::string> kernel_names() {
+  return {kElementwiseKernelNames.begin(), kElementwiseKernelNames.end()};
+}
+
 DeviceSpec read_device(const Field& f) {
-  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency"});
+  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency", "elementwise_throughput"});
   DeviceSpec d;
   d.name = read_string(map.required("name"));
   const MapField peak(map.required("peak"), {"bf16", "fp16", "fp32"});
@@ -229,6 +233,20 @@ DeviceSpec read_device(const Field& f) {
   d.memory_bandwidth = read_bandwidth(memory.required("bandwidth"));
   for (const Field& sample : read_list(map.required("gemm_efficiency"), "{m, n, k, efficiency} samples", true)) {
     d.gemm.samples.push_back(read_gemm_sample(sample));
+  }
+  if (map.has("elementwise_throughput")) {
+    const Field throughput = map.required("elementwise_throughput");
+    if (!throughput.node.IsMap() || throughput.node.size() == 0)
+      throughput.fail(fmt::format("a map of elements per second by kernel: {}", join(kernel_names())));
+    for (const auto& entry : throughput.node) {
+      const std::string name = entry.first.Scalar();
+      const Field value = throughput.child(entry.second, name, line_of(entry.first));
+      const auto kernel = parse_elementwise_kernel(name);
+      const Field key = throughput.child(entry.first, name, line_of(entry.first));
+      if (!kernel) key.fail(name, fmt::format("one of the keys: {}", join(kernel_names())));
+      if (d.elementwise.of(*kernel) > 0) key.fail(name, "each key at most once");
+      d.elementwise.of(*kernel) = read_positive_number(value);
+    }
   }
   return d;
 }

@@ -61,9 +61,12 @@ std::array<GroupPath, kStepGroups> group_paths(const Machine& machine, const Lay
           group_path(machine, routes, data_z_as_z, GroupKind::z, allocation)};
 }
 
-// GEMMs at the machine's shape-dependent efficiency, element-wise work on the memory roofline.
+// GEMMs at the machine's shape-dependent efficiency; element-wise work at the slower of its memory
+// traffic (roofline) and, where the machine gives the kernel's throughput, its arithmetic.
 Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision precision) {
   Time t = transfer_time(op.memory_bytes, device.memory_bandwidth);
+  if (op.kernel && device.elementwise.of(*op.kernel) > 0)
+    t = max(t, Time::from_seconds(op.elements / device.elementwise.of(*op.kernel)));
   for (const GemmCall& g : op.gemms)
     t += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n),
                    static_cast<double>(g.k)) *

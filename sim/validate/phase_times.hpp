@@ -34,6 +34,11 @@ struct PhaseTimes {
   // Compute per kind of op ("gemm", "gelu", ...; engine/schedule/step_schedule.hpp ComputeKind),
   // measured from rank 0's trace or simulated; a missing kind is 0.
   std::map<std::string, double> compute_by_kind_s{};
+  // Measured only: how fast this host ran just before the run, relative to when it was calibrated
+  // (a reference sgemm's rate over the machine file's rate for the same shape; 0: not measured).
+  // A shared VM drifts by tens of percent within minutes; well away from 1, the error measures
+  // the drift as well as the model.
+  double host_speed = 0;
 
   double compute(const std::string& kind) const {
     const auto it = compute_by_kind_s.find(kind);

@@ -1,12 +1,15 @@
 #include "sim/validate/validate.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <ostream>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "sim/calibrate/gemm_probe.hpp"
+#include "sim/compute/gemm_efficiency.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_writers.hpp"
@@ -44,6 +47,7 @@ std::string percent(double fraction) { return fmt::format("{:+.1f} %", 100.0 * f
 void print_run(const ValidationRecord& r, std::ostream& log) {
   std::string line = fmt::format("validate: {} {}: measured {:.4f} s ({:.2f} of a core)", r.run.id, describe(r.run),
                                  r.measured.step_s, r.measured.cpu_s / r.measured.step_s);
+  if (r.measured.host_speed > 0) line += fmt::format(", host at {:.2f} of calibrated speed", r.measured.host_speed);
   if (r.simulated) {
     line += fmt::format(", simulated {:.4f} s ({})", r.simulated->step_s,
                         percent(relative_error(r.measured.step_s, r.simulated->step_s)));
@@ -59,13 +63,26 @@ std::optional<std::filesystem::path> trace_file(const std::optional<std::filesys
 
 }  // namespace
 
+double measure_host_speed(const Machine& machine) {
+  constexpr int kSide = 512;
+  GemmGrid grid;
+  grid.shapes = {{kSide, kSide, kSide}};
+  grid.repetitions = 5;
+  const GemmMeasurements now = measure_gemm(grid);
+  const double predicted = 2.0 * kSide * kSide * kSide / gemm_time(machine.device, Precision::fp32, kSide, kSide, kSide).seconds();
+  return now.rates.empty() || predicted <= 0 ? 0.0 : now.rates.front().best_flops() / predicted;
+}
+
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate,
-                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log) {
+                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
+                                            const HostSpeedProbe& host_speed) {
   if (trace_dir) std::filesystem::create_directories(*trace_dir);
   std::vector<ValidationRecord> records;
   for (const auto& run : runs) {
+    const double speed = host_speed ? host_speed() : 0.0;
     ValidationRecord r{run, measure_run(engine, run, trace_file(trace_dir, run, "engine")), std::nullopt};
+    r.measured.host_speed = speed;
     if (simulate) r.simulated = simulate(run, trace_file(trace_dir, run, "simulated"));
     print_run(r, log);
     records.push_back(std::move(r));
@@ -87,6 +104,16 @@ void print_error_summary(const std::vector<ValidationRecord>& records, const std
     out << fmt::format("validate: warning: the ranks got a median {:.2f} of a core (cpu_s / step_s): the host was "
                        "busy, so measured wall times include waiting for a core",
                        share)
+        << std::endl;
+  }
+  const double speed = median_host_speed(records);
+  if (speed > 0) {
+    out << fmt::format("validate: host speed during the runs (sgemm 512^3 before each run / the machine file's rate): "
+                       "median {:.2f}{}",
+                       speed,
+                       std::abs(speed - 1.0) > 0.05 ? ": the host ran at another speed than when calibrated, and the "
+                                                      "errors measure that drift as well as the model"
+                                                    : "")
         << std::endl;
   }
   out << fmt::format("validate: {} runs: median |error| {:.1f} %, worst {:.1f} % (target: median <= 5 %, worst <= 15 %)",
@@ -118,12 +145,12 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
       << std::endl;
 
   ValidationReport report;
-  report.records = validate_runs(runs, o.engine, simulate, o.trace_dir, log);
+  report.records = validate_runs(runs, o.engine, simulate, o.trace_dir, log, [&machine] { return measure_host_speed(machine); });
   report.errors = summarize_errors(report.records);
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, WEAKSCALE_GIT_COMMIT,
                                         std::thread::hardware_concurrency(), report.wall_s,
-                                        median_core_share(report.records)};
+                                        median_core_share(report.records), median_host_speed(report.records)};
   report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
   report.files.push_back(write_text_file(o.out_dir, "validation.json",
                                          format_validation_json(report.records, report.errors, provenance)));

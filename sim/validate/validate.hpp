@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -35,9 +36,16 @@ struct ValidationReport {
 // Measures and simulates each run in turn, printing one line per run to `log`. An empty
 // `simulate` measures only (records without a simulation). With a trace_dir, both timelines of
 // every run are kept there.
+// `host_speed`, when given, is called right before each run (measured.host_speed).
+using HostSpeedProbe = std::function<double()>;
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate,
-                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log);
+                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
+                                            const HostSpeedProbe& host_speed = {});
+
+// This host's speed now relative to `machine` (a calibrated file): one-thread sgemm 512^3, best
+// of 5 batches as `weakscale calibrate` times it, over the rate the machine's GEMM table gives.
+double measure_host_speed(const Machine& machine);
 
 // The whole command. InputError for a missing machine file or engine; EngineRunError when a run
 // fails; PlotError when gnuplot fails (CSV and JSON are written by then).

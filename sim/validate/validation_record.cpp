@@ -80,4 +80,11 @@ double median_core_share(const std::vector<ValidationRecord>& records) {
   return shares.empty() ? 0.0 : median(std::move(shares));
 }
 
+double median_host_speed(const std::vector<ValidationRecord>& records) {
+  std::vector<double> speeds;
+  for (const auto& r : records)
+    if (r.measured.host_speed > 0) speeds.push_back(r.measured.host_speed);
+  return speeds.empty() ? 0.0 : median(std::move(speeds));
+}
+
 }  // namespace ws

@@ -52,4 +52,7 @@ std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>
 // no record has a CPU time).
 double median_core_share(const std::vector<ValidationRecord>& records);
 
+// Median over the records of measured host_speed (0 when none was measured).
+double median_host_speed(const std::vector<ValidationRecord>& records);
+
 }  // namespace ws

@@ -80,9 +80,9 @@ std::string format_row(const ValidationRecord& r) {
                                 to_string(r.run.layout), r.run.ranks(), r.run.recompute, o.all_reduce,
                                 o.reduce_scatter, o.all_gather, o.data_parallel, r.run.steps, r.run.warmup);
   const auto sim = [&](auto value) { return r.simulated ? fmt::format("{}", value(*r.simulated)) : std::string(); };
-  row += fmt::format(",{},{},{},{}", r.measured.step_s, sim([](const PhaseTimes& t) { return t.step_s; }),
+  row += fmt::format(",{},{},{},{},{}", r.measured.step_s, sim([](const PhaseTimes& t) { return t.step_s; }),
                      r.simulated ? fmt::format("{}", relative_error(r.measured.step_s, r.simulated->step_s)) : "",
-                     r.measured.cpu_s);
+                     r.measured.cpu_s, r.measured.host_speed);
   for (std::size_t p = 0; p < phase_names().size(); ++p) {
     row += fmt::format(",{},{}", phase_value(r.measured, p),
                        sim([p](const PhaseTimes& t) { return phase_value(t, p); }));
@@ -113,8 +113,9 @@ ValidationRecord parse_row(const RowReader& f) {
   const bool simulated = !f.text(first + 1).empty();
   if (simulated) r.simulated = PhaseTimes{f.number(first + 1), 0, {}, 0};
   r.measured.cpu_s = f.number(first + 3);
+  r.measured.host_speed = f.number(first + 4);
   for (std::size_t p = 0; p < phase_names().size(); ++p) {
-    const std::size_t column = first + 4 + 2 * p;
+    const std::size_t column = first + 5 + 2 * p;
     set_phase(r.measured, p, f.number(column));
     if (simulated) set_phase(*r.simulated, p, f.number(column + 1));
   }
@@ -129,6 +130,7 @@ nlohmann::json phases_json(const PhaseTimes& t) {
   nlohmann::json j{{"step_s", t.step_s}, {"compute_s", t.compute_s}, {"exposed_comm_s", comm},
                    {"compute_by_kind_s", kinds}};
   if (t.cpu_s > 0) j["cpu_s"] = t.cpu_s;
+  if (t.host_speed > 0) j["host_speed"] = t.host_speed;
   return j;
 }
 
@@ -159,7 +161,7 @@ nlohmann::json run_json(const ValidationRecord& r) {
 const std::vector<std::string>& validation_csv_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> c = kRunColumns;
-    c.insert(c.end(), {"measured_step_s", "simulated_step_s", "relative_error", "measured_cpu_s"});
+    c.insert(c.end(), {"measured_step_s", "simulated_step_s", "relative_error", "measured_cpu_s", "host_speed"});
     for (const auto& phase : phase_names()) {
       c.push_back("measured_" + phase + "_s");
       c.push_back("simulated_" + phase + "_s");
@@ -203,6 +205,7 @@ std::string format_validation_json(const std::vector<ValidationRecord>& records,
   nlohmann::json j{{"command", p.command_line}, {"machine", p.machine_name}, {"machine_file", p.machine_file},
                    {"git_commit", p.git_commit}, {"host_cores", p.host_cores}, {"wall_s", p.wall_s},
                    {"median_core_share", p.median_core_share},
+                   {"median_host_speed", p.median_host_speed},
                    {"runs", runs}};
   if (errors) {
     const auto& worst = records.at(errors->worst_record);

@@ -20,6 +20,7 @@ struct ValidationProvenance {
   unsigned host_cores = 0;
   double wall_s = 0;
   double median_core_share = 0;  // median_core_share(records)
+  double median_host_speed = 0;  // median_host_speed(records)
 };
 
 const std::vector<std::string>& validation_csv_columns();

@@ -1,0 +1,39 @@
+// Times the engine's own element-wise kernels (engine/kernels: GELU, layer norm, attention,
+// cross-entropy) on one core in fp32, forward and backward, at shapes like the engine's: what the
+// step simulator needs where a kernel's arithmetic (tanh, exp, a reduction per row), not its
+// memory traffic, sets its time. Attention is timed whole; its softmax share is what remains after
+// the GEMMs the machine's table predicts (calibrated_machine.cpp).
+#pragma once
+
+#include <array>
+
+#include "engine/schedule/elementwise_kernel.hpp"
+
+namespace ws {
+
+struct ElementwiseShapes {
+  long long gelu_elements = 0;
+  int layer_norm_rows = 0, layer_norm_width = 0;
+  int attention_sequences = 0, attention_seq = 0, attention_heads = 0, attention_head_dim = 0;
+  int cross_entropy_rows = 0, cross_entropy_vocabulary = 0;
+  int repetitions = 5;  // timed calls after one warm-up; the best counts
+};
+
+struct ElementwiseMeasurements {
+  ElementwiseShapes shapes;
+  // Best seconds per call of each kernel, thread CPU time. softmax_* hold the whole attention
+  // kernel (GEMMs included).
+  std::array<double, kElementwiseKernels> seconds{};
+  // Elements each call processes (the step schedule's count for that kernel).
+  std::array<double, kElementwiseKernels> elements{};
+  double wall_seconds = 0;
+};
+
+// Shapes of the validation matrix's runs (hidden 256-512, sequence 256): seconds on one core.
+ElementwiseShapes default_elementwise_shapes();
+// Tiny shapes, one repetition: for tests.
+ElementwiseShapes quick_elementwise_shapes();
+
+ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& shapes);
+
+}  // namespace ws
