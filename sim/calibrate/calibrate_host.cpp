@@ -33,6 +33,8 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
   const GemmGrid grid = options.quick ? quick_gemm_grid() : default_gemm_grid();
   progress << fmt::format("calibrate: GEMM, {} shapes x 3 variants on one core...", grid.shapes.size()) << std::endl;
   c.gemm = measure_gemm(grid);
+  progress << fmt::format("calibrate: GEMM 512^3 alone and on all {} cores at once...", c.host.cores) << std::endl;
+  c.busy_node = measure_busy_node_gemm(options.quick ? 128 : 512, c.host.cores, options.quick ? 1 : 5);
 
   // Arrays of 4x the last-level cache (at least 64 MiB) so the triad streams from DRAM.
   const double array_bytes =

@@ -81,6 +81,7 @@ Machine calibrated_machine(const Calibration& c) {
   m.device.memory_bandwidth = Bandwidth::from_bytes_per_s(f.memory_bandwidth_per_core);
   m.device.gemm = gemm_table(c, f.peak_fp32_flops);
   m.device.elementwise.elements_per_s = f.elementwise_per_s;
+  m.device.busy_node_compute = c.busy_node.share();
 
   m.node.devices = std::max(c.mpi.ranks, 1);
   for (int a = 0; a < m.node.devices; ++a) {

@@ -19,6 +19,7 @@ struct Calibration {
   std::string note;          // free text for the header (e.g. "host shared with other jobs")
   HostFacts host;
   GemmMeasurements gemm;
+  BusyNodeGemm busy_node;
   MemoryMeasurements memory;
   ElementwiseMeasurements elementwise;
   MpiMeasurements mpi;

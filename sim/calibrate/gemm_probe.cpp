@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 namespace ws {
@@ -81,6 +82,47 @@ GemmGrid quick_gemm_grid() {
   grid.shapes = {{64, 64, 64}, {128, 128, 128}, {256, 64, 128}};
   grid.repetitions = 1;
   return grid;
+}
+
+namespace {
+
+double nn_rate(int side, int repetitions) {
+  const GemmGridShape s{side, side, side};
+  const auto n = static_cast<std::size_t>(side) * static_cast<std::size_t>(side);
+  std::vector<float> a(n), b(n), c(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
+  for (std::size_t i = 0; i < n; ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
+  // Batches of >= 20 ms so that the cores overlap for most of each one's timing.
+  double best = 0;
+  for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    const double start = thread_cpu_seconds();
+    int calls = 0;
+    while (thread_cpu_seconds() - start < 0.02 || calls == 0) {
+      call_sgemm(Variant::nn, s.m, s.n, s.k, a.data(), b.data(), c.data());
+      ++calls;
+    }
+    best = std::max(best, 2.0 * side * side * side * calls / cpu_seconds_since(start));
+  }
+  return best;
+}
+
+}  // namespace
+
+BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions) {
+  openblas_set_num_threads(1);
+  BusyNodeGemm out;
+  out.side = side;
+  out.threads = std::max(threads, 1);
+  out.alone_flops = nn_rate(side, repetitions);
+  std::vector<double> each(static_cast<std::size_t>(out.threads));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < out.threads; ++t)
+    workers.emplace_back([&, t] { each[static_cast<std::size_t>(t)] = nn_rate(side, repetitions); });
+  for (auto& w : workers) w.join();
+  double sum = 0;
+  for (double e : each) sum += e;
+  out.each_flops = sum / out.threads;
+  return out;
 }
 
 GemmMeasurements measure_gemm(const GemmGrid& grid) {

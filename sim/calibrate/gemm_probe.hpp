@@ -45,4 +45,15 @@ GemmGrid quick_gemm_grid();
 // cache interference from other processes).
 GemmMeasurements measure_gemm(const GemmGrid& grid);
 
+// One core's sgemm rate alone, and each core's when every core runs it at once (shared caches,
+// power and clock): their ratio is the machine file's busy_node_compute.
+struct BusyNodeGemm {
+  int side = 0;     // an NN side^3 GEMM
+  int threads = 0;  // cores running it at once
+  double alone_flops = 0;
+  double each_flops = 0;  // mean over the threads of each one's best
+  double share() const { return alone_flops > 0 ? std::min(each_flops / alone_flops, 1.0) : 1.0; }
+};
+BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions);
+
 }  // namespace ws

@@ -136,6 +136,12 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                      significant(m.device.gemm.samples[i].efficiency, 4), significant(r.nn_flops * 1e-9, 4),
                      significant(r.nt_flops * 1e-9, 4), significant(r.tn_flops * 1e-9, 4)));
   }
+  if (c.busy_node.alone_flops > 0) {
+    line(fmt::format("  busy_node_compute: {:.4f}  # sgemm {}^3 NN, 1 thread, best of batches >= 20 ms (thread CPU time): "
+                     "{} GFLOP/s alone, {} GFLOP/s per core with all {} cores running it at once",
+                     m.device.busy_node_compute, c.busy_node.side, significant(c.busy_node.alone_flops * 1e-9, 4),
+                     significant(c.busy_node.each_flops * 1e-9, 4), c.busy_node.threads));
+  }
   const auto& e = c.elementwise;
   bool any_elementwise = false;
   for (double rate : f.elementwise_per_s) any_elementwise = any_elementwise || rate > 0;

@@ -43,6 +43,9 @@ struct DeviceSpec {
   Bandwidth memory_bandwidth;
   GemmEfficiencyTable gemm;
   ElementwiseThroughput elementwise;
+  // Share of the alone rates (gemm, elementwise) a device keeps when every device of its node
+  // computes at once: shared caches, power and clock on a CPU socket; 1 for GPUs.
+  double busy_node_compute = 1.0;
 };
 
 // A device-to-device link inside a node; usable in both directions, `bandwidth` per direction.

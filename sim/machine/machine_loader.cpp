@@ -221,7 +221,7 @@ std::vector<std::string> kernel_names() {
 }
 
 DeviceSpec read_device(const Field& f) {
-  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency", "elementwise_throughput"});
+  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency", "elementwise_throughput", "busy_node_compute"});
   DeviceSpec d;
   d.name = read_string(map.required("name"));
   const MapField peak(map.required("peak"), {"bf16", "fp16", "fp32"});
@@ -234,6 +234,7 @@ DeviceSpec read_device(const Field& f) {
   for (const Field& sample : read_list(map.required("gemm_efficiency"), "{m, n, k, efficiency} samples", true)) {
     d.gemm.samples.push_back(read_gemm_sample(sample));
   }
+  if (map.has("busy_node_compute")) d.busy_node_compute = read_efficiency(map.required("busy_node_compute"));
   if (map.has("elementwise_throughput")) {
     const Field throughput = map.required("elementwise_throughput");
     if (!throughput.node.IsMap() || throughput.node.size() == 0)

@@ -12,6 +12,7 @@
 //   - collectives on different communicators do not slow each other down (limit: README.md).
 #include "sim/step/simulated_step.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <fstream>
@@ -63,15 +64,29 @@ std::array<GroupPath, kStepGroups> group_paths(const Machine& machine, const Lay
 
 // GEMMs at the machine's shape-dependent efficiency; element-wise work at the slower of its memory
 // traffic (roofline) and, where the machine gives the kernel's throughput, its arithmetic.
-Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision precision) {
+// `arithmetic_share` is the share of its alone rate the device keeps with the job's other ranks on
+// the node computing too (busy_node_share).
+Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision precision, double arithmetic_share) {
+  auto shared = [arithmetic_share](Time alone) {
+    return arithmetic_share == 1.0 ? alone : Time::from_seconds(alone.seconds() / arithmetic_share);
+  };
   Time t = transfer_time(op.memory_bytes, device.memory_bandwidth);
   if (op.kernel && device.elementwise.of(*op.kernel) > 0)
-    t = max(t, Time::from_seconds(op.elements / device.elementwise.of(*op.kernel)));
+    t = max(t, shared(Time::from_seconds(op.elements / device.elementwise.of(*op.kernel))));
+  Time gemms;
   for (const GemmCall& g : op.gemms)
-    t += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n),
-                   static_cast<double>(g.k)) *
-         g.count;
-  return t;
+    gemms += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n),
+                       static_cast<double>(g.k)) *
+             g.count;
+  return t + shared(gemms);
+}
+
+// Linear in the node's devices the job keeps busy: 1 alone, busy_node_compute with all of them.
+double busy_node_share(const Machine& machine, const Layout& layout) {
+  const int devices = machine.node.devices;
+  if (devices <= 1) return 1.0;
+  const int busy = std::min(layout.devices(), devices);
+  return 1.0 - (1.0 - machine.device.busy_node_compute) * (busy - 1) / (devices - 1);
 }
 
 double microseconds(Time t) { return t.seconds() * 1e6; }
@@ -84,6 +99,7 @@ class StepExecution {
         precision_(options.precision),
         trace_(trace),
         paths_(group_paths(machine, schedule.layout, options.allocation)),
+        arithmetic_share_(busy_node_share(machine, schedule.layout)),
         completion_(schedule.ops.size()) {}
 
   SimulatedStep run() && {
@@ -119,7 +135,7 @@ class StepExecution {
   }
 
   void run_compute(const StepOp& op) {
-    const Time t = compute_task_time(op, machine_.device, precision_);
+    const Time t = compute_task_time(op, machine_.device, precision_, arithmetic_share_);
     // Work the engine does between its spans leaves the same gap in both traces.
     if (op.traced) record(op, false, 0, now_, now_ + t);
     now_ += t;
@@ -158,6 +174,7 @@ class StepExecution {
   Precision precision_;
   bool trace_;
   std::array<GroupPath, kStepGroups> paths_;
+  double arithmetic_share_;
   std::vector<Time> completion_;  // per op index: when a collective finishes
   std::array<Time, kStepGroups> communicator_free_{};
   std::array<Time, kStepGroups> exposed_{};

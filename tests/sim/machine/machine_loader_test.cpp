@@ -299,3 +299,32 @@ TEST(MachineLoader, RejectsUnknownMachineNameAndListsKnownOnes) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+TEST(MachineLoader, ReadsOptionalElementwiseThroughputAndBusyNodeCompute) {
+  const Machine plain = parse_machine(kValid, kFile);
+  EXPECT_EQ(plain.device.busy_node_compute, 1.0);
+  EXPECT_EQ(plain.device.elementwise.of(ElementwiseKernel::gelu_forward), 0.0);
+  const Machine m = parse_machine(
+      with("node:\n", "  busy_node_compute: 0.85\n  elementwise_throughput: {gelu_forward: 4.2e7, softmax_backward: 3e8}\nnode:\n"),
+      kFile);
+  EXPECT_EQ(m.device.busy_node_compute, 0.85);
+  EXPECT_EQ(m.device.elementwise.of(ElementwiseKernel::gelu_forward), 4.2e7);
+  EXPECT_EQ(m.device.elementwise.of(ElementwiseKernel::softmax_backward), 3e8);
+  EXPECT_EQ(m.device.elementwise.of(ElementwiseKernel::gelu_backward), 0.0);
+}
+
+TEST(MachineLoader, RejectsUnknownElementwiseKernelAndBadThroughput) {
+  expect_rejected(with("node:\n", "  elementwise_throughput: {gelu_fwd: 1e8}\nnode:\n"), 9,
+                  "device.elementwise_throughput.gelu_fwd", "gelu_forward");
+  expect_rejected(with("node:\n", "  elementwise_throughput: {gelu_forward: -1}\nnode:\n"), 9,
+                  "device.elementwise_throughput.gelu_forward", "a positive number");
+  expect_rejected(with("node:\n", "  elementwise_throughput: {}\nnode:\n"), 9, "device.elementwise_throughput",
+                  "a map of elements per second");
+  expect_rejected(with("node:\n", "  busy_node_compute: 1.5\nnode:\n"), 9, "device.busy_node_compute", "(0, 1]");
+}
+
+}  // namespace
+}  // namespace ws

@@ -50,7 +50,11 @@ TEST(SimulatedStep, OneRankStepIsTheSumOfItsComputeTasks) {
   for (const StepOp& op :
        make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops) {
     ASSERT_EQ(op.kind, StepOpKind::compute) << op.name;
-    sum += transfer_time(op.memory_bytes, local.device.memory_bandwidth);
+    // Element-wise work: the slower of its memory traffic and its calibrated arithmetic.
+    Time elementwise = transfer_time(op.memory_bytes, local.device.memory_bandwidth);
+    if (op.kernel && local.device.elementwise.of(*op.kernel) > 0)
+      elementwise = max(elementwise, Time::from_seconds(op.elements / local.device.elementwise.of(*op.kernel)));
+    sum += elementwise;
     for (const GemmCall& g : op.gemms)
       sum += gemm_time(local.device, Precision::fp32, static_cast<double>(g.m), static_cast<double>(g.n),
                        static_cast<double>(g.k)) *
@@ -152,6 +156,53 @@ TEST(SimulatedStep, ExposedCommunicationAndComputeMakeUpTheStep) {
   for (const auto& [group, seconds] : step.exposed_comm_s) sum += seconds;
   EXPECT_NEAR(sum, step.step_s, 1e-9 * step.step_s);
   EXPECT_GT(step.exposed_comm_s.at("x"), 0.0);
+}
+
+}  // namespace
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+double kind_s(const SimulatedStep& s, const char* kind) {
+  const auto it = s.compute_by_kind_s.find(kind);
+  return it == s.compute_by_kind_s.end() ? 0.0 : it->second;
+}
+
+// GELU's time is its memory traffic until its arithmetic is slower: then elements / throughput.
+TEST(SimulatedStep, ElementwiseOpTakesTheSlowerOfMemoryAndArithmetic) {
+  Machine local = machine("local.yaml");
+  const SimulatedStepConfig c = engine_sized(Layout{});
+  double gelu_elements = 0, gelu_bytes = 0;
+  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops) {
+    if (op.compute != ComputeKind::gelu) continue;
+    ASSERT_TRUE(op.kernel.has_value()) << op.name;
+    gelu_elements += op.elements;
+    gelu_bytes += op.memory_bytes;
+  }
+  ASSERT_GT(gelu_elements, 0);
+  const double memory_s = gelu_bytes / local.device.memory_bandwidth.bytes_per_s();
+  for (ElementwiseKernel k : {ElementwiseKernel::gelu_forward, ElementwiseKernel::gelu_backward})
+    local.device.elementwise.of(k) = 1e15;  // arithmetic far faster than memory
+  EXPECT_NEAR(kind_s(simulate_step(local, c), "gelu"), memory_s, 1e-9 + 1e-9 * memory_s);
+  for (ElementwiseKernel k : {ElementwiseKernel::gelu_forward, ElementwiseKernel::gelu_backward})
+    local.device.elementwise.of(k) = 1e6;  // far slower
+  EXPECT_NEAR(kind_s(simulate_step(local, c), "gelu"), gelu_elements / 1e6, 1e-9 * gelu_elements / 1e6);
+}
+
+// With every core of the node busy each keeps busy_node_compute of its alone rate: GEMM time
+// divides by it; memory-bound work does not change; one rank alone is not slowed.
+TEST(SimulatedStep, BusyNodeSlowsArithmeticOnlyWhenTheJobFillsTheNode) {
+  Machine local = machine("local.yaml");
+  ASSERT_EQ(local.node.devices, 2);
+  local.device.busy_node_compute = 1.0;
+  const SimulatedStepConfig two = engine_sized(Layout{2, 1, 1, 1}), one = engine_sized(Layout{});
+  const SimulatedStep full_speed = simulate_step(local, two), alone = simulate_step(local, one);
+  local.device.busy_node_compute = 0.5;
+  const SimulatedStep busy = simulate_step(local, two);
+  EXPECT_NEAR(kind_s(busy, "gemm"), 2.0 * kind_s(full_speed, "gemm"), 1e-9);
+  EXPECT_DOUBLE_EQ(kind_s(busy, "optimizer"), kind_s(full_speed, "optimizer"));
+  EXPECT_DOUBLE_EQ(simulate_step(local, one).step_s, alone.step_s);
 }
 
 }  // namespace
