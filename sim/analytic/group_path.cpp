@@ -149,6 +149,7 @@ GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, cons
   g.kind = kind;
   g.ranks = group_size(layout, kind);
   g.launch_latency = library.launch_latency;
+  g.binomial_reductions = collective_family(library) == CollectiveFamily::open_mpi;
   if (g.ranks <= 1) return g;
 
   const long long s = group_stride(layout, kind);
@@ -279,8 +280,10 @@ GroupPath group_path(const Machine& machine, const Layout& layout, GroupKind kin
 
 Time collective_time(CollectiveOp op, const GroupPath& path, double full_bytes) {
   if (path.ranks <= 1) return Time::zero();
-  return path.launch_latency +
-         ring_collective_time(op, path.ranks, full_bytes, path.bandwidth, path.step_latency);
+  const Time algorithm = path.binomial_reductions
+                             ? binomial_collective_time(op, path.ranks, full_bytes, path.bandwidth, path.step_latency)
+                             : ring_collective_time(op, path.ranks, full_bytes, path.bandwidth, path.step_latency);
+  return path.launch_latency + algorithm;
 }
 
 }  // namespace ws

@@ -32,6 +32,9 @@ struct GroupPath {
   Time step_latency;            // network + library latency of one ring step
   Time launch_latency;          // once per collective call
   const char* where = "local";  // "local" (1 rank), "intra-node", "inter-node", "inter-group"
+  // The machine's default library is Open MPI: all-reduce and reduce-scatter are binomial trees
+  // (binomial_collective_time), not rings.
+  bool binomial_reductions = false;
 };
 
 // Ranks sit on devices in rank order (node n holds ranks n*D .. n*D+D-1) and the group of `kind`
@@ -43,7 +46,8 @@ GroupPath group_path(const Machine& machine, const IntraNodeRoutes& routes, cons
 GroupPath group_path(const Machine& machine, const Layout& layout, GroupKind kind,
                      NodeAllocation allocation = NodeAllocation::contiguous);
 
-// Ring collective over the group plus the library's launch latency; zero for one rank.
+// The group's collective (ring, or binomial_collective_time with binomial_reductions) plus the
+// library's launch latency; zero for one rank.
 Time collective_time(CollectiveOp op, const GroupPath& path, double full_bytes);
 
 }  // namespace ws

@@ -1,5 +1,7 @@
 #include "sim/calibrate/alpha_beta_fit.hpp"
 
+#include "sim/analytic/collective_cost.hpp"
+
 #include <Eigen/Dense>
 
 #include <algorithm>
@@ -104,7 +106,7 @@ AlphaBeta fit_alpha_beta(const std::vector<TimedTransfer>& samples) {
   return out;
 }
 
-RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples) {
+RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples, bool binomial_reductions) {
   const auto rows = static_cast<Eigen::Index>(samples.size());
   if (rows < 3) throw std::invalid_argument("ring fit: needs at least three timed collectives");
   Eigen::MatrixXd features(rows, 3);
@@ -113,11 +115,10 @@ RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples) {
     const auto& s = samples[static_cast<std::size_t>(i)];
     check_times(s.seconds, s.full_bytes);
     if (s.ranks < 2) throw std::invalid_argument("ring fit: every collective needs at least two ranks");
-    const double k = s.op == CollectiveOp::all_reduce ? 2.0 : 1.0;
-    const double p = s.ranks;
+    const CollectiveTerms terms = collective_terms(s.op, s.ranks, s.full_bytes, binomial_reductions);
     features(i, 0) = 1.0;
-    features(i, 1) = k * (p - 1.0);
-    features(i, 2) = k * (p - 1.0) / p * s.full_bytes;
+    features(i, 1) = terms.steps;
+    features(i, 2) = terms.wire_bytes;
     times(i) = s.seconds;
   }
   const LinearFit fit = relative_least_squares(features, times, {true, true, false});

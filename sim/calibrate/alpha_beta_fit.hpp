@@ -38,12 +38,14 @@ struct TimedCollective {
   double seconds = 0;
 };
 
-// The ring model the simulator uses (sim/analytic/collective_cost.hpp, group_path.cpp), with
-// k = 2 for all-reduce and 1 for all-gather / reduce-scatter:
-//   t = launch + k (p-1) step + k (p-1)/p M / ring_bandwidth
-// `step` is the whole per-hop latency (link + library). Fitted jointly over all ops by relative
-// least squares; launch and step are clamped to >= 0. All-reduce's k = 2 against the others' 1 is
-// what separates launch from step when only one rank count was measured.
+// The collective model the simulator uses (sim/analytic/collective_cost.hpp, group_path.cpp):
+//   t = launch + steps x step + wire_bytes / bandwidth
+// with steps and wire bytes from collective_terms(): rings (k = 2 for all-reduce, 1 for the
+// others: k (p-1) steps and k (p-1)/p M bytes) or, with `binomial_reductions`, Open MPI's
+// non-blocking binomial all-reduce and reduce-scatter. `step` is the whole per-step latency (link
+// + library). Fitted jointly over all ops by relative least squares; launch and step are clamped
+// to >= 0. The ops' different step counts are what separate launch from step when only one rank
+// count was measured.
 struct RingFit {
   Time launch_latency;
   Time step_latency;
@@ -51,6 +53,6 @@ struct RingFit {
   double max_relative_residual = 0;
 };
 
-RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples);
+RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples, bool binomial_reductions = false);
 
 }  // namespace ws

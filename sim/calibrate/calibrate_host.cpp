@@ -47,7 +47,8 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
   c.elementwise = measure_elementwise(options.quick ? quick_elementwise_shapes() : default_elementwise_shapes());
 
   progress << fmt::format("calibrate: MPI ping-pong and collectives on {} ranks...", ranks) << std::endl;
-  c.mpi = measure_mpi(MpiProbeOptions{options.mpi_probe_executable, "mpirun", ranks, options.quick});
+  c.mpi = measure_mpi(MpiProbeOptions{options.mpi_probe_executable, "mpirun", ranks, options.quick, options.launcher});
+  c.shaped_network = options.shaped_network;
   return c;
 }
 

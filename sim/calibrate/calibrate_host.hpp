@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/calibrate/calibration.hpp"
+#include "sim/core/child_process.hpp"
 
 namespace ws {
 
@@ -16,6 +17,8 @@ struct CalibrateOptions {
   std::string mpi_probe_executable;
   int ranks = 0;       // MPI ranks; 0 = every online core
   bool quick = false;  // tiny GEMM grid, small arrays, small messages: seconds, for tests
+  RankLauncher launcher;        // how mpirun starts the MPI probe's ranks (sim/netns)
+  std::string shaped_network;   // non-empty with a namespace launcher: Calibration::shaped_network
 };
 
 Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progress);

@@ -59,7 +59,11 @@ CalibratedFigures derive_figures(const Calibration& c) {
   f.memory_bandwidth_per_core = c.memory.all_cores_bytes_per_s / cores;
   f.memory_capacity_per_core = c.host.memory_bytes / std::max(c.host.cores, 1);
   f.link = fit_alpha_beta(c.mpi.ping_pong);
-  f.ring = fit_ring_collectives(c.mpi.collectives);
+  // The file's library is "openmpi": its collectives are priced as Open MPI's non-blocking ones
+  // (binomial all-reduce and reduce-scatter), which is what the probe times and the engine calls.
+  f.ring = fit_ring_collectives(c.mpi.collectives,
+                                collective_family(CollectiveLibrary{kCalibratedLibrary, {}, {}, 1.0, {}}) ==
+                                    CollectiveFamily::open_mpi);
   f.library_step_latency = max(f.ring.step_latency - f.link.latency, Time::zero());
   const double efficiency = f.ring.ring_bandwidth.bytes_per_s() / f.link.bandwidth.bytes_per_s();
   f.efficiency_clamped = efficiency > 1.0;
@@ -83,7 +87,10 @@ Machine calibrated_machine(const Calibration& c) {
   m.device.elementwise.elements_per_s = f.elementwise_per_s;
   m.device.busy_node_compute = c.busy_node.share();
 
-  m.node.devices = std::max(c.mpi.ranks, 1);
+  const int ranks = std::max(c.mpi.ranks, 1);
+  const bool one_node_per_rank = !c.shaped_network.empty();
+  m.nodes = one_node_per_rank ? ranks : 1;
+  m.node.devices = one_node_per_rank ? 1 : ranks;
   for (int a = 0; a < m.node.devices; ++a) {
     for (int b = a + 1; b < m.node.devices; ++b) {
       m.node.links.push_back(IntraNodeLink{a, b, f.link.bandwidth, f.link.latency});
@@ -94,21 +101,23 @@ Machine calibrated_machine(const Calibration& c) {
   m.node.nic_efficiency.large_message_efficiency = 1.0;
   m.node.nic_efficiency.half_bandwidth_bytes = f.link.latency.seconds() * f.link.bandwidth.bytes_per_s();
 
+  // One switch with an endpoint per node: the bridge of the shaped network, or (one node) unused.
+  // The NIC carries the whole fitted latency, so links and switch add none.
   DragonflySpec& net = m.network;
   net.groups = 1;
   net.switches_per_group = 1;
-  net.ports_per_switch = 1;
-  net.endpoints_per_switch = 1;
+  net.ports_per_switch = m.nodes;
+  net.endpoints_per_switch = m.nodes;
   net.global_ports_per_switch = 0;
   net.global_links_per_group_pair = 0;
-  net.nodes_per_group = 1;
+  net.nodes_per_group = m.nodes;
   net.endpoint_link_bandwidth = net.local_link_bandwidth = net.global_link_bandwidth = f.link.bandwidth;
   net.endpoint_link_latency = net.local_link_latency = net.global_link_latency = Time::zero();
   net.switch_latency = Time::zero();
   net.routing = RoutingPolicy::minimal;
 
   m.collective_libraries.push_back(
-      CollectiveLibrary{"openmpi", f.ring.launch_latency, f.library_step_latency, f.library_bandwidth_efficiency});
+      CollectiveLibrary{kCalibratedLibrary, f.ring.launch_latency, f.library_step_latency, f.library_bandwidth_efficiency});
   return m;
 }
 

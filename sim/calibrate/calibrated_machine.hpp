@@ -9,6 +9,9 @@
 
 namespace ws {
 
+// The collective library a calibrated file names: Open MPI (see collective_family()).
+inline constexpr const char* kCalibratedLibrary = "openmpi";
+
 struct CalibratedFigures {
   double peak_fp32_flops = 0;
   bool peak_from_measurement = false;  // the clock was unknown or a GEMM beat the derived peak
@@ -30,7 +33,8 @@ CalibratedFigures derive_figures(const Calibration& c);
 
 // The Machine the written file describes: 1 node of `mpi.ranks` devices, all-to-all links with
 // the ping-pong fit, one loopback NIC with the same figures (unused: one host), a 1-group
-// 1-switch dragonfly, and an "openmpi" collective library.
+// 1-switch dragonfly, and an "openmpi" collective library. With a shaped network: `mpi.ranks`
+// nodes of one device each, the ping-pong fit as every node's NIC, one switch joining them.
 Machine calibrated_machine(const Calibration& c);
 
 }  // namespace ws

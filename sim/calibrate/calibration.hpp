@@ -23,6 +23,10 @@ struct Calibration {
   MemoryMeasurements memory;
   ElementwiseMeasurements elementwise;
   MpiMeasurements mpi;
+  // Empty: the ranks talked through this host's shared memory (one node of mpi.ranks cores).
+  // Else how they were separated (sim/netns: a namespace per rank, shaped veth links): the file
+  // then has one node per rank behind one switch, with the measured link as each node's NIC.
+  std::string shaped_network;
 };
 
 }  // namespace ws

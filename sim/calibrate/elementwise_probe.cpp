@@ -1,5 +1,7 @@
 #include "sim/calibrate/elementwise_probe.hpp"
 
+#include "sim/core/statistics.hpp"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -32,16 +34,17 @@ std::vector<float> filled(std::size_t n, unsigned seed, float standard_deviation
   return v;
 }
 
-// Best thread-CPU seconds of one call over `repetitions` timed calls after a warm-up.
-double best_seconds(int repetitions, const std::function<void()>& call) {
+// Median thread-CPU seconds of one call over `repetitions` timed calls after a warm-up (the
+// median for the reason gemm_probe.hpp gives).
+double median_seconds(int repetitions, const std::function<void()>& call) {
   call();
-  double best = std::numeric_limits<double>::infinity();
+  std::vector<double> seconds;
   for (int i = 0; i < std::max(repetitions, 1); ++i) {
     const double start = thread_cpu_seconds();
     call();
-    best = std::min(best, thread_cpu_seconds() - start);
+    seconds.push_back(thread_cpu_seconds() - start);
   }
-  return best;
+  return median(seconds);
 }
 
 void set(ElementwiseMeasurements& m, ElementwiseKernel k, double seconds, double elements) {
@@ -82,10 +85,10 @@ ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& s) {
     const auto n = static_cast<std::size_t>(s.gelu_elements);
     const std::vector<float> x = filled(n, 1), dy = filled(n, 2);
     std::vector<float> y(n), t(n), dx(n);
-    set(m, ElementwiseKernel::gelu_forward, best_seconds(reps, [&] { gelu_forward(x.data(), y.data(), t.data(), n); }),
+    set(m, ElementwiseKernel::gelu_forward, median_seconds(reps, [&] { gelu_forward(x.data(), y.data(), t.data(), n); }),
         static_cast<double>(n));
     set(m, ElementwiseKernel::gelu_backward,
-        best_seconds(reps, [&] { gelu_backward(x.data(), t.data(), dy.data(), dx.data(), n); }), static_cast<double>(n));
+        median_seconds(reps, [&] { gelu_backward(x.data(), t.data(), dy.data(), dx.data(), n); }), static_cast<double>(n));
   }
   {
     const int rows = s.layer_norm_rows, width = s.layer_norm_width;
@@ -94,11 +97,11 @@ ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& s) {
                              beta = filled(static_cast<std::size_t>(width), 6);
     std::vector<float> y(n), dx(n), mean(static_cast<std::size_t>(rows)), rstd(static_cast<std::size_t>(rows)),
         dgamma(static_cast<std::size_t>(width)), dbeta(static_cast<std::size_t>(width));
-    set(m, ElementwiseKernel::layer_norm_forward, best_seconds(reps, [&] {
+    set(m, ElementwiseKernel::layer_norm_forward, median_seconds(reps, [&] {
           layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, width, width);
         }),
         static_cast<double>(n));
-    set(m, ElementwiseKernel::layer_norm_backward, best_seconds(reps, [&] {
+    set(m, ElementwiseKernel::layer_norm_backward, median_seconds(reps, [&] {
           layer_norm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(), dgamma.data(),
                               dbeta.data(), rows, width, width);
         }),
@@ -113,8 +116,8 @@ ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& s) {
         dprobs(static_cast<std::size_t>(a.seq) * static_cast<std::size_t>(a.seq));
     const auto elements = static_cast<double>(a.probs_size());
     set(m, ElementwiseKernel::softmax_forward,
-        best_seconds(reps, [&] { attention_forward(a, qkv.data(), out.data(), probs.data()); }), elements);
-    set(m, ElementwiseKernel::softmax_backward, best_seconds(reps, [&] {
+        median_seconds(reps, [&] { attention_forward(a, qkv.data(), out.data(), probs.data()); }), elements);
+    set(m, ElementwiseKernel::softmax_backward, median_seconds(reps, [&] {
           attention_backward(a, qkv.data(), probs.data(), dout.data(), dqkv.data(), dprobs.data());
         }),
         elements);

@@ -16,7 +16,7 @@ struct ElementwiseShapes {
   int layer_norm_rows = 0, layer_norm_width = 0;
   int attention_sequences = 0, attention_seq = 0, attention_heads = 0, attention_head_dim = 0;
   int cross_entropy_rows = 0, cross_entropy_vocabulary = 0;
-  int repetitions = 5;  // timed calls after one warm-up; the best counts
+  int repetitions = 5;  // timed calls after one warm-up; the median counts
 };
 
 struct ElementwiseMeasurements {

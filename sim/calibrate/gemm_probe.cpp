@@ -1,5 +1,7 @@
 #include "sim/calibrate/gemm_probe.hpp"
 
+#include "sim/core/statistics.hpp"
+
 #include "sim/calibrate/thread_cpu_clock.hpp"
 
 #include <cblas.h>
@@ -30,20 +32,20 @@ void call_sgemm(Variant v, int m, int n, int k, const float* a, const float* b, 
               ta ? m : k, b, tb ? k : n, 0.0f, c, n);
 }
 
-double best_rate(Variant v, const GemmGridShape& s, int repetitions, std::vector<float>& a, std::vector<float>& b,
-                 std::vector<float>& c) {
+double median_rate(Variant v, const GemmGridShape& s, int repetitions, std::vector<float>& a, std::vector<float>& b,
+                   std::vector<float>& c) {
   const double flops = 2.0 * s.m * s.n * s.k;
   double start = thread_cpu_seconds();
   call_sgemm(v, s.m, s.n, s.k, a.data(), b.data(), c.data());  // warm-up: caches, page faults
   const double first = std::max(cpu_seconds_since(start), 1e-9);
   const int batch = std::clamp(static_cast<int>(std::ceil(1e-3 / first)), 1, 10000);
-  double best_seconds = first;
+  std::vector<double> seconds;
   for (int r = 0; r < std::max(repetitions, 1); ++r) {
     start = thread_cpu_seconds();
     for (int i = 0; i < batch; ++i) call_sgemm(v, s.m, s.n, s.k, a.data(), b.data(), c.data());
-    best_seconds = std::min(best_seconds, cpu_seconds_since(start) / batch);
+    seconds.push_back(cpu_seconds_since(start) / batch);
   }
-  return flops / best_seconds;
+  return flops / median(seconds);
 }
 
 }  // namespace
@@ -93,7 +95,7 @@ double nn_rate(int side, int repetitions) {
   for (std::size_t i = 0; i < n; ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
   for (std::size_t i = 0; i < n; ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
   // Batches of >= 20 ms so that the cores overlap for most of each one's timing.
-  double best = 0;
+  std::vector<double> rates;
   for (int r = 0; r < std::max(repetitions, 1); ++r) {
     const double start = thread_cpu_seconds();
     int calls = 0;
@@ -101,9 +103,9 @@ double nn_rate(int side, int repetitions) {
       call_sgemm(Variant::nn, s.m, s.n, s.k, a.data(), b.data(), c.data());
       ++calls;
     }
-    best = std::max(best, 2.0 * side * side * side * calls / cpu_seconds_since(start));
+    rates.push_back(2.0 * side * side * side * calls / cpu_seconds_since(start));
   }
-  return best;
+  return median(rates);
 }
 
 }  // namespace
@@ -138,9 +140,9 @@ GemmMeasurements measure_gemm(const GemmGrid& grid) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
     GemmShapeRate rate{s.m, s.n, s.k, 0, 0, 0};
-    rate.nn_flops = best_rate(Variant::nn, s, grid.repetitions, a, b, c);
-    rate.nt_flops = best_rate(Variant::nt, s, grid.repetitions, a, b, c);
-    rate.tn_flops = best_rate(Variant::tn, s, grid.repetitions, a, b, c);
+    rate.nn_flops = median_rate(Variant::nn, s, grid.repetitions, a, b, c);
+    rate.nt_flops = median_rate(Variant::nt, s, grid.repetitions, a, b, c);
+    rate.tn_flops = median_rate(Variant::tn, s, grid.repetitions, a, b, c);
     out.rates.push_back(rate);
   }
   out.wall_seconds = seconds_since(start);

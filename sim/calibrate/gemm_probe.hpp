@@ -40,9 +40,10 @@ GemmGrid default_gemm_grid();
 GemmGrid quick_gemm_grid();
 
 // Pins OpenBLAS to one thread (the engine runs one rank per core) and times the grid in thread CPU
-// time (thread_cpu_clock.hpp). A call under a millisecond is repeated in a batch; the best batch
-// of `repetitions` gives the per-call time (the best is the core's capability; slower batches are
-// cache interference from other processes).
+// time (thread_cpu_clock.hpp). A call under a millisecond is repeated in a batch; the median batch
+// of `repetitions` gives the per-call time. The median, not the best: the simulator predicts the
+// engine's average step, and on a shared or virtual host the best of a few short batches is a
+// rate the engine's GEMMs rarely see (best-of tables ran 10-20 % ahead of the engine here).
 GemmMeasurements measure_gemm(const GemmGrid& grid);
 
 // One core's sgemm rate alone, and each core's when every core runs it at once (shared caches,
@@ -51,7 +52,7 @@ struct BusyNodeGemm {
   int side = 0;     // an NN side^3 GEMM
   int threads = 0;  // cores running it at once
   double alone_flops = 0;
-  double each_flops = 0;  // mean over the threads of each one's best
+  double each_flops = 0;  // mean over the threads of each one's median
   double share() const { return alone_flops > 0 ? std::min(each_flops / alone_flops, 1.0) : 1.0; }
 };
 BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions);

@@ -90,7 +90,14 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("name: {}", c.machine_name));
   line(fmt::format("description: \"{}\"",
                    escape(fmt::format("this host ({}, {} cores) calibrated {}", h.cpu_model, h.cores, c.date_utc))));
-  line("nodes: 1  # one host; every rank of a calibrated run shares it");
+  const bool shaped = !c.shaped_network.empty();
+  if (shaped) {
+    line(fmt::format("# Network: {}. A \"node\" is one rank's namespace (one core of this host); the nodes share", c.shaped_network));
+    line("# the host's cores and memory, so device figures are per core as without the namespaces.");
+    line(fmt::format("nodes: {}  # one per rank and network namespace", m.nodes));
+  } else {
+    line("nodes: 1  # one host; every rank of a calibrated run shares it");
+  }
   line("");
 
   // Device.
@@ -104,7 +111,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("    fp16: \"{}\"{}", gflops(f.peak_fp32_flops), same_as_fp32));
   if (f.peak_from_measurement) {
     line(fmt::format(
-        "    fp32: \"{}\"  # best measured single-thread sgemm rate, since the derived peak {} from {} MHz x {} "
+        "    fp32: \"{}\"  # highest single-thread sgemm rate of the table below, since the derived peak {} from {} MHz x {} "
         "flops/cycle was {}",
         gflops(f.peak_fp32_flops), gflops(h.fp32_peak_flops()), significant(h.clock_hz * 1e-6),
         h.fp32_flops_per_cycle(), h.clock_hz > 0 ? "lower (the core runs above the listed clock, e.g. boost)" : "unknown (no clock found)"));
@@ -126,7 +133,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
           : fmt::format("NOT >> the {} last-level cache: a quick run, not DRAM", mib(h.last_level_cache_bytes)),
       c.memory.repetitions, c.memory.threads, gbps(c.memory.all_cores_bytes_per_s),
       gbps(c.memory.one_core_bytes_per_s)));
-  line(fmt::format("  gemm_efficiency:  # cblas_sgemm (fp32, row-major), 1 thread; per shape and variant the best of {} "
+  line(fmt::format("  gemm_efficiency:  # cblas_sgemm (fp32, row-major), 1 thread; per shape and variant the median of {} "
                    "timed calls (batched to >= 1 ms, thread CPU time) after a warm-up; the table keeps the best of "
                    "NN / NT / TN, the comment lists all three in GFLOP/s; efficiency = rate / fp32 peak; grid took {:.0f} s",
                    c.gemm.grid.repetitions, c.gemm.wall_seconds));
@@ -137,7 +144,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                      significant(r.nt_flops * 1e-9, 4), significant(r.tn_flops * 1e-9, 4)));
   }
   if (c.busy_node.alone_flops > 0) {
-    line(fmt::format("  busy_node_compute: {:.4f}  # sgemm {}^3 NN, 1 thread, best of batches >= 20 ms (thread CPU time): "
+    line(fmt::format("  busy_node_compute: {:.4f}  # sgemm {}^3 NN, 1 thread, median of batches >= 20 ms (thread CPU time): "
                      "{} GFLOP/s alone, {} GFLOP/s per core with all {} cores running it at once",
                      m.device.busy_node_compute, c.busy_node.side, significant(c.busy_node.alone_flops * 1e-9, 4),
                      significant(c.busy_node.each_flops * 1e-9, 4), c.busy_node.threads));
@@ -147,7 +154,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   for (double rate : f.elementwise_per_s) any_elementwise = any_elementwise || rate > 0;
   if (any_elementwise) {
     line(fmt::format("  elementwise_throughput:  # elements/s of the engine's own fp32 kernels (engine/kernels) on one "
-                     "core, best of {} calls after a warm-up, thread CPU time; probes took {:.1f} s",
+                     "core, median of {} calls after a warm-up, thread CPU time; probes took {:.1f} s",
                      e.shapes.repetitions, e.wall_seconds));
     for (int i = 0; i < kElementwiseKernels; ++i) {
       const auto k = static_cast<std::size_t>(i);
@@ -188,14 +195,21 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                                        size_range(c.mpi), c.mpi.batches, 100.0 * f.link.max_relative_residual,
                                        ping_pong_extremes(c.mpi));
   line("node:");
-  line(fmt::format("  devices: {}  # cores used, one MPI rank each ({})", m.node.devices, c.mpi.command));
-  line("  all_to_all:  # every pair of cores talks through shared memory at the same cost");
-  line(fmt::format("    bandwidth: \"{}\"  # beta of the {}", gbps(f.link.bandwidth), ping));
-  line(fmt::format("    latency: \"{}\"  # alpha of the same fit{}", ns(f.link.latency),
-                   f.link.latency == Time::zero() ? " (clamped: the fit gave alpha < 0)" : ""));
-  line("  nics:  # not used: single host. The schema needs one; it repeats the core-to-core figures");
-  line(fmt::format("    - {{device: 0, bandwidth: \"{}\", latency: \"{}\"}}  # same ping-pong fit as all_to_all",
-                   gbps(f.link.bandwidth), ns(f.link.latency)));
+  if (shaped) {
+    line(fmt::format("  devices: 1  # one core, one MPI rank ({})", c.mpi.command));
+    line("  nics:  # the rank's veth link: bridge, TCP and tbf shaping as one alpha-beta link");
+    line(fmt::format("    - {{device: 0, bandwidth: \"{}\", latency: \"{}\"}}  # beta and alpha of the {}", gbps(f.link.bandwidth),
+                     ns(f.link.latency), ping));
+  } else {
+    line(fmt::format("  devices: {}  # cores used, one MPI rank each ({})", m.node.devices, c.mpi.command));
+    line("  all_to_all:  # every pair of cores talks through shared memory at the same cost");
+    line(fmt::format("    bandwidth: \"{}\"  # beta of the {}", gbps(f.link.bandwidth), ping));
+    line(fmt::format("    latency: \"{}\"  # alpha of the same fit{}", ns(f.link.latency),
+                     f.link.latency == Time::zero() ? " (clamped: the fit gave alpha < 0)" : ""));
+    line("  nics:  # not used: single host. The schema needs one; it repeats the core-to-core figures");
+    line(fmt::format("    - {{device: 0, bandwidth: \"{}\", latency: \"{}\"}}  # same ping-pong fit as all_to_all",
+                     gbps(f.link.bandwidth), ns(f.link.latency)));
+  }
   line("  nic_efficiency:");
   line("    large_message: 1  # the fit's beta is already the achieved rate");
   line(fmt::format("    half_bandwidth_size: \"{:.0f} B\"  # alpha x beta: where the ping-pong fit reaches half of beta",
@@ -203,33 +217,40 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line("");
 
   // Network.
-  line("network:  # not used: single host. A minimal valid 1-group, 1-switch dragonfly");
+  const std::string unused = shaped ? "" : "  # not used: single host";
+  line(shaped ? "network:  # the bridge: one switch with a port per namespace; the NICs above carry the whole latency"
+              : "network:  # not used: single host. A minimal valid 1-group, 1-switch dragonfly");
   line("  topology: dragonfly");
-  line("  groups: 1  # one host");
+  line(shaped ? "  groups: 1  # one bridge" : "  groups: 1  # one host");
   line("  switches_per_group: 1  # minimal valid value");
-  line("  ports_per_switch: 1  # minimal valid value: one endpoint port");
-  line("  endpoints_per_switch: 1  # the loopback NIC");
+  line(fmt::format("  ports_per_switch: {}  # {}", m.network.ports_per_switch,
+                   shaped ? "one per namespace" : "minimal valid value: one endpoint port"));
+  line(fmt::format("  endpoints_per_switch: {}  # {}", m.network.endpoints_per_switch,
+                   shaped ? "one per namespace" : "the loopback NIC"));
   line("  global_ports_per_switch: 0  # one group");
   line("  global_links_per_group_pair: 0  # one group");
-  line("  nodes_per_group: 1  # one host");
-  line("  links:  # the ping-pong fit's bandwidth, no wire latency (never crossed)");
+  line(fmt::format("  nodes_per_group: {}  # {}", m.network.nodes_per_group, shaped ? "every namespace" : "one host"));
+  line(shaped ? "  links:  # the ping-pong fit's bandwidth; its latency is the NIC's"
+              : "  links:  # the ping-pong fit's bandwidth, no wire latency (never crossed)");
   for (const char* kind : {"endpoint", "local", "global"}) {
-    line(fmt::format("    {}: {{bandwidth: \"{}\", latency: \"0 ns\"}}  # not used: single host", kind,
-                     gbps(f.link.bandwidth)));
+    line(fmt::format("    {}: {{bandwidth: \"{}\", latency: \"0 ns\"}}{}", kind, gbps(f.link.bandwidth), unused));
   }
-  line("  switch_latency: \"0 ns\"  # not used: single host");
-  line("  routing: minimal  # not used: single host");
+  line(fmt::format("  switch_latency: \"0 ns\"{}", shaped ? "  # in the NIC latency" : unused));
+  line(fmt::format("  routing: minimal{}", unused));
   line("");
 
   // Collectives.
   const CollectiveLibrary& lib = m.collective_libraries.front();
   line(fmt::format(
-      "collectives:  # MPI_Allreduce / MPI_Reduce_scatter_block / MPI_Allgather on {} ranks, full buffer {} x 4 B .. {} "
-      "in x4 steps, slowest rank's per-call time in the best of {} batches; fitted jointly to launch + k (p-1) step "
-      "+ k (p-1)/p M / ring bandwidth (k = 2 for all-reduce) on relative error (max residual {:.0f}%); measured: {}",
+      "collectives:  # MPI_Iallreduce (in place) / MPI_Ireduce_scatter_block / MPI_Iallgather, each + MPI_Wait as the "
+      "engine calls them, on {} ranks, full buffer {} x 4 B .. {} in x4 steps, slowest rank's per-call time in the best "
+      "of {} batches; fitted jointly to launch + steps x step + wire bytes / bandwidth with Open MPI's binomial "
+      "all-reduce and reduce-scatter and ring all-gather (sim/analytic/collective_cost.hpp) on relative error (max "
+      "residual {:.0f}%); measured: {}",
       c.mpi.ranks, c.mpi.ranks, mib(c.mpi.largest_bytes), c.mpi.batches, 100.0 * f.ring.max_relative_residual,
       smallest_collective_times(c.mpi)));
-  line(fmt::format("  - name: openmpi  # {}", c.mpi.library));
+  line(fmt::format("  - name: {}  # {}; priced as its non-blocking collectives (coll/libnbc), as the engine calls them",
+                   lib.name, c.mpi.library));
   line(fmt::format("    launch_latency: \"{}\"  # the fit's launch term{}", ns(lib.launch_latency),
                    lib.launch_latency == Time::zero() ? " (clamped at 0)" : ""));
   line(fmt::format("    step_latency: \"{}\"  # the fit's per-step {} minus the link latency above{}",

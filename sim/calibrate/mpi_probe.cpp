@@ -57,16 +57,14 @@ MpiMeasurements measure_mpi(const MpiProbeOptions& options) {
   }
   const auto json_path = std::filesystem::temp_directory_path() /
                          fmt::format("weakscale-calibrate-mpi-{}.json", static_cast<long>(::getpid()));
-  std::vector<std::string> argv{options.mpirun, "-np", std::to_string(options.ranks)};
-  const std::vector<std::string> probe{options.probe_executable, "--out", json_path.string()};
-  std::vector<std::string> command = argv;
-  command.insert(command.end(), probe.begin(), probe.end());
-  if (options.quick) command.emplace_back("--quick");
+  std::vector<std::string> probe{options.probe_executable, "--out", json_path.string()};
+  if (options.quick) probe.emplace_back("--quick");
   const auto env = mpirun_environment();
+  std::vector<std::string> command = mpirun_command(options.mpirun, options.ranks, false, options.launcher, probe);
   ChildResult run = run_child(command, env);
   // Open MPI counts slots as cores; hosts whose online CPUs are hardware threads need this.
   if (run.exit_code != 0 && run.output.find("slots") != std::string::npos) {
-    command.insert(command.begin() + 3, "--oversubscribe");
+    command = mpirun_command(options.mpirun, options.ranks, true, options.launcher, probe);
     run = run_child(command, env);
   }
   if (run.exit_code != 0) {
@@ -80,7 +78,8 @@ MpiMeasurements measure_mpi(const MpiProbeOptions& options) {
   std::filesystem::remove(json_path);
   MpiMeasurements m = parse_mpi_probe_json(text.str());
   for (auto& word : command) {
-    if (word == options.probe_executable) word = std::filesystem::path(word).filename().string();
+    if (word == options.probe_executable || (!options.launcher.wrapper.empty() && word == options.launcher.wrapper.front()))
+      word = std::filesystem::path(word).filename().string();
     if (word == json_path.string()) word = "FILE";
   }
   m.command = join_command(command);

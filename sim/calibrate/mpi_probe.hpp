@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/calibrate/alpha_beta_fit.hpp"
+#include "sim/core/child_process.hpp"
 
 namespace ws {
 
@@ -14,6 +15,7 @@ struct MpiProbeOptions {
   std::string mpirun = "mpirun";  // looked up on PATH
   int ranks = 2;
   bool quick = false;             // sizes up to 1 MiB, 3 batches of few calls (tests)
+  RankLauncher launcher = {};     // empty: ranks on shared memory; see sim/netns
 };
 
 struct MpiMeasurements {

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include "sim/calibrate/machine_yaml_writer.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/netns/netns_cluster.hpp"
 
 namespace ws::cli {
 namespace {
@@ -22,6 +25,7 @@ std::string command_line(const CalibrateArgs& a) {
   if (!a.name.empty()) s += " --name " + a.name;
   if (a.ranks > 0) s += fmt::format(" --ranks {}", a.ranks);
   if (a.quick) s += " --quick";
+  if (!a.netns_rate.empty()) s += " --netns-rate '" + a.netns_rate + "'";
   if (!a.note.empty()) s += " --note '" + a.note + "'";
   return s;
 }
@@ -39,6 +43,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& a) {
   c->add_option("--note", a.note, "a line for the file header (e.g. how quiet the host was)");
   a.mpi_probe = WEAKSCALE_CALIBRATE_MPI_EXE;
   c->add_option("--mpi-probe", a.mpi_probe, "path of the weakscale-calibrate-mpi helper")->capture_default_str();
+  c->add_option("--netns-rate", a.netns_rate,
+                "measure MPI with every rank in its own network namespace, joined by veth links shaped to this "
+                "rate (e.g. '1 Gb/s'), over TCP: the file gets one node per rank (needs root)");
+  a.netns_exec = WEAKSCALE_NETNS_EXEC_EXE;
   return c;
 }
 
@@ -59,6 +67,16 @@ void run_calibrate_command(const CalibrateArgs& a, std::ostream& out) {
   options.mpi_probe_executable = a.mpi_probe;
   options.ranks = a.ranks;
   options.quick = a.quick;
+  std::optional<ShapedNetwork> network;
+  if (!a.netns_rate.empty()) {
+    const Bandwidth rate = parse_netns_rate(a.netns_rate);
+    const int ranks = a.ranks > 0 ? a.ranks : static_cast<int>(std::max(2L, cores));
+    options.ranks = ranks;  // one namespace per rank the probe starts
+    network.emplace(ShapedNetworkSpec{ranks, rate, ""}, a.netns_exec);
+    options.launcher = network->launcher();
+    options.shaped_network = network->describe();
+    out << "calibrate: network: " << options.shaped_network << std::endl;
+  }
   const Calibration calibration = calibrate_host(options, out);
   const std::string yaml = format_calibrated_machine_yaml(calibration);
   parse_machine(yaml, a.out);  // the file must load; a failure here is a writer bug, not bad input

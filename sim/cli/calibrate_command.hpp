@@ -15,6 +15,8 @@ struct CalibrateArgs {
   bool quick = false;
   std::string note;
   std::string mpi_probe;  // default: the helper built next to this binary
+  std::string netns_rate;  // empty: ranks on shared memory; else sim/netns's shaped network
+  std::string netns_exec;  // default: the wrapper built next to this binary
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);

@@ -48,7 +48,7 @@ CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& a) {
       ->check(CLI::IsMember({"data", "x", "y", "z"}));
   c->add_option("--algorithm", a.algorithm, "collective algorithm")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "ring", "rhd", "tree", "hierarchical"}));
+      ->check(CLI::IsMember({"auto", "ring", "rhd", "tree", "hierarchical", "binomial"}));
   c->add_option("--library", a.library, "collective library of the machine file (default: its first)");
   c->add_option("--routing", a.routing, "override the machine's routing")
       ->check(CLI::IsMember({"minimal", "nonminimal", "adaptive"}));

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   ws::cli::CalibrateArgs calibrate_args;
   CLI::App* calibrate = ws::cli::add_calibrate_command(app, calibrate_args);
   ws::ValidateOptions validate_options;
-  CLI::App* validate = ws::cli::add_validate_command(app, validate_options);
+  std::string validate_netns_rate;
+  CLI::App* validate = ws::cli::add_validate_command(app, validate_options, validate_netns_rate);
 
   try {
     app.parse(argc, argv);
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
       ws::cli::run_collectives_vs_published_command(vs_published_args, machines_dir, std::cout);
     }
     if (calibrate->parsed()) ws::cli::run_calibrate_command(calibrate_args, std::cout);
-    if (validate->parsed()) ws::cli::run_validate_command(validate_options, std::cout);
+    if (validate->parsed()) ws::cli::run_validate_command(validate_options, validate_netns_rate, std::cout);
   } catch (const ws::InputError& e) {
     return fail(kInputErrorExit, e.what());
   } catch (const YAML::Exception& e) {

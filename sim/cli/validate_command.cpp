@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/netns/netns_cluster.hpp"
+
 namespace ws::cli {
 namespace {
 
@@ -14,12 +16,13 @@ std::string command_line(const ValidateOptions& o) {
   if (o.ranks_max > 0) s += fmt::format(" --ranks-max {}", o.ranks_max);
   if (!o.plot) s += " --no-plot";
   if (o.trace_dir) s += " --traces " + o.trace_dir->string();
+  if (o.netns_rate) s += fmt::format(" --netns-rate '{:.6g} Gb/s'", 8e-9 * o.netns_rate->bytes_per_s());
   return s;
 }
 
 }  // namespace
 
-CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
+CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& netns_rate) {
   CLI::App* c = app.add_subcommand(
       "validate", "Run the engine over a validation matrix, simulate each run on a calibrated machine file, "
                   "and write validation.csv/.json/.png/.svg with the error");
@@ -35,10 +38,16 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
   c->add_option("--traces", o.trace_dir,
                 "keep every run's engine trace and write its simulated trace here (<run>-engine.json, "
                 "<run>-simulated.json: load both in ui.perfetto.dev)");
+  c->add_option("--netns-rate", netns_rate,
+                "run every rank in its own network namespace, joined by veth links shaped to this rate (e.g. "
+                "'1 Gb/s'), over Open MPI's TCP transport; needs root and a machine file from `weakscale calibrate "
+                "--netns-rate`");
+  o.netns_exec_executable = WEAKSCALE_NETNS_EXEC_EXE;
   return c;
 }
 
-void run_validate_command(ValidateOptions options, std::ostream& out) {
+void run_validate_command(ValidateOptions options, const std::string& netns_rate, std::ostream& out) {
+  if (!netns_rate.empty()) options.netns_rate = parse_netns_rate(netns_rate);
   options.command_line = command_line(options);
   validate(options, out);
 }

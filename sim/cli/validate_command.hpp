@@ -3,12 +3,14 @@
 
 #include <CLI/CLI.hpp>
 #include <iosfwd>
+#include <string>
 
 #include "sim/validate/validate.hpp"
 
 namespace ws::cli {
 
-CLI::App* add_validate_command(CLI::App& app, ValidateOptions& options);
-void run_validate_command(ValidateOptions options, std::ostream& out);
+// `netns_rate` receives --netns-rate's text, parsed (with its error) when the command runs.
+CLI::App* add_validate_command(CLI::App& app, ValidateOptions& options, std::string& netns_rate);
+void run_validate_command(ValidateOptions options, const std::string& netns_rate, std::ostream& out);
 
 }  // namespace ws::cli

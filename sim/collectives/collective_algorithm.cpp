@@ -17,25 +17,32 @@ const char* to_string(CollectiveAlgorithm a) {
     case CollectiveAlgorithm::rhd: return "rhd";
     case CollectiveAlgorithm::tree: return "tree";
     case CollectiveAlgorithm::hierarchical: return "hierarchical";
+    case CollectiveAlgorithm::binomial: return "binomial";
   }
   return "?";
 }
 
 std::optional<CollectiveAlgorithm> parse_algorithm(std::string_view text) {
   for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
-                       CollectiveAlgorithm::hierarchical}) {
+                       CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::binomial}) {
     if (text == to_string(a)) return a;
   }
   return std::nullopt;
 }
 
 bool supports(CollectiveAlgorithm a, CollectiveOp op) {
-  return a != CollectiveAlgorithm::tree || op == CollectiveOp::all_reduce;
+  if (a == CollectiveAlgorithm::tree) return op == CollectiveOp::all_reduce;
+  if (a == CollectiveAlgorithm::binomial) return op != CollectiveOp::all_gather;
+  return true;
 }
 
 SelectionRules selection_rules(const CollectiveLibrary& library) {
-  const bool nccl = library.name.find("nccl") != std::string::npos || library.name.find("rccl") != std::string::npos;
-  return nccl ? SelectionRules::nccl : SelectionRules::mpich;
+  switch (collective_family(library)) {
+    case CollectiveFamily::nccl: return SelectionRules::nccl;
+    case CollectiveFamily::open_mpi: return SelectionRules::open_mpi;
+    case CollectiveFamily::mpich: return SelectionRules::mpich;
+  }
+  return SelectionRules::mpich;
 }
 
 Bytes nccl_tree_threshold(int nodes) {
@@ -66,6 +73,9 @@ CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, Collectiv
     if (op == CollectiveOp::all_reduce && bytes < nccl_tree_threshold(library, nodes)) return CollectiveAlgorithm::tree;
     return CollectiveAlgorithm::ring;
   }
+  if (selection_rules(library) == SelectionRules::open_mpi) {
+    return op == CollectiveOp::all_gather ? CollectiveAlgorithm::ring : CollectiveAlgorithm::binomial;
+  }
   if (op == CollectiveOp::all_reduce) return CollectiveAlgorithm::rhd;
   return bytes < kMpichLongMessageBytes ? CollectiveAlgorithm::rhd : CollectiveAlgorithm::ring;
 }
@@ -85,6 +95,9 @@ FlowSchedule build_schedule(CollectiveAlgorithm algorithm, CollectiveOp op, std:
     case CollectiveAlgorithm::hierarchical:
       return hierarchical_schedule(op, devices, bytes, options.devices_per_node, options.max_segments,
                                    options.node_order);
+    case CollectiveAlgorithm::binomial:
+      return op == CollectiveOp::all_reduce ? binomial_all_reduce_schedule(devices, bytes)
+                                            : binomial_reduce_scatter_schedule(devices, bytes);
   }
   return {};
 }

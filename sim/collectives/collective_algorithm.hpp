@@ -13,15 +13,17 @@
 
 namespace ws {
 
-enum class CollectiveAlgorithm { ring, rhd, tree, hierarchical };
+enum class CollectiveAlgorithm { ring, rhd, tree, hierarchical, binomial };
 
-const char* to_string(CollectiveAlgorithm a);                           // "ring", "rhd", "tree", "hierarchical"
+const char* to_string(CollectiveAlgorithm a);  // "ring", "rhd", "tree", "hierarchical", "binomial"
 std::optional<CollectiveAlgorithm> parse_algorithm(std::string_view text);  // inverse of to_string
-bool supports(CollectiveAlgorithm a, CollectiveOp op);                  // tree: all-reduce only
+// tree: all-reduce only; binomial (Open MPI libnbc, tree_schedule.hpp): all-reduce, reduce-scatter.
+bool supports(CollectiveAlgorithm a, CollectiveOp op);
 
 // Selection rules follow the library family, told by the library's name: "nccl" and "rccl" (and
-// names containing them) select like NCCL, every other name (cray-mpich, mpich, open-mpi) like
-// MPICH. The rules and thresholds (sim/collectives/README.md):
+// names containing them) select like NCCL, "openmpi" (and names containing it: the calibrated
+// local machine files) like Open MPI's non-blocking collectives, every other name (cray-mpich,
+// mpich) like MPICH. The rules and thresholds (sim/collectives/README.md):
 //  NCCL:  all-gather, reduce-scatter: ring (NCCL/RCCL use only ring for them, machines.md 3.3);
 //         all-reduce: tree below nccl_tree_threshold(nodes), else ring.
 //  MPICH: all-reduce: rhd (MPICH's default for commutative ops; below 2 KiB MPICH uses plain
@@ -29,7 +31,10 @@ bool supports(CollectiveAlgorithm a, CollectiveOp op);                  // tree:
 //         all-gather: rhd below 512 KiB of output (MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE), else ring;
 //         reduce-scatter: rhd below 512 KiB of input (MPIR_CVAR_REDSCAT_COMMUTATIVE_LONG_MSG_SIZE),
 //         else ring (MPICH's pairwise exchange: same bytes and p - 1 steps).
-enum class SelectionRules { nccl, mpich };
+//  Open MPI (coll/libnbc, the engine's MPI_Iallreduce in place, MPI_Ireduce_scatter_block,
+//         MPI_Iallgather): all-reduce and reduce-scatter binomial; all-gather ring (libnbc's
+//         linear exchange moves the same bytes per member, in one step instead of p - 1).
+enum class SelectionRules { nccl, mpich, open_mpi };
 SelectionRules selection_rules(const CollectiveLibrary& library);
 
 // NCCL tree/ring switch point for all-reduce. From the library's `tree_threshold` points when the

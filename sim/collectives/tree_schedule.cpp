@@ -44,7 +44,43 @@ void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes, i
   }
 }
 
+// The whole buffer up the binomial tree to member 0 in one piece; returns the sends into member 0.
+std::vector<int> append_binomial_reduce(FlowSchedule& sc, int p, Bytes bytes) {
+  const auto P = static_cast<std::size_t>(p);
+  std::vector<std::vector<int>> children(P);
+  for (int q = 1; q < p; ++q) children[static_cast<std::size_t>(q & (q - 1))].push_back(q);
+  std::vector<int> up(P, -1);
+  for (int q = p - 1; q >= 1; --q) {
+    std::vector<int> deps;
+    for (const int c : children[static_cast<std::size_t>(q)]) deps.push_back(up[static_cast<std::size_t>(c)]);
+    up[static_cast<std::size_t>(q)] = sc.add_send(q, q & (q - 1), bytes, deps);
+  }
+  std::vector<int> into_root;
+  for (const int c : children[0]) into_root.push_back(up[static_cast<std::size_t>(c)]);
+  return into_root;
+}
+
 }  // namespace
+
+FlowSchedule binomial_all_reduce_schedule(std::span<const int> devices, Bytes bytes) {
+  FlowSchedule sc;
+  sc.devices.assign(devices.begin(), devices.end());
+  const int p = static_cast<int>(devices.size());
+  if (p < 2) return sc;
+  append_binomial_tree(sc, p, false, bytes, 1);
+  return sc;
+}
+
+FlowSchedule binomial_reduce_scatter_schedule(std::span<const int> devices, Bytes bytes) {
+  FlowSchedule sc;
+  sc.devices.assign(devices.begin(), devices.end());
+  const int p = static_cast<int>(devices.size());
+  if (p < 2) return sc;
+  const std::vector<int> reduced = append_binomial_reduce(sc, p, bytes);
+  const Bytes block = bytes / static_cast<Bytes>(p);
+  for (int q = 1; q < p; ++q) sc.add_send(0, q, block, reduced);
+  return sc;
+}
 
 int tree_chunks(Bytes bytes_per_tree) {
   const Bytes chunks = (bytes_per_tree + kTreeChunkBytes - 1) / kTreeChunkBytes;

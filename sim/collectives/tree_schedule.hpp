@@ -21,4 +21,16 @@ int tree_chunks(Bytes bytes_per_tree);
 
 FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes);
 
+// Open MPI's non-blocking collectives (coll/libnbc, Open MPI 4.1), which the engine calls:
+// - MPI_Iallreduce in place (as the engine calls it), or below 4 ranks, or under 64 KiB: the
+//   whole buffer reduced up a binomial tree to member 0 (position q sends to q with its lowest set
+//   bit cleared once all its children's buffers arrived), then broadcast back down the same tree,
+//   in one piece: 2 x tree height whole-buffer transfers, none pipelined (nbc_iallreduce.c,
+//   allred_sched_diss). On 2 ranks that is twice the time of a ring or recursive halving.
+// - MPI_Ireduce_scatter_block: the same reduce of the whole buffer to member 0, then member 0
+//   sends every other member its bytes / p block (nbc_ireduce_scatter_block.c). On 2 ranks 1.5 M
+//   moved in sequence where a ring moves M / 2 each way at once.
+FlowSchedule binomial_all_reduce_schedule(std::span<const int> devices, Bytes bytes);
+FlowSchedule binomial_reduce_scatter_schedule(std::span<const int> devices, Bytes bytes);
+
 }  // namespace ws

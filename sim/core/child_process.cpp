@@ -64,6 +64,16 @@ std::vector<std::string> mpirun_environment() {
   return env;
 }
 
+std::vector<std::string> mpirun_command(const std::string& mpirun, int ranks, bool oversubscribe,
+                                        const RankLauncher& launcher, const std::vector<std::string>& program) {
+  std::vector<std::string> c{mpirun, "-n", std::to_string(ranks)};
+  if (oversubscribe) c.emplace_back("--oversubscribe");
+  c.insert(c.end(), launcher.mpirun_options.begin(), launcher.mpirun_options.end());
+  c.insert(c.end(), launcher.wrapper.begin(), launcher.wrapper.end());
+  c.insert(c.end(), program.begin(), program.end());
+  return c;
+}
+
 std::string join_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;

@@ -29,6 +29,12 @@ const char* to_string(RoutingPolicy r) {
   return "?";
 }
 
+CollectiveFamily collective_family(const CollectiveLibrary& library) {
+  const auto has = [&library](const char* part) { return library.name.find(part) != std::string::npos; };
+  if (has("nccl") || has("rccl")) return CollectiveFamily::nccl;
+  return has("openmpi") ? CollectiveFamily::open_mpi : CollectiveFamily::mpich;
+}
+
 bool is_latency(UncertainParameter parameter) {
   return parameter == UncertainParameter::collective_step_latency || parameter == UncertainParameter::switch_latency;
 }

@@ -117,6 +117,13 @@ struct CollectiveLibrary {
   std::vector<TreeThreshold> tree_thresholds = {};
 };
 
+// Which library family a CollectiveLibrary is, told by its name: names containing "nccl" or
+// "rccl" are NCCL-like, names containing "openmpi" are Open MPI (its non-blocking collectives,
+// coll/libnbc: what the engine calls; the calibrated local machine files), any other (cray-mpich,
+// mpich) MPICH-like. The family decides the collective algorithms (sim/collectives, sim/analytic).
+enum class CollectiveFamily { nccl, mpich, open_mpi };
+CollectiveFamily collective_family(const CollectiveLibrary& library);
+
 // A machine parameter that no public source pins down, with the range it may take (machine file
 // `uncertainty:`). Studies sample the ranges or move one parameter at a time (sim/study).
 enum class UncertainParameter {

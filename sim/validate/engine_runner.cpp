@@ -42,12 +42,13 @@ std::string read_file(const std::filesystem::path& path) {
 }  // namespace
 
 std::vector<std::string> engine_command(const EngineRunner& runner, const ValidationRun& run) {
-  std::vector<std::string> command{runner.mpirun, "-n", std::to_string(run.ranks()), "--oversubscribe",
-                                   // -x exports the variable to every rank (Open MPI).
-                                   "-x", "OPENBLAS_NUM_THREADS=1", runner.engine_executable};
+  // -x exports the variable to every rank (Open MPI).
+  RankLauncher launcher = runner.launcher;
+  launcher.mpirun_options.insert(launcher.mpirun_options.begin(), {"-x", "OPENBLAS_NUM_THREADS=1"});
+  std::vector<std::string> program{runner.engine_executable};
   const auto args = engine_arguments(run);
-  command.insert(command.end(), args.begin(), args.end());
-  return command;
+  program.insert(program.end(), args.begin(), args.end());
+  return mpirun_command(runner.mpirun, run.ranks(), /*oversubscribe=*/true, launcher, program);
 }
 
 PhaseTimes parse_engine_summary(const std::string& output) {

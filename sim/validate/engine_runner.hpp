@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/core/child_process.hpp"
 #include "sim/validate/phase_times.hpp"
 #include "sim/validate/validation_run.hpp"
 
@@ -14,6 +15,7 @@ namespace ws {
 struct EngineRunner {
   std::string engine_executable;  // path of weakscale-engine
   std::string mpirun = "mpirun";  // looked up on PATH
+  RankLauncher launcher = {};     // empty: ranks on shared memory; see sim/netns
 };
 
 // An engine run that failed or printed no summary; the message holds the command and the tail
@@ -23,7 +25,7 @@ class EngineRunError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// `mpirun -n R --oversubscribe ENGINE <engine_arguments(run)>`. --oversubscribe because Open MPI
+// `mpirun -n R --oversubscribe <launcher> ENGINE <engine_arguments(run)>`. --oversubscribe because Open MPI
 // counts slots as cores and the matrix may ask for more ranks than a small host has; each rank's
 // OpenBLAS gets one thread (one rank = one core, as the machine file's device is).
 std::vector<std::string> engine_command(const EngineRunner& runner, const ValidationRun& run);

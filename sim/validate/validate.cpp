@@ -12,6 +12,7 @@
 #include "sim/compute/gemm_efficiency.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/netns/netns_cluster.hpp"
 #include "sim/study/study_writers.hpp"
 #include "sim/validate/validation_plots.hpp"
 #include "sim/validate/validation_writers.hpp"
@@ -140,17 +141,32 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
   const auto start = std::chrono::steady_clock::now();
   const Machine machine = load_machine(o.machine_file);
   const StepSimulator simulate = make_step_simulator(machine);
-  const auto runs = validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick});
+  const int ranks_max = effective_ranks_max(o.ranks_max);
+  const auto runs = validation_matrix(MatrixOptions{ranks_max, o.quick});
   log << fmt::format("validate: {} engine runs, machine {} ({})", runs.size(), machine.name, o.machine_file)
       << std::endl;
 
+  EngineRunner engine = o.engine;
+  std::optional<ShapedNetwork> network;
+  if (o.netns_rate) {
+    if (machine.node.devices != 1) {
+      throw InputError(InputLocation{o.machine_file, 0, "node.devices"}, std::to_string(machine.node.devices),
+                       "1 with --netns-rate: a machine file written by `weakscale calibrate --netns-rate` (one "
+                       "node per rank)");
+    }
+    network.emplace(ShapedNetworkSpec{ranks_max, *o.netns_rate, ""}, o.netns_exec_executable);
+    engine.launcher = network->launcher();
+    log << "validate: network: " << network->describe() << std::endl;
+  }
+
   ValidationReport report;
-  report.records = validate_runs(runs, o.engine, simulate, o.trace_dir, log, [&machine] { return measure_host_speed(machine); });
+  report.records = validate_runs(runs, engine, simulate, o.trace_dir, log, [&machine] { return measure_host_speed(machine); });
   report.errors = summarize_errors(report.records);
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, WEAKSCALE_GIT_COMMIT,
                                         std::thread::hardware_concurrency(), report.wall_s,
-                                        median_core_share(report.records), median_host_speed(report.records)};
+                                        median_core_share(report.records), median_host_speed(report.records),
+                                        network ? network->describe() : "shared memory (Open MPI's defaults)"};
   report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
   report.files.push_back(write_text_file(o.out_dir, "validation.json",
                                          format_validation_json(report.records, report.errors, provenance)));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/units.hpp"
 #include "sim/validate/engine_runner.hpp"
 #include "sim/validate/step_simulation.hpp"
 #include "sim/validate/validation_record.hpp"
@@ -24,6 +25,11 @@ struct ValidateOptions {
   bool plot = true;
   std::optional<std::filesystem::path> trace_dir;  // keep <run>-engine.json and <run>-simulated.json here
   std::string command_line;  // for the JSON file
+  // Run every rank in its own network namespace over veth links shaped to this rate (sim/netns),
+  // with weakscale-netns-exec as each rank's wrapper. The machine file must then have one device
+  // per node (`weakscale calibrate --netns-rate`).
+  std::optional<Bandwidth> netns_rate;
+  std::string netns_exec_executable;
 };
 
 struct ValidationReport {
@@ -43,8 +49,8 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
                                             const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
                                             const HostSpeedProbe& host_speed = {});
 
-// This host's speed now relative to `machine` (a calibrated file): one-thread sgemm 512^3, best
-// of 5 batches as `weakscale calibrate` times it, over the rate the machine's GEMM table gives.
+// This host's speed now relative to `machine` (a calibrated file): one-thread sgemm 512^3
+// (median of 5 batches, as `weakscale calibrate` times it), over the rate the machine's GEMM table gives.
 double measure_host_speed(const Machine& machine);
 
 // The whole command. InputError for a missing machine file or engine; EngineRunError when a run

@@ -1,19 +1,11 @@
 #include "sim/validate/validation_record.hpp"
 
+#include "sim/core/statistics.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace ws {
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
-}  // namespace
-
 double relative_error(double measured_s, double simulated_s) { return (simulated_s - measured_s) / measured_s; }
 
 PhaseDifference phase_off_most(const PhaseTimes& measured, const PhaseTimes& simulated) {

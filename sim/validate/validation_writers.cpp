@@ -206,6 +206,7 @@ std::string format_validation_json(const std::vector<ValidationRecord>& records,
                    {"git_commit", p.git_commit}, {"host_cores", p.host_cores}, {"wall_s", p.wall_s},
                    {"median_core_share", p.median_core_share},
                    {"median_host_speed", p.median_host_speed},
+                   {"rank_network", p.rank_network},
                    {"runs", runs}};
   if (errors) {
     const auto& worst = records.at(errors->worst_record);

@@ -21,6 +21,7 @@ struct ValidationProvenance {
   double wall_s = 0;
   double median_core_share = 0;  // median_core_share(records)
   double median_host_speed = 0;  // median_host_speed(records)
+  std::string rank_network = {};  // how the ranks talked: shared memory, or sim/netns's description
 };
 
 const std::vector<std::string>& validation_csv_columns();

@@ -32,6 +32,37 @@ TEST(CollectiveCost, AllReduceIsReduceScatterPlusAllGather) {
   EXPECT_EQ(ring_collective_time(CollectiveOp::all_reduce, 6, 12e6, 3_GBps, 700_ns), rs + ag);
 }
 
+// Open MPI's non-blocking reductions: whole-buffer transfers up and down a binomial tree.
+TEST(CollectiveCost, BinomialMatchesItsClosedForm) {
+  const double M = 12e6;
+  const double bw = 3e9, alpha = 700e-9;
+  // p = 2: height 1. p = 6: height 3.
+  EXPECT_NEAR(binomial_collective_time(CollectiveOp::all_reduce, 2, M, 3_GBps, 700_ns).seconds(),
+              2 * (alpha + M / bw), 1e-9);
+  EXPECT_NEAR(binomial_collective_time(CollectiveOp::all_reduce, 6, M, 3_GBps, 700_ns).seconds(),
+              6 * (alpha + M / bw), 1e-9);
+  EXPECT_NEAR(binomial_collective_time(CollectiveOp::reduce_scatter, 6, M, 3_GBps, 700_ns).seconds(),
+              3 * (alpha + M / bw) + alpha + 5.0 / 6.0 * M / bw, 1e-9);
+  EXPECT_EQ(binomial_collective_time(CollectiveOp::all_gather, 6, M, 3_GBps, 700_ns),
+            ring_collective_time(CollectiveOp::all_gather, 6, M, 3_GBps, 700_ns));
+  EXPECT_EQ(binomial_collective_time(CollectiveOp::all_reduce, 1, M, 3_GBps, 700_ns), Time::zero());
+}
+
+// The terms the calibration fits with are the times the simulator charges (to a picosecond).
+TEST(CollectiveCost, TermsAgreeWithTheTimes) {
+  for (const bool binomial : {false, true}) {
+    for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+      for (const int p : {2, 3, 4, 7, 16}) {
+        const double M = 48e6;
+        const auto terms = collective_terms(op, p, M, binomial);
+        const Time t = binomial ? binomial_collective_time(op, p, M, 3_GBps, 700_ns)
+                                : ring_collective_time(op, p, M, 3_GBps, 700_ns);
+        EXPECT_NEAR(t.seconds(), terms.steps * 700e-9 + terms.wire_bytes / 3e9, 1e-11) << binomial << " " << p;
+      }
+    }
+  }
+}
+
 TEST(CollectiveCost, MoreBandwidthNeverSlower) {
   Time previous = Time::max();
   for (double gbps : {1.0, 2.0, 5.0, 10.0, 100.0}) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <cmath>
 #include <vector>
 
 namespace ws {
@@ -60,6 +61,31 @@ TEST(FitRingCollectives, RecoversLaunchStepAndBandwidthFromOneRankCount) {
     EXPECT_NEAR(fit.launch_latency.seconds(), 4e-6, 1e-12) << ranks;
     EXPECT_NEAR(fit.step_latency.seconds(), 1.5e-6, 1e-12) << ranks;
     EXPECT_NEAR(fit.ring_bandwidth.bytes_per_s() / 6e9, 1.0, 1e-9) << ranks;
+  }
+}
+
+// Open MPI's binomial all-reduce / reduce-scatter, written out by hand (2 ranks: height 1; 8: 3).
+std::vector<TimedCollective> exact_binomial_collectives(double launch, double step, double bw, int ranks) {
+  const double p = ranks, height = std::ceil(std::log2(p));
+  std::vector<TimedCollective> out;
+  for (double bytes = 8; bytes <= 64.0 * 1024 * 1024; bytes *= 4) {
+    out.push_back({CollectiveOp::all_reduce, ranks, bytes, launch + 2 * height * (step + bytes / bw)});
+    out.push_back({CollectiveOp::reduce_scatter, ranks, bytes,
+                   launch + height * (step + bytes / bw) + step + (p - 1) / p * bytes / bw});
+    out.push_back({CollectiveOp::all_gather, ranks, bytes, launch + (p - 1) * step + (p - 1) / p * bytes / bw});
+  }
+  return out;
+}
+
+TEST(FitRingCollectives, RecoversOpenMpiBinomialTimesWithItsTerms) {
+  for (int ranks : {2, 8}) {
+    const auto samples = exact_binomial_collectives(4e-6, 1.5e-6, 6e9, ranks);
+    const RingFit fit = fit_ring_collectives(samples, /*binomial_reductions=*/true);
+    EXPECT_NEAR(fit.launch_latency.seconds(), 4e-6, 1e-12) << ranks;
+    EXPECT_NEAR(fit.step_latency.seconds(), 1.5e-6, 1e-12) << ranks;
+    EXPECT_NEAR(fit.ring_bandwidth.bytes_per_s() / 6e9, 1.0, 1e-9) << ranks;
+    // The ring forms cannot explain them.
+    EXPECT_GT(fit_ring_collectives(samples, false).max_relative_residual, 0.1) << ranks;
   }
 }
 

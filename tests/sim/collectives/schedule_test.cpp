@@ -89,6 +89,9 @@ Bytes closed_form_bytes(CollectiveAlgorithm a, CollectiveOp op, int p, Bytes M, 
   switch (a) {
     case CollectiveAlgorithm::ring: return (op == CollectiveOp::all_reduce ? 2 : 1) * (P - 1) * M;
     case CollectiveAlgorithm::tree: return 2 * (P - 1) * M;
+    // Every member but the root sends the whole buffer up once; then the root's blocks go out.
+    case CollectiveAlgorithm::binomial:
+      return op == CollectiveOp::all_reduce ? 2 * (P - 1) * M : (P - 1) * M + (P - 1) * (M / P);
     case CollectiveAlgorithm::rhd: {
       Bytes q = 1;
       while (q * 2 <= P) q *= 2;
@@ -109,7 +112,7 @@ Bytes closed_form_bytes(CollectiveAlgorithm a, CollectiveOp op, int p, Bytes M, 
 TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
   const Bytes M = 96_MiB;  // divisible by 4, 6, 8, 12
   for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
-                       CollectiveAlgorithm::hierarchical}) {
+                       CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::binomial}) {
     for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
       if (!supports(a, op)) continue;
       for (const int nodes : {2, 3}) {
@@ -134,6 +137,35 @@ TEST(RhdCollective, NonPowerOfTwoAddsTwoStepsAndDeliversItsBytes) {
   run_one(fx, s);
   EXPECT_EQ(fx.network.bytes_delivered(), closed_form_bytes(CollectiveAlgorithm::rhd, CollectiveOp::all_reduce, 6,
                                                             60_MiB, 6, 1));
+}
+
+// Open MPI's libnbc all-reduce on two members: the whole buffer one way, then back, in sequence:
+// launch + 2 (step + hop + M / bw), twice the ring's M / bw. Reduce-scatter: M up, then M / 2 back.
+TEST(BinomialCollective, TwoMembersMatchTheClosedForm) {
+  Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
+  const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
+  const Bytes M = 64_MiB;
+  const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
+  const double step = (lib.step_latency + hop).seconds(), launch = lib.launch_latency.seconds();
+  const auto all_reduce = run_one(fx, binomial_all_reduce_schedule(iota_devices(0, 2), M));
+  const double all_reduce_s = launch + 2 * (step + static_cast<double>(M) / 25e9);
+  EXPECT_NEAR(all_reduce.end.seconds(), all_reduce_s, 0.01 * all_reduce_s);
+  EXPECT_EQ(all_reduce.flows, 2u);
+  Fixture fx2(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
+  const auto reduce_scatter = run_one(fx2, binomial_reduce_scatter_schedule(iota_devices(0, 2), M));
+  const double reduce_scatter_s = launch + 2 * step + 1.5 * static_cast<double>(M) / 25e9;
+  EXPECT_NEAR(reduce_scatter.end.seconds(), reduce_scatter_s, 0.01 * reduce_scatter_s);
+}
+
+TEST(BinomialCollective, IsChosenForOpenMpiReductionsOnly) {
+  CollectiveLibrary open_mpi{"openmpi", {}, {}, 1.0, {}};
+  EXPECT_EQ(select_algorithm(open_mpi, CollectiveOp::all_reduce, 64_MiB, 2, 2), CollectiveAlgorithm::binomial);
+  EXPECT_EQ(select_algorithm(open_mpi, CollectiveOp::reduce_scatter, 1_MiB, 8, 8), CollectiveAlgorithm::binomial);
+  EXPECT_EQ(select_algorithm(open_mpi, CollectiveOp::all_gather, 64_MiB, 2, 2), CollectiveAlgorithm::ring);
+  CollectiveLibrary mpich{"cray-mpich", {}, {}, 1.0, {}};
+  EXPECT_EQ(select_algorithm(mpich, CollectiveOp::all_reduce, 64_MiB, 2, 2), CollectiveAlgorithm::rhd);
+  EXPECT_FALSE(supports(CollectiveAlgorithm::binomial, CollectiveOp::all_gather));
+  EXPECT_EQ(parse_algorithm("binomial"), CollectiveAlgorithm::binomial);
 }
 
 // Up and down the binomial tree: its height is the most set bits of a position (<= ceil(log2 p)).

@@ -120,6 +120,20 @@ TEST(EngineCommand, OversubscribesOneBlasThreadPerRank) {
   EXPECT_EQ(text.rfind("mpirun -n 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 /bin/engine --layers", 0), 0u) << text;
 }
 
+// The network-namespace mode: mpirun's own options first, then the rank's wrapper, then the engine.
+TEST(EngineCommand, PutsTheLauncherBetweenMpirunAndTheEngine) {
+  const ValidationRun run = validation_matrix(MatrixOptions{2, false}).back();
+  EngineRunner runner{"/bin/engine", "mpirun"};
+  runner.launcher = RankLauncher{{"--mca", "btl", "self,tcp"}, {"/bin/netns-exec", "--prefix", "ws1n", "--"}};
+  std::string text;
+  for (const auto& w : engine_command(runner, run)) text += w + " ";
+  EXPECT_EQ(text.rfind("mpirun -n 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 --mca btl self,tcp /bin/netns-exec "
+                       "--prefix ws1n -- /bin/engine --layers",
+                       0),
+            0u)
+      << text;
+}
+
 TEST(ValidationPlot, ScriptHasTheDiagonalAndOneRowPerSimulatedRun) {
   const auto records = sample_records();
   const std::string script = validation_plot_script(records, "local");
