@@ -15,6 +15,7 @@ packages=(
   libcli11-dev                        # the weakscale command line
   nlohmann-json3-dev                  # JSON results and traces
   libfmt-dev                          # formatting of tables and messages
+  iproute2                            # ip and tc for calibrate/validate --netns-rate (shaped veth links)
 )
 
 missing=()

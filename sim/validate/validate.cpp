@@ -1,5 +1,6 @@
 #include "sim/validate/validate.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -141,8 +142,7 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
   const auto start = std::chrono::steady_clock::now();
   const Machine machine = load_machine(o.machine_file);
   const StepSimulator simulate = make_step_simulator(machine);
-  const int ranks_max = effective_ranks_max(o.ranks_max);
-  const auto runs = validation_matrix(MatrixOptions{ranks_max, o.quick});
+  const auto runs = validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick});
   log << fmt::format("validate: {} engine runs, machine {} ({})", runs.size(), machine.name, o.machine_file)
       << std::endl;
 
@@ -154,7 +154,9 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
                        "1 with --netns-rate: a machine file written by `weakscale calibrate --netns-rate` (one "
                        "node per rank)");
     }
-    network.emplace(ShapedNetworkSpec{ranks_max, *o.netns_rate, ""}, o.netns_exec_executable);
+    int most_ranks = 1;
+    for (const auto& run : runs) most_ranks = std::max(most_ranks, run.ranks());
+    network.emplace(ShapedNetworkSpec{most_ranks, *o.netns_rate, ""}, o.netns_exec_executable);
     engine.launcher = network->launcher();
     log << "validate: network: " << network->describe() << std::endl;
   }

@@ -4,11 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "sim/machine/machine_loader.hpp"
+#include "tests/netns_capability.hpp"
 
 namespace ws {
 namespace {
@@ -34,6 +36,46 @@ TEST(CalibrateEndToEnd, QuickRunWritesALoadableMachineFile) {
   EXPECT_GT(m.device.memory_bandwidth.bytes_per_s(), 1e8);
   EXPECT_GT(m.node.links[0].bandwidth.bytes_per_s(), 1e6);
   EXPECT_EQ(m.collective_libraries.front().name, "openmpi");
+  std::filesystem::remove_all(dir);
+}
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+// --netns-rate for real: the two ranks in their own namespaces over a veth pair shaped to
+// 0.5 Gb/s. The fitted link is then the shaped one (shared memory here is several GB/s), the
+// file has a node per rank, and the namespaces are gone afterwards. Needs root and namespaces.
+TEST(CalibrateEndToEnd, NetnsRunMeasuresTheShapedLinkAndCleansUp) {
+  if (!testing::can_make_shaped_namespaces()) {
+    GTEST_SKIP() << "needs root, network namespaces, veth and tc tbf";
+  }
+  const std::string namespaces_before = command_output("ip netns list");
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-calibrate-netns-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "netns.yaml";
+  const auto log = dir / "log.txt";
+  const std::string command = "'" + std::string(WEAKSCALE_EXE) + "' calibrate --quick --ranks 2 --netns-rate '0.5 Gb/s' --out '" +
+                              out.string() + "' >'" + log.string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "see " << log;
+
+  const Machine m = load_machine(out.string());
+  EXPECT_EQ(m.nodes, 2);
+  EXPECT_EQ(m.node.devices, 1);
+  EXPECT_TRUE(m.node.links.empty());
+  ASSERT_EQ(m.node.nics.size(), 1u);
+  EXPECT_LT(m.node.nics[0].bandwidth.bytes_per_s(), 1e9);
+  EXPECT_GT(m.node.nics[0].latency.seconds(), 1e-6);  // a TCP stack, not shared memory
+  EXPECT_EQ(m.network.endpoints_per_switch, 2);
+  EXPECT_EQ(command_output("ip netns list"), namespaces_before);
   std::filesystem::remove_all(dir);
 }
 

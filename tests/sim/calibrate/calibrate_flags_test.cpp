@@ -64,4 +64,10 @@ TEST(CalibrateFlags, OutInMissingDirectoryIsOneLineError) {
   expect_one_line_error(calibrate("--quick --out /nonexistent-dir/x.yaml"), "--out");
 }
 
+TEST(CalibrateFlags, NetnsRateWithoutUnitIsOneLineErrorNamingTheUnits) {
+  const ::Run result = calibrate("--out /tmp/x.yaml --quick --netns-rate 1");
+  expect_one_line_error(result, "--netns-rate");
+  EXPECT_THAT(result.err, HasSubstr("Gb/s"));
+}
+
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/validate/validation_writers.hpp"
+#include "tests/netns_capability.hpp"
 
 namespace ws {
 namespace {
@@ -87,6 +88,36 @@ TEST_F(ValidateCommand, FailingEngineRunShowsTheCommand) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("engine run r01 failed"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("mpirun -n 1 --oversubscribe"), std::string::npos) << result.output;
+}
+
+TEST_F(ValidateCommand, NetnsWithASharedMemoryMachineFileIsInputError) {
+  const auto result = run("--quick --machine '" + machine() + "' --netns-rate '1 Gb/s' --out '" + dir_.string() + "'");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("node.devices"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("calibrate --netns-rate"), std::string::npos) << result.output;
+}
+
+TEST_F(ValidateCommand, BadNetnsRateIsOneLineInputError) {
+  const auto result = run("--quick --machine '" + machine() + "' --netns-rate fast --out '" + dir_.string() + "'");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--netns-rate"), std::string::npos) << result.output;
+}
+
+// The ranks in network namespaces over shaped veth links (needs root and namespaces).
+TEST_F(ValidateCommand, NetnsQuickRunSaysHowTheRanksTalked) {
+  if (!testing::can_make_shaped_namespaces()) {
+    GTEST_SKIP() << "needs root, network namespaces, veth and tc tbf";
+  }
+  const std::string netns_machine = std::string(WEAKSCALE_SOURCE_DIR) + "/machines/local-netns.yaml";
+  const auto result =
+      run("--quick --no-plot --machine '" + netns_machine + "' --netns-rate '1 Gb/s' --out '" + dir_.string() + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("validate: network: 2 ranks in network namespaces"), std::string::npos)
+      << result.output;
+  std::ifstream json(dir_ / "validation.json");
+  std::ostringstream text;
+  text << json.rdbuf();
+  EXPECT_NE(text.str().find("tbf to 1.000 Gb/s"), std::string::npos);
 }
 
 }  // namespace
