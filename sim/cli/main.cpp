@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       ws::cli::run_collectives_vs_published_command(vs_published_args, machines_dir, std::cout);
     }
     if (calibrate->parsed()) ws::cli::run_calibrate_command(calibrate_args, std::cout);
-    if (validate->parsed()) ws::cli::run_validate_command(validate_options, validate_netns_rate, std::cout);
+    if (validate->parsed()) ws::cli::run_validate_command(validate_options, validate_netns_rate, validate->count("--repeat") > 0, std::cout);
   } catch (const ws::InputError& e) {
     return fail(kInputErrorExit, e.what());
   } catch (const YAML::Exception& e) {

@@ -16,6 +16,7 @@ std::string command_line(const ValidateOptions& o) {
   if (o.ranks_max > 0) s += fmt::format(" --ranks-max {}", o.ranks_max);
   if (!o.plot) s += " --no-plot";
   if (o.trace_dir) s += " --traces " + o.trace_dir->string();
+  if (o.repeat != ValidateOptions{}.repeat) s += fmt::format(" --repeat {}", o.repeat);
   if (o.netns_rate) s += fmt::format(" --netns-rate '{:.6g} Gb/s'", 8e-9 * o.netns_rate->bytes_per_s());
   return s;
 }
@@ -38,6 +39,10 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& n
   c->add_option("--traces", o.trace_dir,
                 "keep every run's engine trace and write its simulated trace here (<run>-engine.json, "
                 "<run>-simulated.json: load both in ui.perfetto.dev)");
+  c->add_option("--repeat", o.repeat,
+                "engine runs per configuration; the one with the median step time is kept (--quick: 1 unless given)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   c->add_option("--netns-rate", netns_rate,
                 "run every rank in its own network namespace, joined by veth links shaped to this rate (e.g. "
                 "'1 Gb/s'), over Open MPI's TCP transport; needs root and a machine file from `weakscale calibrate "
@@ -46,7 +51,9 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& n
   return c;
 }
 
-void run_validate_command(ValidateOptions options, const std::string& netns_rate, std::ostream& out) {
+void run_validate_command(ValidateOptions options, const std::string& netns_rate, bool repeat_given,
+                          std::ostream& out) {
+  if (options.quick && !repeat_given) options.repeat = 1;
   if (!netns_rate.empty()) options.netns_rate = parse_netns_rate(netns_rate);
   options.command_line = command_line(options);
   validate(options, out);

@@ -11,6 +11,8 @@ namespace ws::cli {
 
 // `netns_rate` receives --netns-rate's text, parsed (with its error) when the command runs.
 CLI::App* add_validate_command(CLI::App& app, ValidateOptions& options, std::string& netns_rate);
-void run_validate_command(ValidateOptions options, const std::string& netns_rate, std::ostream& out);
+// `repeat_given`: --repeat was on the command line (else --quick runs each configuration once).
+void run_validate_command(ValidateOptions options, const std::string& netns_rate, bool repeat_given,
+                          std::ostream& out);
 
 }  // namespace ws::cli

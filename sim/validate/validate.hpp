@@ -30,6 +30,10 @@ struct ValidateOptions {
   // per node (`weakscale calibrate --netns-rate`).
   std::optional<Bandwidth> netns_rate;
   std::string netns_exec_executable;
+  // Engine runs per configuration; the one with the median step time is kept (the host's
+  // interference only ever adds time, and one slow run should not decide a point). The command
+  // makes it 1 for --quick unless --repeat is given.
+  int repeat = 3;
 };
 
 struct ValidationReport {
@@ -42,12 +46,13 @@ struct ValidationReport {
 // Measures and simulates each run in turn, printing one line per run to `log`. An empty
 // `simulate` measures only (records without a simulation). With a trace_dir, both timelines of
 // every run are kept there.
-// `host_speed`, when given, is called right before each run (measured.host_speed).
+// `host_speed`, when given, is called right before each run (measured.host_speed). Each
+// configuration runs `repeat` times and keeps the run with the median step time (its trace too).
 using HostSpeedProbe = std::function<double()>;
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate,
                                             const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
-                                            const HostSpeedProbe& host_speed = {});
+                                            const HostSpeedProbe& host_speed = {}, int repeat = 1);
 
 // This host's speed now relative to `machine` (a calibrated file): one-thread sgemm 512^3
 // (median of 5 batches, as `weakscale calibrate` times it), over the rate the machine's GEMM table gives.

@@ -207,6 +207,7 @@ std::string format_validation_json(const std::vector<ValidationRecord>& records,
                    {"median_core_share", p.median_core_share},
                    {"median_host_speed", p.median_host_speed},
                    {"rank_network", p.rank_network},
+                   {"runs_per_configuration", p.runs_per_configuration},
                    {"runs", runs}};
   if (errors) {
     const auto& worst = records.at(errors->worst_record);

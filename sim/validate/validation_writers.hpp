@@ -22,6 +22,7 @@ struct ValidationProvenance {
   double median_core_share = 0;  // median_core_share(records)
   double median_host_speed = 0;  // median_host_speed(records)
   std::string rank_network = {};  // how the ranks talked: shared memory, or sim/netns's description
+  int runs_per_configuration = 1;  // engine runs per configuration, the median kept
 };
 
 const std::vector<std::string>& validation_csv_columns();

@@ -68,6 +68,23 @@ TEST_F(ValidateCommand, QuickRunWritesTheRunsAndBothTraces) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "validation.json"));
 }
 
+// Each configuration twice: one line per configuration, and only the kept run's trace remains.
+TEST_F(ValidateCommand, RepeatedRunsKeepOneRecordAndOneTraceEach) {
+  const auto traces = dir_ / "traces";
+  const auto result = run("--quick --repeat 2 --no-plot --machine '" + machine() + "' --out '" + dir_.string() +
+                          "' --traces '" + traces.string() + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("x 2 engine runs"), std::string::npos) << result.output;
+  std::ifstream csv(dir_ / "validation.csv");
+  std::ostringstream text;
+  text << csv.rdbuf();
+  const auto records = parse_validation_csv(text.str());
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(traces)) ++files;
+  EXPECT_EQ(files, 2 * records.size());  // <run>-engine.json and <run>-simulated.json, no try files
+  for (const auto& r : records) EXPECT_TRUE(std::filesystem::exists(traces / (r.run.id + "-engine.json")));
+}
+
 TEST_F(ValidateCommand, MissingMachineFileIsOneLineInputError) {
   const auto result = run("--quick --machine '" + (dir_ / "none.yaml").string() + "' --out '" + dir_.string() + "'");
   EXPECT_EQ(result.exit_code, 2);
