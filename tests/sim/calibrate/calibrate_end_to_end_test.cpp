@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "sim/machine/machine_loader.hpp"
@@ -56,7 +58,6 @@ TEST(CalibrateEndToEnd, NetnsRunMeasuresTheShapedLinkAndCleansUp) {
   if (!testing::can_make_shaped_namespaces()) {
     GTEST_SKIP() << "needs root, network namespaces, veth and tc tbf";
   }
-  const std::string namespaces_before = command_output("ip netns list");
   const auto dir = std::filesystem::temp_directory_path() / ("weakscale-calibrate-netns-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "netns.yaml";
@@ -75,7 +76,14 @@ TEST(CalibrateEndToEnd, NetnsRunMeasuresTheShapedLinkAndCleansUp) {
   EXPECT_LT(m.node.nics[0].bandwidth.bytes_per_s(), 1e9);
   EXPECT_GT(m.node.nics[0].latency.seconds(), 1e-6);  // a TCP stack, not shared memory
   EXPECT_EQ(m.network.endpoints_per_switch, 2);
-  EXPECT_EQ(command_output("ip netns list"), namespaces_before);
+  // The run's namespaces (named in the file's node comment: --prefix P) and bridge are gone.
+  std::ifstream file(out);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const auto at = text.find("--prefix ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string prefix = text.substr(at + 9, text.find(' ', at + 9) - (at + 9));
+  EXPECT_EQ(command_output("ip netns list").find(prefix), std::string::npos) << prefix;
+  EXPECT_NE(std::system(("ip link show " + prefix + "br >/dev/null 2>&1").c_str()), 0) << prefix;
   std::filesystem::remove_all(dir);
 }
 
