@@ -119,9 +119,13 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   const int comm_nodes = static_cast<int>(std::unique(node_ids.begin(), node_ids.end()) - node_ids.begin());
   rep.algorithm = spec.algorithm.value_or(select_algorithm(*library, spec.op, spec.bytes, p, comm_nodes));
   if (!supports(rep.algorithm, spec.op)) {
+    std::string allowed = "auto";
+    for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
+                         CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::binomial}) {
+      if (supports(a, spec.op)) allowed += std::string(", ") + to_string(a);
+    }
     throw flag_error("--algorithm", to_string(rep.algorithm),
-                     fmt::format("an algorithm that does {}: auto, ring, rhd, hierarchical (tree: all-reduce only)",
-                                 to_string(spec.op)));
+                     fmt::format("an algorithm that does {}: {}", to_string(spec.op), allowed));
   }
 
   // Network: the nodes up to the highest one used; all groups when routes may leave minimal paths.

@@ -90,9 +90,12 @@ TEST(CollectiveCli, BadInputsNameTheFlagAndTheAllowedValues) {
   run = weakscale(base + " --op all-gather --algorithm fast");
   expect_one_line_error(run, "--algorithm");
   EXPECT_THAT(run.err, HasSubstr("hierarchical"));
-  run = weakscale(base + " --op all-gather --algorithm tree");
+  run = weakscale(base + " --op all-gather --algorithm tree");  // all-reduce only
   expect_one_line_error(run, "--algorithm");
-  EXPECT_THAT(run.err, HasSubstr("all-reduce only"));
+  EXPECT_THAT(run.err, HasSubstr("does all-gather: auto, ring, rhd, hierarchical, got"));
+  run = weakscale(base + " --op all-reduce --algorithm hierarchy");
+  expect_one_line_error(run, "--algorithm");
+  EXPECT_THAT(run.err, HasSubstr("binomial"));
   run = weakscale(base + " --op all-gather --routing fastest");
   expect_one_line_error(run, "--routing");
   EXPECT_THAT(run.err, HasSubstr("nonminimal"));
