@@ -32,7 +32,9 @@ class NetnsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Makes the namespaces, links and shaping on construction and removes them on destruction.
+// Makes the namespaces, links and shaping on construction and removes them on destruction. A
+// process killed in between leaves them behind: `ip netns list` shows ws<pid>n0.., remove them
+// with `ip netns del` (their veth pairs go with them) and the bridge with `ip link del ws<pid>nbr`.
 class ShapedNetwork {
  public:
   ShapedNetwork(const ShapedNetworkSpec& spec, std::string netns_exec_executable);

@@ -171,6 +171,12 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
 
   EngineRunner engine = o.engine;
   std::optional<ShapedNetwork> network;
+  if (!o.netns_rate && machine.node.devices == 1 && machine.nodes > 1) {
+    // Without namespaces the ranks share memory; a file of one-rank nodes would price a network.
+    throw InputError(InputLocation{o.machine_file, 0, "node.devices"}, "1",
+                     "a machine file of this host's shared memory (`weakscale calibrate` without --netns-rate), or "
+                     "--netns-rate as the file was calibrated with");
+  }
   if (o.netns_rate) {
     if (machine.node.devices != 1) {
       throw InputError(InputLocation{o.machine_file, 0, "node.devices"}, std::to_string(machine.node.devices),

@@ -114,6 +114,13 @@ TEST_F(ValidateCommand, NetnsWithASharedMemoryMachineFileIsInputError) {
   EXPECT_NE(result.output.find("calibrate --netns-rate"), std::string::npos) << result.output;
 }
 
+TEST_F(ValidateCommand, NetnsMachineFileWithoutNetnsIsInputError) {
+  const std::string netns_machine = std::string(WEAKSCALE_SOURCE_DIR) + "/machines/local-netns.yaml";
+  const auto result = run("--quick --machine '" + netns_machine + "' --out '" + dir_.string() + "'");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--netns-rate"), std::string::npos) << result.output;
+}
+
 TEST_F(ValidateCommand, BadNetnsRateIsOneLineInputError) {
   const auto result = run("--quick --machine '" + machine() + "' --netns-rate fast --out '" + dir_.string() + "'");
   EXPECT_EQ(result.exit_code, 2) << result.output;
