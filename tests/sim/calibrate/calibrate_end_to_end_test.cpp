@@ -17,16 +17,30 @@
 namespace ws {
 namespace {
 
+// `weakscale calibrate --quick --ranks 2 <args> --out <dir>/<file>`, its output in <dir>/log.txt.
+struct CalibrateRun {
+  std::filesystem::path dir, out, log;
+  int status = -1;
+};
+
+CalibrateRun run_calibrate(const std::string& dir_name, const std::string& file, const std::string& args) {
+  CalibrateRun r;
+  r.dir = std::filesystem::temp_directory_path() / (dir_name + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(r.dir);
+  r.out = r.dir / file;
+  r.log = r.dir / "log.txt";
+  const std::string command = "'" + std::string(WEAKSCALE_EXE) + "' calibrate --quick --ranks 2 " + args + " --out '" +
+                              r.out.string() + "' >'" + r.log.string() + "' 2>&1";
+  r.status = std::system(command.c_str());
+  return r;
+}
+
 TEST(CalibrateEndToEnd, QuickRunWritesALoadableMachineFile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-calibrate-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto out = dir / "tmp.yaml";
-  const auto log = dir / "log.txt";
-  const std::string command = "'" + std::string(WEAKSCALE_EXE) + "' calibrate --quick --ranks 2 --out '" +
-                              out.string() + "' >'" + log.string() + "' 2>&1";
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0) << "see " << log;
+  const CalibrateRun run = run_calibrate("weakscale-calibrate", "tmp.yaml", "");
+  const auto& dir = run.dir;
+  const auto& out = run.out;
+  ASSERT_TRUE(WIFEXITED(run.status));
+  ASSERT_EQ(WEXITSTATUS(run.status), 0) << "see " << run.log;
 
   const Machine m = load_machine(out.string());
   EXPECT_EQ(m.name, "tmp");  // the file's stem
@@ -58,15 +72,11 @@ TEST(CalibrateEndToEnd, NetnsRunMeasuresTheShapedLinkAndCleansUp) {
   if (!testing::can_make_shaped_namespaces()) {
     GTEST_SKIP() << "needs root, network namespaces, veth and tc tbf";
   }
-  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-calibrate-netns-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto out = dir / "netns.yaml";
-  const auto log = dir / "log.txt";
-  const std::string command = "'" + std::string(WEAKSCALE_EXE) + "' calibrate --quick --ranks 2 --netns-rate '0.5 Gb/s' --out '" +
-                              out.string() + "' >'" + log.string() + "' 2>&1";
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0) << "see " << log;
+  const CalibrateRun run = run_calibrate("weakscale-calibrate-netns", "netns.yaml", "--netns-rate '0.5 Gb/s'");
+  const auto& dir = run.dir;
+  const auto& out = run.out;
+  ASSERT_TRUE(WIFEXITED(run.status));
+  ASSERT_EQ(WEXITSTATUS(run.status), 0) << "see " << run.log;
 
   const Machine m = load_machine(out.string());
   EXPECT_EQ(m.nodes, 2);
