@@ -34,24 +34,6 @@ std::vector<float> filled(std::size_t n, unsigned seed, float standard_deviation
   return v;
 }
 
-// Median thread-CPU seconds of one call over `repetitions` timed calls after a warm-up (the
-// median for the reason gemm_probe.hpp gives).
-double median_seconds(int repetitions, const std::function<void()>& call) {
-  call();
-  std::vector<double> seconds;
-  for (int i = 0; i < std::max(repetitions, 1); ++i) {
-    const double start = thread_cpu_seconds();
-    call();
-    seconds.push_back(thread_cpu_seconds() - start);
-  }
-  return median(seconds);
-}
-
-void set(ElementwiseMeasurements& m, ElementwiseKernel k, double seconds, double elements) {
-  m.seconds[static_cast<std::size_t>(k)] = seconds;
-  m.elements[static_cast<std::size_t>(k)] = elements;
-}
-
 }  // namespace
 
 ElementwiseShapes default_elementwise_shapes() {
@@ -60,7 +42,7 @@ ElementwiseShapes default_elementwise_shapes() {
   s.layer_norm_rows = 1024, s.layer_norm_width = 512;
   s.attention_sequences = 4, s.attention_seq = 256, s.attention_heads = 8, s.attention_head_dim = 64;
   s.cross_entropy_rows = 1024, s.cross_entropy_vocabulary = 8192;
-  s.repetitions = 5;
+  s.repetitions = 15;
   return s;
 }
 
@@ -74,81 +56,134 @@ ElementwiseShapes quick_elementwise_shapes() {
   return s;
 }
 
-ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& s) {
-  const auto wall_start = std::chrono::steady_clock::now();
+struct ElementwiseProbes::Buffers {
+  // GELU
+  std::vector<float> gelu_x, gelu_dy, gelu_y, gelu_t, gelu_dx;
+  // layer norm
+  std::vector<float> ln_x, ln_dy, ln_gamma, ln_beta, ln_y, ln_dx, ln_mean, ln_rstd, ln_dgamma, ln_dbeta;
+  // attention
+  std::vector<float> qkv, dout, att_out, probs, dqkv, dprobs;
+  // cross-entropy
+  std::vector<float> logits, work;
+  std::vector<int> targets;
+};
+
+ElementwiseProbes::ElementwiseProbes(const ElementwiseShapes& s) : shapes_(s), buffers_(std::make_unique<Buffers>()) {
+  Buffers& b = *buffers_;
+  const auto gelu = static_cast<std::size_t>(s.gelu_elements);
+  b.gelu_x = filled(gelu, 1), b.gelu_dy = filled(gelu, 2);
+  b.gelu_y.resize(gelu), b.gelu_t.resize(gelu), b.gelu_dx.resize(gelu);
+
+  const auto rows = static_cast<std::size_t>(s.layer_norm_rows), width = static_cast<std::size_t>(s.layer_norm_width);
+  b.ln_x = filled(rows * width, 3), b.ln_dy = filled(rows * width, 4), b.ln_gamma = filled(width, 5),
+  b.ln_beta = filled(width, 6);
+  b.ln_y.resize(rows * width), b.ln_dx.resize(rows * width), b.ln_mean.resize(rows), b.ln_rstd.resize(rows);
+  b.ln_dgamma.resize(width), b.ln_dbeta.resize(width);
+
+  const AttentionShape a{s.attention_sequences, s.attention_seq, s.attention_heads, s.attention_head_dim};
+  const auto tokens = static_cast<std::size_t>(a.sequences) * static_cast<std::size_t>(a.seq);
+  const auto att_width = static_cast<std::size_t>(a.width());
+  b.qkv = filled(tokens * 3 * att_width, 7), b.dout = filled(tokens * att_width, 8);
+  b.att_out.resize(tokens * att_width), b.probs.resize(a.probs_size()), b.dqkv.resize(tokens * 3 * att_width);
+  b.dprobs.resize(static_cast<std::size_t>(a.seq) * static_cast<std::size_t>(a.seq));
+
+  const auto ce = static_cast<std::size_t>(s.cross_entropy_rows) * static_cast<std::size_t>(s.cross_entropy_vocabulary);
+  b.logits = filled(ce, 9);
+  b.work.resize(ce);
+  b.targets.resize(static_cast<std::size_t>(s.cross_entropy_rows));
+  for (std::size_t r = 0; r < b.targets.size(); ++r) {
+    b.targets[r] = static_cast<int>((r * 7919) % static_cast<std::size_t>(s.cross_entropy_vocabulary));
+  }
+}
+
+ElementwiseProbes::~ElementwiseProbes() = default;
+
+std::vector<TimedProbe> ElementwiseProbes::probes() {
   openblas_set_num_threads(1);  // attention's GEMMs, as the engine runs them: one rank per core
+  Buffers& b = *buffers_;
+  const ElementwiseShapes s = shapes_;
+  const auto timed = [](auto&& call) {
+    return [call]() {
+      const double start = thread_cpu_seconds();
+      call();
+      return thread_cpu_seconds() - start;
+    };
+  };
+  const AttentionShape a{s.attention_sequences, s.attention_seq, s.attention_heads, s.attention_head_dim};
+  std::vector<TimedProbe> out(kElementwiseKernels);
+  const auto at = [&out](ElementwiseKernel k) -> TimedProbe& { return out[static_cast<std::size_t>(k)]; };
+  at(ElementwiseKernel::gelu_forward) =
+      timed([&b] { gelu_forward(b.gelu_x.data(), b.gelu_y.data(), b.gelu_t.data(), b.gelu_x.size()); });
+  at(ElementwiseKernel::gelu_backward) = timed(
+      [&b] { gelu_backward(b.gelu_x.data(), b.gelu_t.data(), b.gelu_dy.data(), b.gelu_dx.data(), b.gelu_x.size()); });
+  at(ElementwiseKernel::layer_norm_forward) = timed([&b, s] {
+    layer_norm_forward(b.ln_x.data(), b.ln_gamma.data(), b.ln_beta.data(), b.ln_y.data(), b.ln_mean.data(),
+                       b.ln_rstd.data(), s.layer_norm_rows, s.layer_norm_width, s.layer_norm_width);
+  });
+  at(ElementwiseKernel::layer_norm_backward) = timed([&b, s] {
+    layer_norm_backward(b.ln_dy.data(), b.ln_x.data(), b.ln_gamma.data(), b.ln_mean.data(), b.ln_rstd.data(),
+                        b.ln_dx.data(), b.ln_dgamma.data(), b.ln_dbeta.data(), s.layer_norm_rows, s.layer_norm_width,
+                        s.layer_norm_width);
+  });
+  at(ElementwiseKernel::softmax_forward) =
+      timed([&b, a] { attention_forward(a, b.qkv.data(), b.att_out.data(), b.probs.data()); });
+  at(ElementwiseKernel::softmax_backward) = timed([&b, a] {
+    attention_backward(a, b.qkv.data(), b.probs.data(), b.dout.data(), b.dqkv.data(), b.dprobs.data());
+  });
+  // The forward overwrites its input with probabilities: the logits are restored first, untimed.
+  at(ElementwiseKernel::cross_entropy_forward) = [&b, s] {
+    b.work = b.logits;
+    const double start = thread_cpu_seconds();
+    cross_entropy_forward(b.work.data(), b.targets.data(), s.cross_entropy_rows, s.cross_entropy_vocabulary);
+    return thread_cpu_seconds() - start;
+  };
+  at(ElementwiseKernel::cross_entropy_backward) = [&b, s] {
+    b.work = b.logits;  // stands in for the probabilities: the kernel's work does not depend on them
+    const double start = thread_cpu_seconds();
+    cross_entropy_backward(b.work.data(), b.targets.data(), s.cross_entropy_rows, s.cross_entropy_vocabulary,
+                           1.0f / static_cast<float>(s.cross_entropy_rows));
+    return thread_cpu_seconds() - start;
+  };
+  return out;
+}
+
+ElementwiseMeasurements ElementwiseProbes::measurements(const std::vector<double>& seconds_per_call,
+                                                        double wall_seconds) const {
+  const ElementwiseShapes& s = shapes_;
   ElementwiseMeasurements m;
   m.shapes = s;
-  const int reps = s.repetitions;
-
-  {
-    const auto n = static_cast<std::size_t>(s.gelu_elements);
-    const std::vector<float> x = filled(n, 1), dy = filled(n, 2);
-    std::vector<float> y(n), t(n), dx(n);
-    set(m, ElementwiseKernel::gelu_forward, median_seconds(reps, [&] { gelu_forward(x.data(), y.data(), t.data(), n); }),
-        static_cast<double>(n));
-    set(m, ElementwiseKernel::gelu_backward,
-        median_seconds(reps, [&] { gelu_backward(x.data(), t.data(), dy.data(), dx.data(), n); }), static_cast<double>(n));
-  }
-  {
-    const int rows = s.layer_norm_rows, width = s.layer_norm_width;
-    const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(width);
-    const std::vector<float> x = filled(n, 3), dy = filled(n, 4), gamma = filled(static_cast<std::size_t>(width), 5),
-                             beta = filled(static_cast<std::size_t>(width), 6);
-    std::vector<float> y(n), dx(n), mean(static_cast<std::size_t>(rows)), rstd(static_cast<std::size_t>(rows)),
-        dgamma(static_cast<std::size_t>(width)), dbeta(static_cast<std::size_t>(width));
-    set(m, ElementwiseKernel::layer_norm_forward, median_seconds(reps, [&] {
-          layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, width, width);
-        }),
-        static_cast<double>(n));
-    set(m, ElementwiseKernel::layer_norm_backward, median_seconds(reps, [&] {
-          layer_norm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(), dgamma.data(),
-                              dbeta.data(), rows, width, width);
-        }),
-        static_cast<double>(n));
-  }
-  {
-    const AttentionShape a{s.attention_sequences, s.attention_seq, s.attention_heads, s.attention_head_dim};
-    const auto tokens = static_cast<std::size_t>(a.sequences) * static_cast<std::size_t>(a.seq);
-    const auto width = static_cast<std::size_t>(a.width());
-    const std::vector<float> qkv = filled(tokens * 3 * width, 7), dout = filled(tokens * width, 8);
-    std::vector<float> out(tokens * width), probs(a.probs_size()), dqkv(tokens * 3 * width),
-        dprobs(static_cast<std::size_t>(a.seq) * static_cast<std::size_t>(a.seq));
-    const auto elements = static_cast<double>(a.probs_size());
-    set(m, ElementwiseKernel::softmax_forward,
-        median_seconds(reps, [&] { attention_forward(a, qkv.data(), out.data(), probs.data()); }), elements);
-    set(m, ElementwiseKernel::softmax_backward, median_seconds(reps, [&] {
-          attention_backward(a, qkv.data(), probs.data(), dout.data(), dqkv.data(), dprobs.data());
-        }),
-        elements);
-  }
-  {
-    const int rows = s.cross_entropy_rows, vocabulary = s.cross_entropy_vocabulary;
-    const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(vocabulary);
-    const std::vector<float> logits = filled(n, 9);
-    std::vector<int> targets(static_cast<std::size_t>(rows));
-    for (std::size_t r = 0; r < targets.size(); ++r) targets[r] = static_cast<int>((r * 7919) % static_cast<std::size_t>(vocabulary));
-    std::vector<float> work(n);
-    // The forward overwrites its input with probabilities: restore the logits first, untimed.
-    double forward = std::numeric_limits<double>::infinity();
-    for (int i = 0; i <= std::max(reps, 1); ++i) {
-      work = logits;
-      const double start = thread_cpu_seconds();
-      cross_entropy_forward(work.data(), targets.data(), rows, vocabulary);
-      if (i > 0) forward = std::min(forward, thread_cpu_seconds() - start);
+  m.wall_seconds = wall_seconds;
+  const AttentionShape a{s.attention_sequences, s.attention_seq, s.attention_heads, s.attention_head_dim};
+  const auto elements = [&](ElementwiseKernel k) -> double {
+    switch (k) {
+      case ElementwiseKernel::gelu_forward:
+      case ElementwiseKernel::gelu_backward:
+        return static_cast<double>(s.gelu_elements);
+      case ElementwiseKernel::layer_norm_forward:
+      case ElementwiseKernel::layer_norm_backward:
+        return static_cast<double>(s.layer_norm_rows) * s.layer_norm_width;
+      case ElementwiseKernel::softmax_forward:
+      case ElementwiseKernel::softmax_backward:
+        return static_cast<double>(a.probs_size());
+      case ElementwiseKernel::cross_entropy_forward:
+      case ElementwiseKernel::cross_entropy_backward:
+        return static_cast<double>(s.cross_entropy_rows) * s.cross_entropy_vocabulary;
     }
-    set(m, ElementwiseKernel::cross_entropy_forward, forward, static_cast<double>(n));
-    double backward = std::numeric_limits<double>::infinity();
-    for (int i = 0; i <= std::max(reps, 1); ++i) {
-      work = logits;  // stands in for the probabilities: the kernel's work does not depend on them
-      const double start = thread_cpu_seconds();
-      cross_entropy_backward(work.data(), targets.data(), rows, vocabulary, 1.0f / static_cast<float>(rows));
-      if (i > 0) backward = std::min(backward, thread_cpu_seconds() - start);
-    }
-    set(m, ElementwiseKernel::cross_entropy_backward, backward, static_cast<double>(n));
+    return 0.0;
+  };
+  for (int i = 0; i < kElementwiseKernels; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    m.seconds[k] = seconds_per_call.at(k);
+    m.elements[k] = elements(static_cast<ElementwiseKernel>(i));
   }
-  m.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return m;
+}
+
+ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& s) {
+  const auto start = std::chrono::steady_clock::now();
+  ElementwiseProbes probes(s);
+  const auto seconds = interleaved_median_seconds(probes.probes(), s.repetitions);
+  return probes.measurements(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace ws

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <array>
+#include <memory>
+#include <vector>
 
 #include "engine/schedule/elementwise_kernel.hpp"
+#include "sim/calibrate/interleaved_timing.hpp"
 
 namespace ws {
 
@@ -21,7 +24,7 @@ struct ElementwiseShapes {
 
 struct ElementwiseMeasurements {
   ElementwiseShapes shapes;
-  // Best seconds per call of each kernel, thread CPU time. softmax_* hold the whole attention
+  // Median seconds per call of each kernel, thread CPU time. softmax_* hold the whole attention
   // kernel (GEMMs included).
   std::array<double, kElementwiseKernels> seconds{};
   // Elements each call processes (the step schedule's count for that kernel).
@@ -34,6 +37,24 @@ ElementwiseShapes default_elementwise_shapes();
 // Tiny shapes, one repetition: for tests.
 ElementwiseShapes quick_elementwise_shapes();
 
+// One probe per kernel (in ElementwiseKernel order), for interleaved_median_seconds; each owns
+// inputs drawn like the engine's (elementwise_probe.cpp says why values matter).
+class ElementwiseProbes {
+ public:
+  explicit ElementwiseProbes(const ElementwiseShapes& shapes);
+  ~ElementwiseProbes();
+  ElementwiseProbes(const ElementwiseProbes&) = delete;
+  ElementwiseProbes& operator=(const ElementwiseProbes&) = delete;
+  std::vector<TimedProbe> probes();
+  ElementwiseMeasurements measurements(const std::vector<double>& seconds_per_call, double wall_seconds) const;
+
+ private:
+  struct Buffers;
+  ElementwiseShapes shapes_;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+// The kernels alone: their probes interleaved over shapes.repetitions passes.
 ElementwiseMeasurements measure_elementwise(const ElementwiseShapes& shapes);
 
 }  // namespace ws

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ws {
@@ -30,22 +31,6 @@ void call_sgemm(Variant v, int m, int n, int k, const float* a, const float* b, 
   const bool ta = v == Variant::tn, tb = v == Variant::nt;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
               ta ? m : k, b, tb ? k : n, 0.0f, c, n);
-}
-
-double median_rate(Variant v, const GemmGridShape& s, int repetitions, std::vector<float>& a, std::vector<float>& b,
-                   std::vector<float>& c) {
-  const double flops = 2.0 * s.m * s.n * s.k;
-  double start = thread_cpu_seconds();
-  call_sgemm(v, s.m, s.n, s.k, a.data(), b.data(), c.data());  // warm-up: caches, page faults
-  const double first = std::max(cpu_seconds_since(start), 1e-9);
-  const int batch = std::clamp(static_cast<int>(std::ceil(1e-3 / first)), 1, 10000);
-  std::vector<double> seconds;
-  for (int r = 0; r < std::max(repetitions, 1); ++r) {
-    start = thread_cpu_seconds();
-    for (int i = 0; i < batch; ++i) call_sgemm(v, s.m, s.n, s.k, a.data(), b.data(), c.data());
-    seconds.push_back(cpu_seconds_since(start) / batch);
-  }
-  return flops / median(seconds);
 }
 
 }  // namespace
@@ -75,7 +60,7 @@ GemmGrid default_gemm_grid() {
       }
     }
   }
-  grid.repetitions = 5;
+  grid.repetitions = 15;  // passes of ~1.5 s here: the medians span ~25 s of the host's drift
   return grid;
 }
 
@@ -127,26 +112,61 @@ BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions) {
   return out;
 }
 
-GemmMeasurements measure_gemm(const GemmGrid& grid) {
-  openblas_set_num_threads(1);
-  GemmMeasurements out;
-  out.grid = grid;
-  out.blas = openblas_get_config();
-  const auto start = Clock::now();
-  for (const auto& s : grid.shapes) {
-    const auto size = [](int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); };
-    // Values in [0.5, 1): no denormals, no zeros the kernel could skip.
-    std::vector<float> a(size(s.m, s.k)), b(size(s.k, s.n)), c(size(s.m, s.n));
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
-    for (std::size_t i = 0; i < b.size(); ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
-    GemmShapeRate rate{s.m, s.n, s.k, 0, 0, 0};
-    rate.nn_flops = median_rate(Variant::nn, s, grid.repetitions, a, b, c);
-    rate.nt_flops = median_rate(Variant::nt, s, grid.repetitions, a, b, c);
-    rate.tn_flops = median_rate(Variant::tn, s, grid.repetitions, a, b, c);
-    out.rates.push_back(rate);
+GemmGridProbes::GemmGridProbes(GemmGrid grid) : grid_(std::move(grid)) {
+  std::size_t a = 0, b = 0, c = 0;
+  const auto size = [](int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); };
+  for (const auto& s : grid_.shapes) {
+    a = std::max(a, size(s.m, s.k)), b = std::max(b, size(s.k, s.n)), c = std::max(c, size(s.m, s.n));
   }
-  out.wall_seconds = seconds_since(start);
+  // Values in [0.5, 1): no denormals, no zeros the kernel could skip.
+  a_.resize(a), b_.resize(b), c_.resize(c);
+  for (std::size_t i = 0; i < a_.size(); ++i) a_[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
+  for (std::size_t i = 0; i < b_.size(); ++i) b_[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
+  batch_.assign(3 * grid_.shapes.size(), 0);
+}
+
+std::vector<TimedProbe> GemmGridProbes::probes() {
+  openblas_set_num_threads(1);
+  std::vector<TimedProbe> out;
+  for (std::size_t i = 0; i < grid_.shapes.size(); ++i) {
+    for (const Variant v : {Variant::nn, Variant::nt, Variant::tn}) {
+      const std::size_t index = out.size();
+      out.emplace_back([this, v, index, s = grid_.shapes[i]] {
+        int& batch = batch_[index];
+        const double start = thread_cpu_seconds();
+        if (batch == 0) {
+          call_sgemm(v, s.m, s.n, s.k, a_.data(), b_.data(), c_.data());
+          const double first = std::max(cpu_seconds_since(start), 1e-9);
+          batch = std::clamp(static_cast<int>(std::ceil(1e-3 / first)), 1, 10000);
+          return first;
+        }
+        for (int call = 0; call < batch; ++call) call_sgemm(v, s.m, s.n, s.k, a_.data(), b_.data(), c_.data());
+        return cpu_seconds_since(start) / batch;
+      });
+    }
+  }
   return out;
+}
+
+GemmMeasurements GemmGridProbes::measurements(const std::vector<double>& seconds_per_call, double wall_seconds) const {
+  GemmMeasurements out;
+  out.grid = grid_;
+  out.blas = openblas_get_config();
+  out.wall_seconds = wall_seconds;
+  for (std::size_t i = 0; i < grid_.shapes.size(); ++i) {
+    const auto& s = grid_.shapes[i];
+    const double flops = 2.0 * s.m * s.n * s.k;
+    const auto rate = [&](std::size_t variant) { return flops / std::max(seconds_per_call.at(3 * i + variant), 1e-12); };
+    out.rates.push_back({s.m, s.n, s.k, rate(0), rate(1), rate(2)});
+  }
+  return out;
+}
+
+GemmMeasurements measure_gemm(const GemmGrid& grid) {
+  const auto start = Clock::now();
+  GemmGridProbes probes(grid);
+  const auto seconds = interleaved_median_seconds(probes.probes(), grid.repetitions);
+  return probes.measurements(seconds, seconds_since(start));
 }
 
 }  // namespace ws

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/calibrate/interleaved_timing.hpp"
+
 namespace ws {
 
 struct GemmGridShape {
@@ -13,7 +15,7 @@ struct GemmGridShape {
 
 struct GemmGrid {
   std::vector<GemmGridShape> shapes;
-  int repetitions = 5;  // timed calls per (shape, variant) after one untimed warm-up call
+  int repetitions = 5;  // timed batches per (shape, variant) after one untimed warm-up call
 };
 
 // Best rate (flop/s, 2 m n k flops per call) of each variant at one shape.
@@ -39,11 +41,27 @@ GemmGrid default_gemm_grid();
 // Three small shapes, one repetition: for tests.
 GemmGrid quick_gemm_grid();
 
-// Pins OpenBLAS to one thread (the engine runs one rank per core) and times the grid in thread CPU
-// time (thread_cpu_clock.hpp). A call under a millisecond is repeated in a batch; the median batch
-// of `repetitions` gives the per-call time. The median, not the best: the simulator predicts the
-// engine's average step, and on a shared or virtual host the best of a few short batches is a
-// rate the engine's GEMMs rarely see (best-of tables ran 10-20 % ahead of the engine here).
+// The grid's probes, three per shape (NN, NT, TN, in grid order), for interleaved_median_seconds.
+// They share one set of operand buffers, sized for the largest shape. A probe times one batch of
+// calls in thread CPU time (thread_cpu_clock.hpp): a call under a millisecond is repeated, the
+// batch size fixed at the warm-up call. Pins OpenBLAS to one thread (one rank per core, as the
+// engine runs). The median, not the best, counts: the simulator predicts the engine's average step,
+// and on a shared or virtual host the best of a few short batches is a rate the engine's GEMMs
+// rarely see (best-of tables ran 10-20 % ahead of the engine here).
+class GemmGridProbes {
+ public:
+  explicit GemmGridProbes(GemmGrid grid);
+  std::vector<TimedProbe> probes();
+  // Rates from the probes' median seconds per call (in probes() order).
+  GemmMeasurements measurements(const std::vector<double>& seconds_per_call, double wall_seconds) const;
+
+ private:
+  GemmGrid grid_;
+  std::vector<float> a_, b_, c_;
+  std::vector<int> batch_;  // calls per timed batch, per probe; 0 until the warm-up call
+};
+
+// The grid alone: its probes interleaved over grid.repetitions passes.
 GemmMeasurements measure_gemm(const GemmGrid& grid);
 
 // One core's sgemm rate alone, and each core's when every core runs it at once (shared caches,

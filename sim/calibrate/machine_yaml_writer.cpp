@@ -134,8 +134,10 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
       c.memory.repetitions, c.memory.threads, gbps(c.memory.all_cores_bytes_per_s),
       gbps(c.memory.one_core_bytes_per_s)));
   line(fmt::format("  gemm_efficiency:  # cblas_sgemm (fp32, row-major), 1 thread; per shape and variant the median of {} "
-                   "timed calls (batched to >= 1 ms, thread CPU time) after a warm-up; the table keeps the best of "
-                   "NN / NT / TN, the comment lists all three in GFLOP/s; efficiency = rate / fp32 peak; grid took {:.0f} s",
+                   "timed calls (batched to >= 1 ms, thread CPU time) after a warm-up, in passes over the whole grid "
+                   "and the element-wise kernels below (so every figure spans the same {:.0f} s of the host's drift); "
+                   "the table keeps the best of NN / NT / TN, the comment lists all three in GFLOP/s; efficiency = "
+                   "rate / fp32 peak",
                    c.gemm.grid.repetitions, c.gemm.wall_seconds));
   for (std::size_t i = 0; i < c.gemm.rates.size(); ++i) {
     const auto& r = c.gemm.rates[i];
@@ -154,7 +156,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   for (double rate : f.elementwise_per_s) any_elementwise = any_elementwise || rate > 0;
   if (any_elementwise) {
     line(fmt::format("  elementwise_throughput:  # elements/s of the engine's own fp32 kernels (engine/kernels) on one "
-                     "core, median of {} calls after a warm-up, thread CPU time; probes took {:.1f} s",
+                     "core, median of {} calls after a warm-up in the GEMM table's passes, thread CPU time; probes took {:.1f} s",
                      e.shapes.repetitions, e.wall_seconds));
     for (int i = 0; i < kElementwiseKernels; ++i) {
       const auto k = static_cast<std::size_t>(i);

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/netns/netns_cluster.hpp"
 
@@ -17,6 +18,7 @@ std::string command_line(const ValidateOptions& o) {
   if (!o.plot) s += " --no-plot";
   if (o.trace_dir) s += " --traces " + o.trace_dir->string();
   if (o.repeat != ValidateOptions{}.repeat) s += fmt::format(" --repeat {}", o.repeat);
+  if (!o.only_runs.empty()) s += " --runs " + fmt::format("{}", fmt::join(o.only_runs, ","));
   if (o.netns_rate) s += fmt::format(" --netns-rate '{:.6g} Gb/s'", 8e-9 * o.netns_rate->bytes_per_s());
   return s;
 }
@@ -43,6 +45,8 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& n
                 "engine runs per configuration; the one with the median step time is kept (--quick: 1 unless given)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  c->add_option("--runs", o.only_runs, "only these runs of the matrix, by id (e.g. r02,r13): to re-check points")
+      ->delimiter(',');
   c->add_option("--netns-rate", netns_rate,
                 "run every rank in its own network namespace, joined by veth links shaped to this rate (e.g. "
                 "'1 Gb/s'), over Open MPI's TCP transport; needs root and a machine file from `weakscale calibrate "

@@ -36,6 +36,20 @@ void check_inputs(const ValidateOptions& o) {
   }
 }
 
+// The matrix's runs named in `ids` (all when empty); an unknown id is an input error listing them.
+std::vector<ValidationRun> select_runs(std::vector<ValidationRun> runs, const std::vector<std::string>& ids) {
+  if (ids.empty()) return runs;
+  std::string known;
+  for (const auto& r : runs) known += (known.empty() ? "" : ", ") + r.id;
+  for (const auto& id : ids) {
+    if (std::none_of(runs.begin(), runs.end(), [&](const ValidationRun& r) { return r.id == id; })) {
+      throw InputError(InputLocation{"", 0, "--runs"}, id, "ids of the validation matrix: " + known);
+    }
+  }
+  std::erase_if(runs, [&](const ValidationRun& r) { return std::find(ids.begin(), ids.end(), r.id) == ids.end(); });
+  return runs;
+}
+
 int effective_ranks_max(int requested) {
   if (requested > 0) return requested;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -163,7 +177,7 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
   const auto start = std::chrono::steady_clock::now();
   const Machine machine = load_machine(o.machine_file);
   const StepSimulator simulate = make_step_simulator(machine);
-  const auto runs = validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick});
+  const auto runs = select_runs(validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick}), o.only_runs);
   const int repeat = std::max(o.repeat, 1);
   log << fmt::format("validate: {} configurations x {} engine runs (the median kept), machine {} ({})", runs.size(),
                      repeat, machine.name, o.machine_file)

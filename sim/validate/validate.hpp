@@ -34,6 +34,8 @@ struct ValidateOptions {
   // interference only ever adds time, and one slow run should not decide a point). The command
   // makes it 1 for --quick unless --repeat is given.
   int repeat = 3;
+  // Ids of the matrix's runs to do ("r02", "r13"); empty: all of them.
+  std::vector<std::string> only_runs;
 };
 
 struct ValidationReport {
