@@ -94,8 +94,9 @@ template <class T>
 Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return Request{};
   MPI_Request r = MPI_REQUEST_NULL;
+  const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
-  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_reduce, group_, count * sizeof(T))};
+  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_reduce, group_, count * sizeof(T), start)};
 }
 
 template <class T>
@@ -114,9 +115,10 @@ Request Communicator::iall_gather(const T* in, T* out, std::size_t count) const 
     return Request{};
   }
   MPI_Request r = MPI_REQUEST_NULL;
+  const double start = timeline_->now_us();
   WS_MPI_CHECK(
       MPI_Iallgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_, &r));
-  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_gather, group_, count * size_ * sizeof(T))};
+  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_gather, group_, count * size_ * sizeof(T), start)};
 }
 
 template <class T>
@@ -135,9 +137,10 @@ Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count
     return Request{};
   }
   MPI_Request r = MPI_REQUEST_NULL;
+  const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Ireduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
   return Request{*timeline_,
-                 timeline_->issue(r, CollectiveKind::reduce_scatter, group_, count * size_ * sizeof(T))};
+                 timeline_->issue(r, CollectiveKind::reduce_scatter, group_, count * size_ * sizeof(T), start)};
 }
 
 void Communicator::barrier() const {

@@ -44,7 +44,7 @@ TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& bef
   for (int g = 0; g < kCommGroups; ++g) {
     const GroupTotals &a = after[g], &b = before[g];
     d[g] = GroupTotals{a.blocked_s - b.blocked_s,     a.waited_s - b.waited_s,
-                       a.in_flight_s - b.in_flight_s, a.bytes - b.bytes,
+                       a.in_flight_s - b.in_flight_s, a.progress_s - b.progress_s, a.bytes - b.bytes,
                        a.collectives - b.collectives, a.non_blocking - b.non_blocking};
   }
   return d;
@@ -87,7 +87,7 @@ void Timeline::record_blocking(CollectiveKind kind, CommGroup group, std::uint64
 }
 
 Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommGroup group,
-                                 std::uint64_t bytes) {
+                                 std::uint64_t bytes, double call_start_us) {
   int slot = 0;
   if (free_.empty()) {
     slot = static_cast<int>(slots_.size());
@@ -100,6 +100,7 @@ Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommG
   s.request = request, s.kind = kind, s.group = group, s.bytes = bytes, s.issue_us = now_us(), s.used = true;
   ++in_flight_;
   GroupTotals& t = totals_[index(group)];
+  t.progress_s += (s.issue_us - call_start_us) * 1e-6;
   t.bytes += bytes;
   ++t.collectives;
   ++t.non_blocking;
@@ -127,8 +128,11 @@ void Timeline::complete(int slot, double now) {
 bool Timeline::test_slot(int slot) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
   int done = 0;
+  const double start = now_us();
   WS_MPI_CHECK(MPI_Test(&s.request, &done, MPI_STATUS_IGNORE));
-  if (done) complete(slot, now_us());
+  const double end = now_us();
+  totals_[index(s.group)].progress_s += (end - start) * 1e-6;
+  if (done) complete(slot, end);
   return done != 0;
 }
 

@@ -31,6 +31,10 @@ struct GroupTotals {
   // Non-blocking collectives: sum of (observed completion - issue). An upper bound of what they
   // would have cost blocking (completion is observed at the next test or wait).
   double in_flight_s = 0;
+  // Inside MPI starting non-blocking collectives and testing them between kernels: the core moves
+  // and reduces their data there (Open MPI progresses them only inside library calls), so on a
+  // CPU rank overlapped communication still costs compute time. Not part of blocked_s.
+  double progress_s = 0;
   std::uint64_t bytes = 0;  // payload bytes per rank (the buffer each collective was given)
   long long collectives = 0;
   long long non_blocking = 0;
@@ -68,7 +72,8 @@ class Timeline {
     int slot = -1;
     std::uint64_t generation = 0;
   };
-  Handle issue(MPI_Request request, CollectiveKind kind, CommGroup group, std::uint64_t bytes);
+  // `call_start_us`: when the MPI_I* call that made `request` began (its time counts as progress).
+  Handle issue(MPI_Request request, CollectiveKind kind, CommGroup group, std::uint64_t bytes, double call_start_us);
   bool pending(Handle h) const;
   bool test(Handle h);  // true once complete
   void wait(Handle h);

@@ -12,7 +12,7 @@
 namespace ws {
 
 namespace {
-constexpr int kFieldsPerGroup = 5;
+constexpr int kFieldsPerGroup = 6;
 }
 
 StepRecord reduce_step(const StepResult& local, const Communicator& world) {
@@ -24,7 +24,7 @@ StepRecord reduce_step(const StepResult& local, const Communicator& world) {
   std::vector<double> sums;
   sums.reserve(kCommGroups * kFieldsPerGroup);
   for (const GroupTotals& g : local.communication)
-    sums.insert(sums.end(), {g.blocked_s, g.waited_s, g.in_flight_s, static_cast<double>(g.bytes),
+    sums.insert(sums.end(), {g.blocked_s, g.waited_s, g.in_flight_s, g.progress_s, static_cast<double>(g.bytes),
                              static_cast<double>(g.collectives)});
   if (world.size() > 1) {
     WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, world.comm()));
@@ -37,9 +37,9 @@ StepRecord reduce_step(const StepResult& local, const Communicator& world) {
   for (int g = 0; g < kCommGroups; ++g) {
     const double* f = sums.data() + g * kFieldsPerGroup;
     GroupTotals& t = r.communication[static_cast<std::size_t>(g)];
-    t.blocked_s = f[0] / ranks, t.waited_s = f[1] / ranks, t.in_flight_s = f[2] / ranks;
-    t.bytes = static_cast<std::uint64_t>(f[3] / ranks);
-    t.collectives = static_cast<long long>(f[4] / ranks);
+    t.blocked_s = f[0] / ranks, t.waited_s = f[1] / ranks, t.in_flight_s = f[2] / ranks, t.progress_s = f[3] / ranks;
+    t.bytes = static_cast<std::uint64_t>(f[4] / ranks);
+    t.collectives = static_cast<long long>(f[5] / ranks);
   }
   return r;
 }
@@ -64,6 +64,7 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
       const GroupTotals& t = r.communication[static_cast<std::size_t>(g)];
       GroupSummary& out = s.groups[static_cast<std::size_t>(g)];
       out.exposed_s += t.blocked_s, out.in_flight_s += t.in_flight_s, out.waited_s += t.waited_s;
+      out.progress_s += t.progress_s;
       out.bytes += static_cast<double>(t.bytes), out.collectives += static_cast<double>(t.collectives);
     }
   }
@@ -71,7 +72,7 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
   s.step_s /= n;
   s.cpu_s /= n;
   for (GroupSummary& g : s.groups) {
-    g.exposed_s /= n, g.in_flight_s /= n, g.waited_s /= n, g.bytes /= n, g.collectives /= n;
+    g.exposed_s /= n, g.in_flight_s /= n, g.waited_s /= n, g.progress_s /= n, g.bytes /= n, g.collectives /= n;
     s.exposed_s += g.exposed_s;
   }
   s.compute_s = s.step_s - s.exposed_s;
@@ -96,7 +97,8 @@ std::string summary_json(const RunSummary& s, const std::string& machine_name) {
     const GroupSummary& t = s.groups[static_cast<std::size_t>(g)];
     if (t.collectives == 0) continue;
     const char* name = to_string(static_cast<CommGroup>(g));
-    comm[name] = {{"exposed_s", t.exposed_s}, {"bytes", t.bytes}, {"collectives", t.collectives}};
+    comm[name] = {{"exposed_s", t.exposed_s}, {"progress_s", t.progress_s}, {"bytes", t.bytes},
+                  {"collectives", t.collectives}};
     if (t.in_flight_s > 0)
       overlap[name] = {{"in_flight_s", t.in_flight_s},
                        {"exposed_s", t.waited_s},

@@ -17,8 +17,8 @@ namespace {
 template <class T>
 struct GradientBucket {
   std::vector<Tensor> tensors;  // where the packed gradients come from and go back to, in order
-  std::vector<T> buffer;
-  Request request;  // after the buffer: destroyed first, and a pending request waits
+  std::vector<T>* buffer = nullptr;  // one of Trainer::bucket_buffers_
+  Request request;  // destroyed with the bucket: a pending request waits
 };
 
 const RunConfig& checked(const RunConfig& run, const TokenSource& source) {
@@ -93,9 +93,14 @@ StepResult Trainer<T>::step() {
         buckets.pop_back();
         continue;
       }
-      for (const Tensor& t : bucket.tensors)
-        bucket.buffer.insert(bucket.buffer.end(), store.grad(t), store.grad(t) + t.size);
-      bucket.request = group.iall_reduce_sum(bucket.buffer.data(), bucket.buffer.size());
+      if (bucket_buffers_.size() < buckets.size()) bucket_buffers_.emplace_back();
+      bucket.buffer = &bucket_buffers_[buckets.size() - 1];
+      std::size_t elements = 0;
+      for (const Tensor& t : bucket.tensors) elements += t.size;
+      bucket.buffer->resize(elements);  // the same size every step: no allocation after the first
+      T* packed = bucket.buffer->data();
+      for (const Tensor& t : bucket.tensors) packed = std::copy_n(store.grad(t), t.size, packed);
+      bucket.request = group.iall_reduce_sum(bucket.buffer->data(), bucket.buffer->size());
     }
     // Open MPI advances non-blocking collectives only inside library calls: poke the ones in
     // flight at every block boundary.
@@ -113,7 +118,7 @@ StepResult Trainer<T>::step() {
   for (GradientBucket<T>& b : buckets) b.request.wait();
   const double exposed = std::chrono::duration<double>(std::chrono::steady_clock::now() - exposed_start).count();
   for (const GradientBucket<T>& b : buckets) {
-    const T* sum = b.buffer.data();
+    const T* sum = b.buffer->data();
     for (const Tensor& t : b.tensors) {
       std::copy_n(sum, t.size, store.grad(t));
       sum += t.size;

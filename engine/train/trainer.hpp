@@ -4,6 +4,9 @@
 // run's GEMM tuner, model and optimizer; the process grid and token source outlive it.
 #pragma once
 
+#include <deque>
+#include <vector>
+
 #include "engine/comm/process_grid.hpp"
 #include "engine/kernels/gemm_tuner.hpp"
 #include "engine/model/gpt.hpp"
@@ -60,6 +63,10 @@ class Trainer {
   Gpt<T> model_;
   AdamW<T> optimizer_;
   BatchShard shard_;
+  // The data-parallel gradient buckets' buffers, in the order a step packs them, kept across steps:
+  // packing into a fresh vector each step (page faults, regrowth) took 8-11 ms of a 150 ms 2-rank
+  // step on this project's VM for 6 MiB, against ~1 ms for the copy itself.
+  std::deque<std::vector<T>> bucket_buffers_;  // a deque: growing it keeps earlier buffers in place
   long long step_ = 0;
 };
 

@@ -29,6 +29,7 @@ std::vector<StepRecord> ten_steps() {
     auto& data = r.communication[static_cast<std::size_t>(CommGroup::data)];
     data.blocked_s = data.waited_s = 0.2;
     data.in_flight_s = 0.5;
+    data.progress_s = 0.05;
     data.collectives = 1;
     records.push_back(r);
   }
@@ -47,6 +48,9 @@ TEST(RunSummary, AveragesTheStepsAfterTheWarmUp) {
   EXPECT_NEAR(s.groups[static_cast<std::size_t>(CommGroup::data)].hidden_fraction(), 1 - 0.2 / 0.5, 1e-12);
   EXPECT_DOUBLE_EQ(s.groups[static_cast<std::size_t>(CommGroup::x)].hidden_fraction(), 0.0);  // blocking only
   EXPECT_DOUBLE_EQ(s.groups[static_cast<std::size_t>(CommGroup::x)].collectives, 3);
+  // Time in MPI progressing a collective is reported, and is not exposed time.
+  EXPECT_DOUBLE_EQ(s.groups[static_cast<std::size_t>(CommGroup::data)].progress_s, 0.05);
+  EXPECT_DOUBLE_EQ(s.groups[static_cast<std::size_t>(CommGroup::data)].exposed_s, 0.2);
   EXPECT_DOUBLE_EQ(s.tokens_per_s, 4 * 512 / s.step_s);
 }
 
