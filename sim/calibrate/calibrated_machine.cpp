@@ -121,4 +121,25 @@ Machine calibrated_machine(const Calibration& c) {
   return m;
 }
 
+Machine with_measured_compute(Machine machine, const GemmMeasurements& gemm,
+                              const ElementwiseMeasurements& elementwise) {
+  Calibration c;
+  c.gemm = gemm;
+  c.elementwise = elementwise;
+  CalibratedFigures f;
+  f.peak_fp32_flops = std::max(machine.device.peak_fp32.flops(), gemm.best_flops());
+  derive_elementwise(c, f);
+  const double old_peak = machine.device.peak_fp32.flops();
+  machine.device.peak_fp32 = FlopRate::from_flops(f.peak_fp32_flops);
+  // A calibrated file has no bf16/fp16 units and repeats the fp32 peak: keep it so.
+  if (machine.device.peak_bf16.flops() == old_peak) machine.device.peak_bf16 = machine.device.peak_fp32;
+  if (machine.device.peak_fp16.flops() == old_peak) machine.device.peak_fp16 = machine.device.peak_fp32;
+  machine.device.gemm = gemm_table(c, f.peak_fp32_flops);
+  for (int i = 0; i < kElementwiseKernels; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (f.elementwise_per_s[k] > 0) machine.device.elementwise.elements_per_s[k] = f.elementwise_per_s[k];
+  }
+  return machine;
+}
+
 }  // namespace ws

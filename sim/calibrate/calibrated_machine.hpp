@@ -37,4 +37,10 @@ CalibratedFigures derive_figures(const Calibration& c);
 // nodes of one device each, the ping-pong fit as every node's NIC, one switch joining them.
 Machine calibrated_machine(const Calibration& c);
 
+// `machine` with its device's GEMM table and element-wise throughputs replaced by new measurements
+// of this host (`weakscale validate`'s host tracking): efficiencies over the file's fp32 peak, or
+// over the fastest new rate where that is higher (then the peak follows it); memory, links and
+// collectives are kept.
+Machine with_measured_compute(Machine machine, const GemmMeasurements& gemm, const ElementwiseMeasurements& elementwise);
+
 }  // namespace ws

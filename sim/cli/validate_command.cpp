@@ -16,6 +16,7 @@ std::string command_line(const ValidateOptions& o) {
   if (o.quick) s += " --quick";
   if (o.ranks_max > 0) s += fmt::format(" --ranks-max {}", o.ranks_max);
   if (!o.plot) s += " --no-plot";
+  if (!o.track_host) s += " --no-track-host";
   if (o.trace_dir) s += " --traces " + o.trace_dir->string();
   if (o.repeat != ValidateOptions{}.repeat) s += fmt::format(" --repeat {}", o.repeat);
   if (!o.only_runs.empty()) s += " --runs " + fmt::format("{}", fmt::join(o.only_runs, ","));
@@ -38,6 +39,9 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& n
   c->add_option("--engine", o.engine.engine_executable, "path of weakscale-engine")->capture_default_str();
   c->add_option("--mpirun", o.engine.mpirun, "mpirun to start the engine with")->capture_default_str();
   c->add_flag("!--no-plot", o.plot, "skip the gnuplot figure");
+  c->add_flag("!--no-track-host", o.track_host,
+              "simulate on the machine file as written only, without re-measuring this host's compute around "
+              "each configuration's runs");
   c->add_option("--traces", o.trace_dir,
                 "keep every run's engine trace and write its simulated trace here (<run>-engine.json, "
                 "<run>-simulated.json: load both in ui.perfetto.dev)");

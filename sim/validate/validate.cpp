@@ -15,6 +15,7 @@
 #include "sim/machine/machine_loader.hpp"
 #include "sim/netns/netns_cluster.hpp"
 #include "sim/study/study_writers.hpp"
+#include "sim/validate/host_tracker.hpp"
 #include "sim/validate/validation_plots.hpp"
 #include "sim/validate/validation_writers.hpp"
 
@@ -68,6 +69,10 @@ void print_run(const ValidationRecord& r, std::ostream& log) {
     line += fmt::format(", simulated {:.4f} s ({})", r.simulated->step_s,
                         percent(relative_error(r.measured.step_s, r.simulated->step_s)));
   }
+  if (r.simulated_on_file) {
+    line += fmt::format(" [on the file as written: {:.4f} s ({})]", r.simulated_on_file->step_s,
+                        percent(relative_error(r.measured.step_s, r.simulated_on_file->step_s)));
+  }
   log << line << std::endl;
 }
 
@@ -92,10 +97,11 @@ double measure_host_speed(const Machine& machine) {
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate,
                                             const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
-                                            const HostSpeedProbe& host_speed, int repeat) {
+                                            const HostSpeedProbe& host_speed, int repeat, HostTracker* tracker) {
   if (trace_dir) std::filesystem::create_directories(*trace_dir);
   std::vector<ValidationRecord> records;
   for (const auto& run : runs) {
+    if (tracker) tracker->pass();
     // Every repetition writes its own trace; the median one's is kept under the run's name.
     std::vector<PhaseTimes> tries;
     std::vector<std::optional<std::filesystem::path>> traces;
@@ -106,6 +112,7 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
       tries.push_back(measure_run(engine, run, trace));
       tries.back().host_speed = speed;
       traces.push_back(trace);
+      if (tracker) tracker->pass();
     }
     std::vector<std::size_t> order(tries.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -119,8 +126,14 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
         std::filesystem::remove(*traces[i]);
       }
     }
-    ValidationRecord r{run, tries[kept], std::nullopt};
-    if (simulate) r.simulated = simulate(run, trace_file(trace_dir, run, "simulated"));
+    ValidationRecord r{run, tries[kept], std::nullopt, std::nullopt};
+    if (tracker) {
+      const Machine tracked = tracker->take_machine();
+      r.simulated = make_step_simulator(tracked)(run, trace_file(trace_dir, run, "simulated"));
+      if (simulate) r.simulated_on_file = simulate(run, std::nullopt);
+    } else if (simulate) {
+      r.simulated = simulate(run, trace_file(trace_dir, run, "simulated"));
+    }
     print_run(r, log);
     records.push_back(std::move(r));
   }
@@ -204,19 +217,41 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
     log << "validate: network: " << network->describe() << std::endl;
   }
 
+  std::optional<HostTracker> tracker;
+  if (o.track_host) {
+    const GemmGrid grid = o.quick ? quick_gemm_grid() : default_gemm_grid();
+    log << fmt::format("validate: tracking this host's compute: a pass over the calibration's {} GEMM shapes and "
+                       "element-wise kernels before each configuration and after each run; each configuration is "
+                       "simulated on the file's machine with the compute of its passes (--no-track-host: the file "
+                       "alone)",
+                       grid.shapes.size())
+        << std::endl;
+    tracker.emplace(machine, grid, o.quick ? quick_elementwise_shapes() : default_elementwise_shapes());
+  }
+
   ValidationReport report;
   report.records = validate_runs(runs, engine, simulate, o.trace_dir, log,
-                                 [&machine] { return measure_host_speed(machine); }, repeat);
+                                 [&machine] { return measure_host_speed(machine); }, repeat,
+                                 tracker ? &*tracker : nullptr);
   report.errors = summarize_errors(report.records);
+  report.errors_on_file = summarize_errors_on_file(report.records);
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, WEAKSCALE_GIT_COMMIT,
                                         std::thread::hardware_concurrency(), report.wall_s,
                                         median_core_share(report.records), median_host_speed(report.records),
-                                        network ? network->describe() : "shared memory (Open MPI's defaults)", repeat};
+                                        network ? network->describe() : "shared memory (Open MPI's defaults)", repeat,
+                                        o.track_host};
   report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
   report.files.push_back(write_text_file(o.out_dir, "validation.json",
                                          format_validation_json(report.records, report.errors, provenance)));
   print_error_summary(report.records, report.errors, log);
+  if (report.errors_on_file) {
+    log << fmt::format("validate: on the machine file as written (no host tracking): median |error| {:.1f} %, worst "
+                       "{:.1f} % ({})",
+                       100.0 * report.errors_on_file->median_abs_error, 100.0 * report.errors_on_file->worst_abs_error,
+                       report.records.at(report.errors_on_file->worst_record).run.id)
+        << std::endl;
+  }
   if (o.plot && report.errors) {
     for (auto& file : plot_validation(report.records, machine.name, o.out_dir)) report.files.push_back(file);
   }

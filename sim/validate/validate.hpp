@@ -16,6 +16,8 @@
 
 namespace ws {
 
+class HostTracker;
+
 struct ValidateOptions {
   std::string machine_file = "machines/local.yaml";
   std::filesystem::path out_dir = "results";
@@ -34,6 +36,10 @@ struct ValidateOptions {
   // interference only ever adds time, and one slow run should not decide a point). The command
   // makes it 1 for --quick unless --repeat is given.
   int repeat = 3;
+  // Re-measure this host's compute in passes around each configuration's engine runs (before the
+  // first, after each) and simulate the configuration on the file's machine with that compute
+  // (host_tracker.hpp); the file as written is simulated too and reported beside it.
+  bool track_host = true;
   // Ids of the matrix's runs to do ("r02", "r13"); empty: all of them.
   std::vector<std::string> only_runs;
 };
@@ -41,6 +47,7 @@ struct ValidateOptions {
 struct ValidationReport {
   std::vector<ValidationRecord> records;
   std::optional<ErrorSummary> errors;  // none when no run was simulated
+  std::optional<ErrorSummary> errors_on_file;  // with host tracking: the file as written
   std::vector<std::filesystem::path> files;
   double wall_s = 0;
 };
@@ -50,11 +57,15 @@ struct ValidationReport {
 // every run are kept there.
 // `host_speed`, when given, is called right before each run (measured.host_speed). Each
 // configuration runs `repeat` times and keeps the run with the median step time (its trace too).
+// With a `tracker`, it makes a pass before each configuration's first run and after each run,
+// the configuration is simulated on tracker->take_machine() and `simulate` (the file's machine)
+// fills simulated_on_file.
 using HostSpeedProbe = std::function<double()>;
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate,
                                             const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
-                                            const HostSpeedProbe& host_speed = {}, int repeat = 1);
+                                            const HostSpeedProbe& host_speed = {}, int repeat = 1,
+                                            HostTracker* tracker = nullptr);
 
 // This host's speed now relative to `machine` (a calibrated file): one-thread sgemm 512^3
 // (median of 5 batches, as `weakscale calibrate` times it), over the rate the machine's GEMM table gives.

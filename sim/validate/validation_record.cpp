@@ -64,6 +64,12 @@ std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>
   return s;
 }
 
+std::optional<ErrorSummary> summarize_errors_on_file(const std::vector<ValidationRecord>& records) {
+  std::vector<ValidationRecord> on_file = records;
+  for (auto& r : on_file) r.simulated = r.simulated_on_file;
+  return summarize_errors(on_file);
+}
+
 double median_core_share(const std::vector<ValidationRecord>& records) {
   std::vector<double> shares;
   for (const auto& r : records) {

@@ -16,6 +16,9 @@ struct ValidationRecord {
   ValidationRun run;
   PhaseTimes measured;
   std::optional<PhaseTimes> simulated;  // none when the run was not simulated
+  // With host tracking (validate.hpp), `simulated` ran on the machine re-measured around this
+  // configuration's runs and this is the same run on the machine file as written; else none.
+  std::optional<PhaseTimes> simulated_on_file;
 };
 
 // (simulated - measured) / measured: positive when the simulator is slow.
@@ -47,6 +50,9 @@ struct ErrorSummary {
 
 // Over the records that have a simulation; none when no record has one.
 std::optional<ErrorSummary> summarize_errors(const std::vector<ValidationRecord>& records);
+
+// The same over the records' simulated_on_file (none when no record has one).
+std::optional<ErrorSummary> summarize_errors_on_file(const std::vector<ValidationRecord>& records);
 
 // Median over the records of measured cpu_s / step_s: the share of a core a rank got (0 when
 // no record has a CPU time).

@@ -83,6 +83,9 @@ std::string format_row(const ValidationRecord& r) {
   row += fmt::format(",{},{},{},{},{}", r.measured.step_s, sim([](const PhaseTimes& t) { return t.step_s; }),
                      r.simulated ? fmt::format("{}", relative_error(r.measured.step_s, r.simulated->step_s)) : "",
                      r.measured.cpu_s, r.measured.host_speed);
+  const auto& file = r.simulated_on_file;
+  row += fmt::format(",{},{}", file ? fmt::format("{}", file->step_s) : "",
+                     file ? fmt::format("{}", relative_error(r.measured.step_s, file->step_s)) : "");
   for (std::size_t p = 0; p < phase_names().size(); ++p) {
     row += fmt::format(",{},{}", phase_value(r.measured, p),
                        sim([p](const PhaseTimes& t) { return phase_value(t, p); }));
@@ -114,8 +117,9 @@ ValidationRecord parse_row(const RowReader& f) {
   if (simulated) r.simulated = PhaseTimes{f.number(first + 1), 0, {}, 0};
   r.measured.cpu_s = f.number(first + 3);
   r.measured.host_speed = f.number(first + 4);
+  if (!f.text(first + 5).empty()) r.simulated_on_file = PhaseTimes{f.number(first + 5), 0, {}, 0};
   for (std::size_t p = 0; p < phase_names().size(); ++p) {
-    const std::size_t column = first + 5 + 2 * p;
+    const std::size_t column = first + 7 + 2 * p;
     set_phase(r.measured, p, f.number(column));
     if (simulated) set_phase(*r.simulated, p, f.number(column + 1));
   }
@@ -153,6 +157,10 @@ nlohmann::json run_json(const ValidationRecord& r) {
     j["simulated"] = phases_json(*r.simulated);
     j["relative_error"] = relative_error(r.measured.step_s, r.simulated->step_s);
   }
+  if (r.simulated_on_file) {
+    j["simulated_on_file"] = phases_json(*r.simulated_on_file);
+    j["file_relative_error"] = relative_error(r.measured.step_s, r.simulated_on_file->step_s);
+  }
   return j;
 }
 
@@ -161,7 +169,8 @@ nlohmann::json run_json(const ValidationRecord& r) {
 const std::vector<std::string>& validation_csv_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> c = kRunColumns;
-    c.insert(c.end(), {"measured_step_s", "simulated_step_s", "relative_error", "measured_cpu_s", "host_speed"});
+    c.insert(c.end(), {"measured_step_s", "simulated_step_s", "relative_error", "measured_cpu_s", "host_speed",
+                       "file_simulated_step_s", "file_relative_error"});
     for (const auto& phase : phase_names()) {
       c.push_back("measured_" + phase + "_s");
       c.push_back("simulated_" + phase + "_s");
@@ -208,6 +217,7 @@ std::string format_validation_json(const std::vector<ValidationRecord>& records,
                    {"median_host_speed", p.median_host_speed},
                    {"rank_network", p.rank_network},
                    {"runs_per_configuration", p.runs_per_configuration},
+                   {"host_tracking", p.host_tracking},
                    {"runs", runs}};
   if (errors) {
     const auto& worst = records.at(errors->worst_record);
@@ -221,6 +231,12 @@ std::string format_validation_json(const std::vector<ValidationRecord>& records,
                    {"worst_run_compute_kind_off_most", {{"kind", errors->worst_kind.phase},
                                                         {"measured_s", errors->worst_kind.measured_s},
                                                         {"simulated_s", errors->worst_kind.simulated_s}}}};
+  }
+  if (const auto on_file = summarize_errors_on_file(records)) {
+    j["errors_on_file"] = {{"simulated_runs", on_file->runs},
+                           {"median_abs_relative_error", on_file->median_abs_error},
+                           {"worst_abs_relative_error", on_file->worst_abs_error},
+                           {"worst_run", records.at(on_file->worst_record).run.id}};
   }
   return j.dump(2) + "\n";
 }

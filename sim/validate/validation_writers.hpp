@@ -23,6 +23,7 @@ struct ValidationProvenance {
   double median_host_speed = 0;  // median_host_speed(records)
   std::string rank_network = {};  // how the ranks talked: shared memory, or sim/netns's description
   int runs_per_configuration = 1;  // engine runs per configuration, the median kept
+  bool host_tracking = false;      // simulated on compute re-measured around each configuration's runs
 };
 
 const std::vector<std::string>& validation_csv_columns();

@@ -153,5 +153,36 @@ TEST(CalibratedMachine, EveryFigureLineSaysHowItWasMeasured) {
   EXPECT_GT(figures, 20);
 }
 
+// Host tracking: new GEMM rates and kernel times replace the device's compute and nothing else.
+TEST(CalibratedMachine, MeasuredComputeReplacesOnlyTheDevicesCompute) {
+  const Calibration c = synthetic_calibration();
+  const Machine file = calibrated_machine(c);
+  GemmMeasurements slower = c.gemm;
+  for (auto& r : slower.rates) r.nn_flops *= 0.5, r.nt_flops *= 0.5, r.tn_flops *= 0.5;
+  ElementwiseMeasurements kernels;
+  kernels.seconds[static_cast<std::size_t>(ElementwiseKernel::gelu_forward)] = 0.01;
+  kernels.elements[static_cast<std::size_t>(ElementwiseKernel::gelu_forward)] = 1e6;
+  const Machine tracked = with_measured_compute(file, slower, kernels);
+
+  EXPECT_EQ(tracked.device.peak_fp32.flops(), file.device.peak_fp32.flops());  // no new rate beats it
+  ASSERT_EQ(tracked.device.gemm.samples.size(), file.device.gemm.samples.size());
+  for (std::size_t i = 0; i < tracked.device.gemm.samples.size(); ++i) {
+    EXPECT_NEAR(tracked.device.gemm.samples[i].efficiency, 0.5 * file.device.gemm.samples[i].efficiency, 1e-12);
+  }
+  EXPECT_DOUBLE_EQ(tracked.device.elementwise.elements_per_s[static_cast<std::size_t>(ElementwiseKernel::gelu_forward)],
+                   1e8);
+  EXPECT_EQ(tracked.device.memory_bandwidth.bytes_per_s(), file.device.memory_bandwidth.bytes_per_s());
+  EXPECT_EQ(tracked.node.links.size(), file.node.links.size());
+  EXPECT_EQ(tracked.collective_libraries.at(0).bandwidth_efficiency, file.collective_libraries.at(0).bandwidth_efficiency);
+
+  // A rate above the file's peak raises the peak with it; efficiencies stay fractions.
+  GemmMeasurements faster = c.gemm;
+  faster.rates[1].nn_flops = 2.0 * file.device.peak_fp32.flops();
+  const Machine fast = with_measured_compute(file, faster, kernels);
+  EXPECT_DOUBLE_EQ(fast.device.peak_fp32.flops(), 2.0 * file.device.peak_fp32.flops());
+  EXPECT_DOUBLE_EQ(fast.device.gemm.samples[1].efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(fast.device.peak_bf16.flops(), fast.device.peak_fp32.flops());
+}
+
 }  // namespace
 }  // namespace ws

@@ -15,14 +15,16 @@ namespace {
 
 std::vector<ValidationRecord> sample_records() {
   auto runs = validation_matrix(MatrixOptions{2, false});
-  ValidationRecord a{runs.at(0), PhaseTimes{0.3125, 0.3125, {}}, PhaseTimes{0.30000000000000004, 0.3, {}}};
+  ValidationRecord a{runs.at(0), PhaseTimes{0.3125, 0.3125, {}}, PhaseTimes{0.30000000000000004, 0.3, {}},
+                     PhaseTimes{0.34375, 0.34375, {}}};
   ValidationRecord b{runs.at(6),
                      PhaseTimes{1.1, 0.7, {{"x", 0.25}, {"world", 1e-5}, {"data_z", 0.14999}}, 0.61,
                                 {{"gemm", 0.5}, {"gelu", 0.125}}},
-                     PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}, 0, {{"gemm", 0.45}, {"attention", 0.01}}}};
+                     PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}, 0, {{"gemm", 0.45}, {"attention", 0.01}}},
+                     std::nullopt};
   b.run.overlap = OverlapSwitches{false, true, false, true};
   b.run.recompute = true;
-  ValidationRecord c{runs.at(9), PhaseTimes{0.9, 0.8, {{"y", 0.1}}}, std::nullopt};
+  ValidationRecord c{runs.at(9), PhaseTimes{0.9, 0.8, {{"y", 0.1}}}, std::nullopt, std::nullopt};
   return {a, b, c};
 }
 
@@ -57,6 +59,10 @@ TEST(ValidationCsv, RoundTrip) {
     expect_same_phases(s.measured, r.measured);
     ASSERT_EQ(s.simulated.has_value(), r.simulated.has_value());
     if (r.simulated) expect_same_phases(*s.simulated, *r.simulated);
+    ASSERT_EQ(s.simulated_on_file.has_value(), r.simulated_on_file.has_value());
+    if (r.simulated_on_file) {
+      EXPECT_EQ(s.simulated_on_file->step_s, r.simulated_on_file->step_s);
+    }
   }
   EXPECT_EQ(format_validation_csv(back), text);
 }
@@ -78,6 +84,10 @@ TEST(ValidationJson, CarriesTheStatisticsAndEveryRun) {
   EXPECT_EQ(json.at("errors").at("simulated_runs"), 2);
   EXPECT_NEAR(json.at("errors").at("worst_abs_relative_error").get<double>(), 0.1 / 1.1, 1e-12);
   EXPECT_EQ(json.at("errors").at("worst_run"), records[1].run.id);
+  // Run a alone was also simulated on the file as written: 0.34375 against 0.3125 measured.
+  EXPECT_EQ(json.at("errors_on_file").at("simulated_runs"), 1);
+  EXPECT_NEAR(json.at("errors_on_file").at("median_abs_relative_error").get<double>(), 0.1, 1e-12);
+  EXPECT_NEAR(json.at("runs").at(0).at("file_relative_error").get<double>(), 0.1, 1e-12);
   EXPECT_FALSE(json.at("runs").at(2).contains("simulated"));
   EXPECT_EQ(json.at("machine_file"), "m.yaml");
 }
