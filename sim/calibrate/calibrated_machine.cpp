@@ -116,8 +116,10 @@ Machine calibrated_machine(const Calibration& c) {
   net.switch_latency = Time::zero();
   net.routing = RoutingPolicy::minimal;
 
-  m.collective_libraries.push_back(
-      CollectiveLibrary{kCalibratedLibrary, f.ring.launch_latency, f.library_step_latency, f.library_bandwidth_efficiency});
+  // Over shared memory the collective's copies are the ranks' own cores' work (machine.hpp).
+  m.collective_libraries.push_back(CollectiveLibrary{
+      kCalibratedLibrary, f.ring.launch_latency, f.library_step_latency, f.library_bandwidth_efficiency, {},
+      one_node_per_rank ? CollectiveProgress::asynchronous : CollectiveProgress::host});
   return m;
 }
 

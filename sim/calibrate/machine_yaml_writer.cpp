@@ -261,6 +261,15 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("    bandwidth_efficiency: {}  # the fit's ring bandwidth {} / link bandwidth {}{}",
                    significant(lib.bandwidth_efficiency, 4), gbps(f.ring.ring_bandwidth), gbps(f.link.bandwidth),
                    f.efficiency_clamped ? " (clamped at 1: the ring beat the ping-pong)" : ""));
+  if (lib.progress == CollectiveProgress::host) {
+    line("    progress: host  # over shared memory the ranks' own cores copy and reduce the data, inside MPI calls "
+         "(coll/libnbc has no progress thread; weakscale-engine's summary shows it as progress_s): a collective "
+         "overlaps no compute");
+  } else {
+    line(fmt::format("    progress: asynchronous  # {}: the kernel's TCP stack moves the bytes while the rank "
+                     "computes; the cores' share of that work is not modelled",
+                     c.shaped_network.empty() ? "an asynchronous network" : c.shaped_network));
+  }
   return y;
 }
 

@@ -29,6 +29,16 @@ const char* to_string(RoutingPolicy r) {
   return "?";
 }
 
+const char* to_string(CollectiveProgress progress) {
+  switch (progress) {
+    case CollectiveProgress::asynchronous:
+      return "asynchronous";
+    case CollectiveProgress::host:
+      return "host";
+  }
+  return "asynchronous";
+}
+
 CollectiveFamily collective_family(const CollectiveLibrary& library) {
   const auto has = [&library](const char* part) { return library.name.find(part) != std::string::npos; };
   if (has("nccl") || has("rccl")) return CollectiveFamily::nccl;

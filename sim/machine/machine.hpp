@@ -108,6 +108,13 @@ struct TreeThreshold {
 };
 
 // Software overheads of a collective library (NCCL, RCCL, Cray MPICH, Open MPI).
+// Who moves a non-blocking collective's data. `asynchronous`: the NIC, the GPU's copy engines or a
+// progress thread, while the device computes (NCCL, RDMA offload). `host`: the rank's own core,
+// inside MPI calls (Open MPI's coll/libnbc over shared memory: the engine's MPI_Test between kernels
+// copies and reduces the data), so the collective's time is taken from the device's compute.
+enum class CollectiveProgress { asynchronous, host };
+const char* to_string(CollectiveProgress progress);  // "asynchronous", "host"
+
 struct CollectiveLibrary {
   std::string name;
   Time launch_latency;          // once per collective call
@@ -115,6 +122,7 @@ struct CollectiveLibrary {
   double bandwidth_efficiency = 1.0;  // achieved / link bandwidth for large messages, in (0, 1]
   // Increasing node counts; empty: sim/collectives' defaults (collective_algorithm.hpp).
   std::vector<TreeThreshold> tree_thresholds = {};
+  CollectiveProgress progress = CollectiveProgress::asynchronous;  // machine file: optional `progress`
 };
 
 // Which library family a CollectiveLibrary is, told by its name: names containing "nccl" or

@@ -360,6 +360,15 @@ RoutingPolicy read_routing(const Field& f) {
   f.fail(kWhat);
 }
 
+CollectiveProgress read_progress(const Field& f) {
+  constexpr const char* kWhat = "one of: asynchronous, host";
+  const std::string s = scalar(f, kWhat);
+  for (const CollectiveProgress p : {CollectiveProgress::asynchronous, CollectiveProgress::host}) {
+    if (s == to_string(p)) return p;
+  }
+  f.fail(kWhat);
+}
+
 std::pair<Bandwidth, Time> read_link_class(const Field& f) {
   const MapField map(f, {"bandwidth", "latency"});
   return {read_bandwidth(map.required("bandwidth")), read_latency(map.required("latency"))};
@@ -427,7 +436,8 @@ DragonflySpec read_network(const Field& f, int nics_per_node) {
 std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   std::vector<CollectiveLibrary> out;
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
-    const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold"});
+    const MapField map(entry,
+                       {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold", "progress"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -448,6 +458,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
         lib.tree_thresholds.push_back(t);
       }
     }
+    if (map.has("progress")) lib.progress = read_progress(map.required("progress"));
     out.push_back(lib);
   }
   return out;

@@ -36,7 +36,11 @@ struct SimulatedEvent {
 
 struct SimulatedStep {
   double step_s = 0;
-  double compute_s = 0;  // sum of the device's compute tasks
+  double compute_s = 0;  // sum of the device's compute tasks (and, with host progress, collectives)
+  // With a library whose collectives the host progresses (CollectiveProgress::host): the device
+  // time spent running non-blocking collectives inside MPI calls, per group (part of compute_s,
+  // not of exposed_comm_s, as the engine's progress_s). Empty otherwise.
+  std::map<std::string, double> progress_comm_s;
   // Exposed (blocking or waited-for) communication per group, keyed like the engine's summary
   // JSON "comm" object: "x", "y", "z", "data", "data_z".
   std::map<std::string, double> exposed_comm_s;

@@ -28,6 +28,7 @@ PhaseTimes phases_of(const nlohmann::json& summary) {
   t.cpu_s = summary.value("cpu_s", 0.0);  // diagnostic only: tolerated missing
   for (const auto& [group, figures] : summary.at("comm").items()) {
     t.exposed_comm_s[group] = figures.at("exposed_s").get<double>();
+    t.progress_s += figures.value("progress_s", 0.0);
   }
   return t;
 }

@@ -34,6 +34,9 @@ struct PhaseTimes {
   // Compute per kind of op ("gemm", "gelu", ...; engine/schedule/step_schedule.hpp ComputeKind),
   // measured from rank 0's trace or simulated; a missing kind is 0.
   std::map<std::string, double> compute_by_kind_s{};
+  // Part of compute_s spent inside MPI moving non-blocking collectives' data, summed over groups:
+  // measured, the engine's progress_s; simulated, with a host-progressed library (0 otherwise).
+  double progress_s = 0;
   // Measured only: how fast this host ran just before the run, relative to when it was calibrated
   // (a reference sgemm's rate over the machine file's rate for the same shape; 0: not measured).
   // A shared VM drifts by tens of percent within minutes; well away from 1, the error measures

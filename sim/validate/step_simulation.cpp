@@ -28,7 +28,9 @@ StepSimulator make_step_simulator(const Machine& machine) {
     config.trace = trace.has_value();
     const SimulatedStep step = simulate_step(machine, config);
     if (trace) write_simulated_trace(step, trace->string());
-    return PhaseTimes{step.step_s, step.compute_s, step.exposed_comm_s, 0, step.compute_by_kind_s};
+    PhaseTimes t{step.step_s, step.compute_s, step.exposed_comm_s, 0, step.compute_by_kind_s};
+    for (const auto& [group, seconds] : step.progress_comm_s) t.progress_s += seconds;
+    return t;
   };
 }
 

@@ -183,6 +183,18 @@ void print_error_summary(const std::vector<ValidationRecord>& records, const std
                        t.phase, t.measured_s, t.simulated_s, t.measured_s > 0 ? t.simulated_s / t.measured_s : 0.0)
         << std::endl;
   }
+  double measured_progress = 0, simulated_progress = 0;
+  for (const auto& r : records) {
+    if (!r.simulated) continue;
+    measured_progress += r.measured.progress_s;
+    simulated_progress += r.simulated->progress_s;
+  }
+  if (measured_progress > 0 || simulated_progress > 0) {
+    out << fmt::format("validate:   {:<14} measured {:8.4f} s  simulated {:8.4f} s  (inside MPI moving non-blocking "
+                       "collectives' data; part of compute, outside the kinds)",
+                       "progress", measured_progress, simulated_progress)
+        << std::endl;
+  }
 }
 
 ValidationReport validate(const ValidateOptions& o, std::ostream& log) {

@@ -19,6 +19,7 @@ std::vector<std::string> phase_names() {
   std::vector<std::string> names{"compute"};
   for (const char* g : kCommGroupNames) names.push_back(std::string("exposed_") + g);
   for (const auto& kind : compute_kind_names()) names.push_back("compute_" + kind);
+  names.emplace_back("progress");  // in compute_s, outside every kind: MPI moving collectives' data
   return names;
 }
 
@@ -27,6 +28,7 @@ const std::size_t kFirstKindPhase = 1 + kCommGroupNames.size();
 double phase_value(const PhaseTimes& t, std::size_t phase) {
   if (phase == 0) return t.compute_s;
   if (phase < kFirstKindPhase) return t.exposed(kCommGroupNames[phase - 1]);
+  if (phase == kFirstKindPhase + compute_kind_names().size()) return t.progress_s;
   return t.compute(compute_kind_names()[phase - kFirstKindPhase]);
 }
 
@@ -35,6 +37,8 @@ void set_phase(PhaseTimes& t, std::size_t phase, double value) {
     t.compute_s = value;
   } else if (phase < kFirstKindPhase) {
     t.exposed_comm_s[kCommGroupNames[phase - 1]] = value;
+  } else if (phase == kFirstKindPhase + compute_kind_names().size()) {
+    t.progress_s = value;
   } else if (value != 0) {  // kinds the step does not have stay absent, as the simulator leaves them
     t.compute_by_kind_s[compute_kind_names()[phase - kFirstKindPhase]] = value;
   }
@@ -132,7 +136,7 @@ nlohmann::json phases_json(const PhaseTimes& t) {
   nlohmann::json kinds = nlohmann::json::object();
   for (const auto& [kind, seconds] : t.compute_by_kind_s) kinds[kind] = seconds;
   nlohmann::json j{{"step_s", t.step_s}, {"compute_s", t.compute_s}, {"exposed_comm_s", comm},
-                   {"compute_by_kind_s", kinds}};
+                   {"compute_by_kind_s", kinds}, {"progress_s", t.progress_s}};
   if (t.cpu_s > 0) j["cpu_s"] = t.cpu_s;
   if (t.host_speed > 0) j["host_speed"] = t.host_speed;
   return j;

@@ -153,6 +153,20 @@ TEST(CalibratedMachine, EveryFigureLineSaysHowItWasMeasured) {
   EXPECT_GT(figures, 20);
 }
 
+// Over shared memory the cores move the collectives' data (progress: host); across the shaped
+// network of one namespace per rank the kernel's TCP stack does (asynchronous). Both survive the
+// written file.
+TEST(CalibratedMachine, CollectivesAreHostProgressedOnSharedMemoryOnly) {
+  Calibration c = synthetic_calibration();
+  const Machine shared = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
+  EXPECT_EQ(calibrated_machine(c).collective_libraries.at(0).progress, CollectiveProgress::host);
+  EXPECT_EQ(shared.collective_libraries.at(0).progress, CollectiveProgress::host);
+  c.shaped_network = "4 namespaces on veth links shaped to 1 Gb/s";
+  const Machine shaped = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
+  EXPECT_EQ(calibrated_machine(c).collective_libraries.at(0).progress, CollectiveProgress::asynchronous);
+  EXPECT_EQ(shaped.collective_libraries.at(0).progress, CollectiveProgress::asynchronous);
+}
+
 // Host tracking: new GEMM rates and kernel times replace the device's compute and nothing else.
 TEST(CalibratedMachine, MeasuredComputeReplacesOnlyTheDevicesCompute) {
   const Calibration c = synthetic_calibration();

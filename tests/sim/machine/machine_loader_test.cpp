@@ -259,6 +259,17 @@ TEST(MachineLoader, RejectsUnknownRouting) {
                   "one of: minimal, non-minimal, adaptive");
 }
 
+TEST(MachineLoader, CollectiveProgressIsAsynchronousUnlessTheFileSaysHost) {
+  EXPECT_EQ(parse_machine(kValid, kFile).collective_libraries.at(0).progress, CollectiveProgress::asynchronous);
+  const Machine host = parse_machine(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, progress: host}"), kFile);
+  EXPECT_EQ(host.collective_libraries.at(0).progress, CollectiveProgress::host);
+}
+
+TEST(MachineLoader, RejectsUnknownCollectiveProgress) {
+  expect_rejected(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, progress: sometimes}"), 32,
+                  "collectives[0].progress", "one of: asynchronous, host");
+}
+
 TEST(MachineLoader, RejectsUnknownTopology) {
   expect_rejected(with("  topology: dragonfly", "  topology: fat-tree"), 17, "network.topology", "one of: dragonfly");
 }

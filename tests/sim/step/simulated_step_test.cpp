@@ -149,6 +149,35 @@ TEST(SimulatedStep, TraceShowsTheTracedPhasesInScheduleOrder) {
   EXPECT_EQ(simulated, scheduled);
 }
 
+// With a library the host progresses, the core runs every collective: nothing overlaps, so the step
+// is exactly its compute tasks plus every collective's time, and never shorter than with
+// asynchronous progress. Non-blocking collectives count as progress (compute), blocking ones as
+// exposed.
+TEST(SimulatedStep, HostProgressedCollectivesOverlapNothing) {
+  Machine host = machine("perlmutter.yaml");
+  host.collective_libraries.front().progress = CollectiveProgress::host;
+  Machine asynchronous = host;
+  asynchronous.collective_libraries.front().progress = CollectiveProgress::asynchronous;
+  for (const Layout& layout : {Layout{2, 1, 1, 1}, Layout{1, 2, 1, 1}, Layout{1, 1, 2, 1}, Layout{1, 1, 1, 2},
+                               Layout{2, 2, 2, 2}}) {
+    SimulatedStepConfig config = engine_sized(layout);
+    config.trace = true;
+    const SimulatedStep step = simulate_step(host, config);
+    double tasks = 0, collectives = 0, progress = 0, exposed = 0;
+    for (const auto& [kind, seconds] : step.compute_by_kind_s) tasks += seconds;
+    for (const auto& e : step.events) {
+      if (e.comm) collectives += (e.end_us - e.start_us) * 1e-6;
+    }
+    for (const auto& [group, seconds] : step.progress_comm_s) progress += seconds;
+    for (const auto& [group, seconds] : step.exposed_comm_s) exposed += seconds;
+    EXPECT_NEAR(step.step_s, tasks + collectives, 1e-9 * step.step_s) << to_string(layout);
+    EXPECT_NEAR(step.compute_s, tasks + progress, 1e-9 * step.step_s) << to_string(layout);
+    EXPECT_NEAR(step.step_s, step.compute_s + exposed, 1e-9 * step.step_s) << to_string(layout);
+    EXPECT_GT(progress, 0.0) << to_string(layout);
+    EXPECT_GE(step.step_s, simulate_step(asynchronous, config).step_s * (1 - 1e-12)) << to_string(layout);
+  }
+}
+
 TEST(SimulatedStep, ExposedCommunicationAndComputeMakeUpTheStep) {
   const Machine frontier = machine("frontier.yaml");
   const SimulatedStep step = simulate_step(frontier, frontier_sized(Layout{8, 2, 2, 2}));

@@ -19,7 +19,7 @@ std::vector<ValidationRecord> sample_records() {
                      PhaseTimes{0.34375, 0.34375, {}}};
   ValidationRecord b{runs.at(6),
                      PhaseTimes{1.1, 0.7, {{"x", 0.25}, {"world", 1e-5}, {"data_z", 0.14999}}, 0.61,
-                                {{"gemm", 0.5}, {"gelu", 0.125}}},
+                                {{"gemm", 0.5}, {"gelu", 0.125}}, 0.03125},
                      PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}, 0, {{"gemm", 0.45}, {"attention", 0.01}}},
                      std::nullopt};
   b.run.overlap = OverlapSwitches{false, true, false, true};
@@ -34,6 +34,7 @@ void expect_same_phases(const PhaseTimes& a, const PhaseTimes& b) {
   EXPECT_EQ(a.cpu_s, b.cpu_s);
   for (const char* g : kCommGroupNames) EXPECT_EQ(a.exposed(g), b.exposed(g)) << g;
   EXPECT_EQ(a.compute_by_kind_s, b.compute_by_kind_s);
+  EXPECT_EQ(a.progress_s, b.progress_s);
 }
 
 TEST(ValidationCsv, RoundTrip) {
