@@ -13,7 +13,6 @@
 
 #include "engine/schedule/layout.hpp"
 #include "sim/collectives/ring.hpp"
-#include "sim/collectives/ring_coalesced.hpp"
 #include "sim/net/placement.hpp"
 
 namespace {
@@ -58,8 +57,6 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
   const int devices = static_cast<int>(state.range(0));
   const int tp = static_cast<int>(state.range(1));
   const auto policy = static_cast<ws::RoutingPolicy>(state.range(2));
-  const auto segments = static_cast<int>(state.range(3));
-  const auto paths = static_cast<int>(state.range(4));
   const ws::Layout layout{devices / tp, 2, 2, tp / 4};
   const int nodes = devices / machine.node.devices;
   const auto job = ws::place_job_nodes(nodes, nodes, ws::PlacementKind::contiguous, 1);
@@ -79,8 +76,7 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
     ws::Router router(topology, {policy, 1});
     ws::FlowNetwork network(topology, router);
     const auto& library = machine.collective_libraries.front();
-    const auto results = segments > 0 ? ws::run_ring_collectives_coalesced(network, calls, library, {segments, paths})
-                                   : ws::run_ring_collectives(network, calls, library);
+    const auto results = ws::run_ring_collectives(network, calls, library);
     simulated_s = 0;
     member_flows = 0;
     for (const auto& r : results) {
@@ -103,10 +99,6 @@ BENCHMARK(BM_DataParallelAllReduce)
     // devices x 2(p - 1), and desynchronized rings need about one solve per flow.
     ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192}, {16}, {0}, {0}, {1}})
     ->ArgsProduct({{256, 512, 1024}, {16}, {2}, {0}, {1}})
-    // Coalesced rings (one lockstep flow group per call): the issue-3 figure, linear in devices.
-    ->ArgsProduct({{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, {16}, {0, 2}, {1}, {1}})
-    // Adaptive routing with more paths per member and segments: accuracy against the stepwise rows.
-    ->ArgsProduct({{256, 512, 1024, 2048}, {16}, {2}, {1, 8}, {4}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

@@ -14,20 +14,30 @@ constexpr std::uint32_t kActivate = 0;
 constexpr std::size_t kArity = 4;
 }  // namespace
 
-FlowNetwork::FlowNetwork(const Topology& topology, Router& router)
-    : topology_(&topology), router_(&router) {
+FlowNetwork::FlowNetwork(const Topology& topology, Router& router, std::vector<double> capacity)
+    : FlowNetwork(topology, std::move(capacity)) {
+  router_ = &router;
+}
+
+FlowNetwork::FlowNetwork(const Topology& topology, std::vector<double> capacity)
+    : topology_(&topology), router_(nullptr), link_capacity_(std::move(capacity)) {
   const std::size_t L = topology.links.size();
   link_flows_.resize(L);
   link_load_.assign(L, 0);
   link_bytes_.assign(L, 0.0);
   capacity_.assign(L, 0.0);
-  unfixed_.assign(L, 0);
-  link_weight_.assign(L, 0);
+  unfixed_.assign(L, 0.0);
+  link_weight_.assign(L, 0.0);
   link_stamp_.assign(L, 0);
   saturated_.assign(L, 0);
-  for (const Link& l : topology.links) {
-    assert(l.bandwidth.bytes_per_s() > 0.0 && "every link needs a positive bandwidth");
-    (void)l;
+  if (link_capacity_.empty()) {
+    link_capacity_.resize(L);
+    for (std::size_t l = 0; l < L; ++l) link_capacity_[l] = topology.links[l].bandwidth.bytes_per_s();
+  }
+  assert(link_capacity_.size() == L);
+  for (const double c : link_capacity_) {
+    assert(c > 0.0 && "every link needs a positive capacity");
+    (void)c;
   }
 }
 
@@ -53,19 +63,20 @@ int FlowNetwork::allocate_flow() {
 }
 
 int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag) {
-  assert(now >= now_ && src_device != dst_device);
+  assert(now >= now_ && src_device != dst_device && router_ != nullptr);
   const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   flow.path = router_->route(src_device, dst_device, link_load_);
   for (const int l : flow.path.view()) ++link_load_[static_cast<std::size_t>(l)];
   flow.remaining = static_cast<double>(bytes);
+  flow.progress = static_cast<double>(bytes);
   flow.rate = 0.0;
   flow.start = now;
   flow.last_update = now;
   flow.bytes = bytes;
   flow.tag = tag;
   flow.state = FlowState::pending;
-  flow.group = -1;
+  flow.shape = -1;
   ++flow.version;
   ++stats_.flows_started;
   flow.heap_index = -1;
@@ -73,60 +84,31 @@ int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes byte
   return f;
 }
 
-int FlowNetwork::start_flow_group(Time now, std::span<const FlowRequest> members, std::uint64_t tag,
-                                  std::span<Time> member_latency) {
-  assert(now >= now_ && !members.empty());
-  assert(member_latency.empty() || member_latency.size() == members.size());
-  int g;
-  if (free_groups_.empty()) {
-    g = static_cast<int>(groups_.size());
-    groups_.emplace_back();
-  } else {
-    g = free_groups_.back();
-    free_groups_.pop_back();
+int FlowNetwork::add_shape(std::vector<LinkShare> links) {
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    assert(links[i].weight > 0.0 && (i == 0 || links[i - 1].link < links[i].link));
+    assert(links[i].link >= 0 && static_cast<std::size_t>(links[i].link) < topology_->links.size());
   }
-  FlowGroup& group = groups_[static_cast<std::size_t>(g)];
-  group.links.clear();
-  Time latency;
-  Bytes total = 0, largest = 0;
-  for (std::size_t m = 0; m < members.size(); ++m) {
-    const FlowRequest& r = members[m];
-    assert(r.src_device != r.dst_device);
-    const Path path = router_->route(r.src_device, r.dst_device, link_load_);
-    for (const int l : path.view()) {
-      ++link_load_[static_cast<std::size_t>(l)];  // later members see the earlier ones, as flows do
-      group.links.push_back({l, 1, r.bytes});
-    }
-    const Time member = path_latency(path);
-    if (!member_latency.empty()) member_latency[m] = member;
-    latency = max(latency, member);
-    total += r.bytes;
-    largest = std::max(largest, r.bytes);
-  }
-  std::sort(group.links.begin(), group.links.end(), [](const GroupLink& a, const GroupLink& b) { return a.link < b.link; });
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < group.links.size(); ++i) {
-    if (out > 0 && group.links[out - 1].link == group.links[i].link) {
-      ++group.links[out - 1].weight;
-      group.links[out - 1].bytes += group.links[i].bytes;
-    } else {
-      group.links[out++] = group.links[i];
-    }
-  }
-  group.links.resize(out);
-  group.position.assign(out, 0);
+  shapes_.push_back(std::move(links));
+  return static_cast<int>(shapes_.size()) - 1;
+}
 
+int FlowNetwork::start_shaped_flow(Time now, int shape, Time latency, double progress_bytes, Bytes bytes,
+                                   std::uint64_t tag) {
+  assert(now >= now_ && shape >= 0 && static_cast<std::size_t>(shape) < shapes_.size());
   const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   flow.path = Path{};
-  flow.remaining = static_cast<double>(largest);
+  flow.shape_position.resize(shapes_[static_cast<std::size_t>(shape)].size());
+  flow.remaining = std::max(0.0, progress_bytes);
+  flow.progress = flow.remaining;
   flow.rate = 0.0;
   flow.start = now;
   flow.last_update = now;
-  flow.bytes = total;
+  flow.bytes = bytes;
   flow.tag = tag;
   flow.state = FlowState::pending;
-  flow.group = g;
+  flow.shape = shape;
   ++flow.version;
   ++stats_.flows_started;
   flow.heap_index = -1;
@@ -136,18 +118,22 @@ int FlowNetwork::start_flow_group(Time now, std::span<const FlowRequest> members
 
 template <typename Fn>
 void FlowNetwork::for_each_link(const Flow& flow, Fn&& fn) const {
-  if (flow.group < 0) {
-    for (int slot = 0; slot < flow.path.size; ++slot) fn(slot, flow.path.links[static_cast<std::size_t>(slot)], 1);
+  if (flow.shape < 0) {
+    for (int slot = 0; slot < flow.path.size; ++slot) fn(slot, flow.path.links[static_cast<std::size_t>(slot)], 1.0);
   } else {
-    const auto& links = groups_[static_cast<std::size_t>(flow.group)].links;
+    const auto& links = shapes_[static_cast<std::size_t>(flow.shape)];
     for (std::size_t slot = 0; slot < links.size(); ++slot) fn(static_cast<int>(slot), links[slot].link, links[slot].weight);
   }
 }
 
+double FlowNetwork::weight_on(const Flow& flow, int slot) const {
+  return flow.shape < 0 ? 1.0 : shapes_[static_cast<std::size_t>(flow.shape)][static_cast<std::size_t>(slot)].weight;
+}
+
 int& FlowNetwork::position(const LinkEntry& e) {
   Flow& flow = flows_[static_cast<std::size_t>(e.flow)];
-  if (flow.group < 0) return flow.position[static_cast<std::size_t>(e.slot)];
-  return groups_[static_cast<std::size_t>(flow.group)].position[static_cast<std::size_t>(e.slot)];
+  if (flow.shape < 0) return flow.position[static_cast<std::size_t>(e.slot)];
+  return flow.shape_position[static_cast<std::size_t>(e.slot)];
 }
 
 Time FlowNetwork::next_event_time() {
@@ -227,7 +213,8 @@ void FlowNetwork::activate(int f, Time t) {
   flow.state = FlowState::active;
   flow.last_update = t;
   ++active_count_;
-  for_each_link(flow, [&](int slot, int l, int weight) {
+  if (flow.shape < 0) ++active_path_flows_;
+  for_each_link(flow, [&](int slot, int l, double weight) {
     auto& list = link_flows_[static_cast<std::size_t>(l)];
     const LinkEntry e{f, slot};
     position(e) = static_cast<int>(list.size());
@@ -240,8 +227,11 @@ void FlowNetwork::activate(int f, Time t) {
 void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed) {
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   const bool active = flow.state == FlowState::active;
-  if (active) --active_count_;
-  for_each_link(flow, [&](int slot, int l, int weight) {
+  if (active) {
+    --active_count_;
+    if (flow.shape < 0) --active_path_flows_;
+  }
+  for_each_link(flow, [&](int slot, int l, double weight) {
     const auto li = static_cast<std::size_t>(l);
     if (active) {
       auto& list = link_flows_[li];
@@ -250,20 +240,18 @@ void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed)
       list[static_cast<std::size_t>(pos)] = moved;
       position(moved) = pos;
       list.pop_back();
-      link_weight_[li] -= weight;
+      // Exactly zero on an idle link, whatever the rounding of the weights added and removed.
+      link_weight_[li] = list.empty() ? 0.0 : link_weight_[li] - weight;
       touch(l);
     }
-    link_load_[li] -= weight;
-  });
-  if (flow.group < 0) {
-    for (const int l : flow.path.view()) link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(flow.bytes);
-  } else {
-    for (const GroupLink& gl : groups_[static_cast<std::size_t>(flow.group)].links) {
-      link_bytes_[static_cast<std::size_t>(gl.link)] += static_cast<double>(gl.bytes);
+    if (flow.shape < 0) {
+      --link_load_[li];
+      link_bytes_[li] += static_cast<double>(flow.bytes);
+    } else {
+      link_bytes_[li] += flow.progress * weight;
     }
-    free_groups_.push_back(flow.group);
-    flow.group = -1;
-  }
+  });
+  flow.shape = -1;
   bytes_delivered_ += flow.bytes;
   trace_hash_ = splitmix64(trace_hash_ ^ flow.tag) ^ static_cast<std::uint64_t>(t.ps());
   completed.push_back({flow.tag, flow.start, t, flow.bytes});
@@ -291,7 +279,7 @@ void FlowNetwork::advance(Time t, std::vector<CompletedFlow>& completed) {
     const Event e = events_.pop();
     ++stats_.events;
     const int f = static_cast<int>(e.payload.id);
-    if (flows_[e.payload.id].bytes > 0) {
+    if (flows_[e.payload.id].progress > 0.0) {
       activate(f, t);
     } else {
       complete(f, t, completed);  // a zero-byte message completes when its latency has passed
@@ -323,10 +311,63 @@ void FlowNetwork::schedule_completion(int f, Time t) {
 
 void FlowNetwork::resolve(Time t) {
   ++stats_.recomputes;
-  if (!solve(t, true)) {
-    ++stats_.wide_solves;
+  const bool memo = memoize_ && active_path_flows_ == 0;
+  if (memo && solve_from_memo(t)) {
+    ++stats_.memo_hits;
+    return;
+  }
+  // Memoized rates leave the saturation marks of untouched links stale: solve whole components.
+  if (memoize_ || !solve(t, true)) {
+    if (!memoize_) ++stats_.wide_solves;
     solve(t, false);
   }
+  if (memo) remember_rates();
+}
+
+// The key lists the shape of every active flow, sorted; the value, the rate of each key entry.
+bool FlowNetwork::solve_from_memo(Time t) {
+  memo_key_.clear();
+  component_flows_.clear();
+  for (std::size_t f = 0; f < flows_.size(); ++f) {
+    if (flows_[f].state != FlowState::active) continue;
+    component_flows_.push_back(static_cast<int>(f));
+  }
+  std::sort(component_flows_.begin(), component_flows_.end(), [&](int a, int b) {
+    return flows_[static_cast<std::size_t>(a)].shape < flows_[static_cast<std::size_t>(b)].shape;
+  });
+  for (const int f : component_flows_) memo_key_.push_back(flows_[static_cast<std::size_t>(f)].shape);
+  const auto it = memo_.find(memo_key_);
+  if (it == memo_.end()) return false;
+  for (std::size_t i = 0; i < component_flows_.size(); ++i) {
+    const int f = component_flows_[i];
+    Flow& flow = flows_[static_cast<std::size_t>(f)];
+    const double rate = it->second[i];
+    if (rate == flow.rate) continue;
+    flow.remaining = std::max(0.0, flow.remaining - flow.rate * (t - flow.last_update).seconds());
+    flow.last_update = t;
+    flow.rate = rate;
+    schedule_completion(f, t);
+  }
+  return true;
+}
+
+void FlowNetwork::remember_rates() {
+  // solve_from_memo left the active flows in key order in component_flows_ (the solve since reused
+  // that scratch vector), so rebuild the order.
+  std::vector<int> order;
+  for (std::size_t f = 0; f < flows_.size(); ++f) {
+    if (flows_[f].state == FlowState::active) order.push_back(static_cast<int>(f));
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return flows_[static_cast<std::size_t>(a)].shape < flows_[static_cast<std::size_t>(b)].shape;
+  });
+  std::vector<int> key;
+  std::vector<double> rates;
+  for (const int f : order) {
+    key.push_back(flows_[static_cast<std::size_t>(f)].shape);
+    rates.push_back(flows_[static_cast<std::size_t>(f)].rate);
+  }
+  memo_.emplace(std::move(key), std::move(rates));
 }
 
 // Max-min over the flows a change can reach. Restricted: from the touched links, only through links
@@ -350,7 +391,7 @@ bool FlowNetwork::solve(Time t, bool restricted) {
       if (flow_stamp_[static_cast<std::size_t>(e.flow)] == reached) continue;
       flow_stamp_[static_cast<std::size_t>(e.flow)] = reached;
       component_flows_.push_back(e.flow);
-      for_each_link(flows_[static_cast<std::size_t>(e.flow)], [&](int, int l2, int) {
+      for_each_link(flows_[static_cast<std::size_t>(e.flow)], [&](int, int l2, double) {
         const auto l2i = static_cast<std::size_t>(l2);
         if (link_stamp_[l2i] == reached) return;
         link_stamp_[l2i] = reached;
@@ -370,22 +411,22 @@ bool FlowNetwork::solve(Time t, bool restricted) {
     flow.last_update = t;
   }
   // Progressive filling: repeatedly saturate the link with the smallest fair share (capacity per
-  // unfixed member; a group counts once per member on the link). Every flow of a component link is
+  // unit of unfixed weight; a shaped flow counts its weight on the link). Every flow of a component link is
   // reached; a boundary link's capacity is what the outside flows leave.
   heap_.clear();
   for (const int l : component_links_) {
     const auto li = static_cast<std::size_t>(l);
-    capacity_[li] = topology_->links[li].bandwidth.bytes_per_s();
+    capacity_[li] = link_capacity_[li];
     unfixed_[li] = link_weight_[li];
     if (unfixed_[li] > 0) heap_.emplace_back(capacity_[li] / unfixed_[li], l);
   }
   for (const int l : boundary_links_) {
     const auto li = static_cast<std::size_t>(l);
-    double left = topology_->links[li].bandwidth.bytes_per_s();
-    int unfixed = 0;
+    double left = link_capacity_[li];
+    double unfixed = 0;
     for (const LinkEntry& e : link_flows_[li]) {
       const Flow& flow = flows_[static_cast<std::size_t>(e.flow)];
-      const int weight = flow.group < 0 ? 1 : groups_[static_cast<std::size_t>(flow.group)].links[static_cast<std::size_t>(e.slot)].weight;
+      const double weight = weight_on(flow, e.slot);
       if (flow_stamp_[static_cast<std::size_t>(e.flow)] == reached) {
         unfixed += weight;
       } else {
@@ -405,7 +446,7 @@ bool FlowNetwork::solve(Time t, bool restricted) {
     const auto [share, l] = heap_.back();  // share: the key when queued
     heap_.pop_back();
     const auto li = static_cast<std::size_t>(l);
-    if (unfixed_[li] == 0) continue;
+    if (unfixed_[li] <= 0) continue;
     // Fixing flows at the minimum share s only raises the other links' shares ((c - k s) / (n - k)
     // >= c / n when s <= c / n), so a key is a lower bound: re-queue it at its current value rather
     // than pushing on every change (one push per link, not one per flow x link).
@@ -427,7 +468,7 @@ bool FlowNetwork::solve(Time t, bool restricted) {
       flow_stamp_[fi] = fixed_mark;
       const double old_rate = flow.rate;
       flow.rate = current;
-      for_each_link(flow, [&](int, int l2, int weight) {
+      for_each_link(flow, [&](int, int l2, double weight) {
         const auto l2i = static_cast<std::size_t>(l2);
         capacity_[l2i] -= flow.rate * weight;
         unfixed_[l2i] -= weight;
@@ -438,8 +479,7 @@ bool FlowNetwork::solve(Time t, bool restricted) {
   }
   auto mark_saturation = [&](int l) {
     const auto li = static_cast<std::size_t>(l);
-    const double bw = topology_->links[li].bandwidth.bytes_per_s();
-    saturated_[li] = link_weight_[li] > 0 && capacity_[li] <= kSlack * bw ? 1 : 0;
+    saturated_[li] = link_weight_[li] > 0 && capacity_[li] <= kSlack * link_capacity_[li] ? 1 : 0;
   };
   for (const int l : component_links_) mark_saturation(l);
   for (const int l : boundary_links_) mark_saturation(l);

@@ -1,15 +1,20 @@
 // Flow-level transport: every active flow gets its max-min fair share of each directed link it
 // crosses (progressive filling), recomputed when flows arrive or finish, only over the flows the
 // change can reach through saturated links (README). Completion times are integer picoseconds.
+// A flow either follows one routed path, or is shaped: it loads a registered set of links with
+// weights (a message sprayed over many paths, or every flow of a collective phase coupled to one
+// rate), and repeated sets of active shapes can reuse their solved rates (memoization).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/units.hpp"
+#include "sim/net/link_share.hpp"
 #include "sim/net/routing.hpp"
 #include "sim/net/topology.hpp"
 
@@ -22,13 +27,6 @@ struct CompletedFlow {
   Bytes bytes = 0;
 };
 
-// One member of a flow group (start_flow_group).
-struct FlowRequest {
-  int src_device = 0;
-  int dst_device = 0;
-  Bytes bytes = 0;
-};
-
 struct FlowNetworkStats {
   std::uint64_t flows_started = 0;
   std::uint64_t flows_completed = 0;
@@ -36,27 +34,39 @@ struct FlowNetworkStats {
   std::uint64_t flows_resolved = 0;    // flows whose share was recomputed, summed over solves
   std::uint64_t wide_solves = 0;       // solves that had to fall back to the whole component
   std::uint64_t events = 0;            // activation + completion events processed
+  std::uint64_t memo_hits = 0;         // solves answered from a memoized set of active shapes
 };
 
 // Owns the active flows and their shares; does not own time beyond its own events. A driver asks
 // next_event_time(), and either advances the network to it or handles its own earlier events.
 class FlowNetwork {
  public:
-  FlowNetwork(const Topology& topology, Router& router);
+  // `capacity`: bytes/s per link (link_capacities in traffic.hpp, e.g. with other jobs' load on
+  // the global links); empty: every link's bandwidth.
+  FlowNetwork(const Topology& topology, Router& router, std::vector<double> capacity = {});
+  // A network of shaped flows only (start_flow needs a router).
+  explicit FlowNetwork(const Topology& topology, std::vector<double> capacity = {});
 
   // A flow of `bytes` from src to dst (device ids) requested at `now` (>= the last advanced time):
   // routed now, carrying data after the path latency (links + switches), then at its max-min share.
   int start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag);
 
-  // A coupled group of flows, solved as ONE max-min variable: every member is routed as by
-  // start_flow (in order), all members move at the same rate, and a link carrying k members gives
-  // the group k shares' worth of weight (weighted max-min). The group carries data from now + its
-  // longest member path latency until its largest member is done, and completes as one flow (bytes:
-  // the members' sum; per-link bytes exact). Used for collectives whose members advance in
-  // lockstep (sim/collectives/ring_coalesced.hpp). `member_latency`, if not empty, receives each
-  // member's path latency. path(group) is empty.
-  int start_flow_group(Time now, std::span<const FlowRequest> members, std::uint64_t tag,
-                       std::span<Time> member_latency = {});
+  // Registers a link set for shaped flows: `links` sorted by link id, weights > 0. A shaped flow at
+  // rate r puts weight x r on each link; in the max-min solve a link of weight w counts as w flows
+  // (weighted max-min), so a shape that sums k coupled flows of one collective phase moves all k at
+  // the rate each would get. Returns the shape id (valid for the network's life).
+  int add_shape(std::vector<LinkShare> links);
+  const std::vector<LinkShare>& shape(int id) const { return shapes_[static_cast<std::size_t>(id)]; }
+  // A shaped flow requested at `now`: it carries data from now + `latency`, until `progress_bytes`
+  // have moved at its rate; it delivers `bytes` in total (what completion reports) and each link
+  // progress_bytes x weight. path(flow) is empty.
+  int start_shaped_flow(Time now, int shape, Time latency, double progress_bytes, Bytes bytes,
+                        std::uint64_t tag);
+  // With memoization on, while only shaped flows are active, the rates solved for one multiset of
+  // active shapes are kept and reused when the same multiset is active again (every layer of a
+  // training step repeats the same concurrency). Exact: max-min rates depend only on the active
+  // link sets. Every solve then covers the whole connected component of the change.
+  void set_memoization(bool on) { memoize_ = on; }
 
   // Earliest pending activation or completion; Time::max() when nothing is in flight.
   Time next_event_time();
@@ -79,19 +89,12 @@ class FlowNetwork {
 
  private:
   enum class FlowState : std::uint8_t { free, pending, active };
-  struct GroupLink {
-    int link;
-    int weight;   // members crossing the link
-    Bytes bytes;  // their bytes, summed
-  };
-  struct FlowGroup {
-    std::vector<GroupLink> links;  // sorted by link id
-    std::vector<int> position;     // index of the group in each link's flow list
-  };
   struct Flow {
     Path path;
     std::array<int, Path::kMaxLinks> position{};  // index of this flow in each link's flow list
-    double remaining = 0;  // bytes still to deliver at last_update
+    std::vector<int> shape_position;              // the same for a shaped flow, per shape link
+    double remaining = 0;  // bytes still to deliver at last_update (progress bytes)
+    double progress = 0;   // progress bytes in total (per-link bytes of a shaped flow)
     double rate = 0;       // bytes per second
     Time last_update;
     Time start;
@@ -101,7 +104,7 @@ class FlowNetwork {
     Time due;                   // scheduled completion, while in the completion heap
     std::uint64_t due_sequence = 0;  // tie-breaker among equal completion times: scheduling order
     int heap_index = -1;        // position in completion_heap_, -1 when not scheduled
-    int group = -1;             // index into groups_ for a flow group, -1 for a plain flow
+    int shape = -1;             // index into shapes_ for a shaped flow, -1 for a path flow
     FlowState state = FlowState::free;
   };
   struct LinkEntry {
@@ -112,6 +115,9 @@ class FlowNetwork {
   int allocate_flow();
   template <typename Fn>
   void for_each_link(const Flow& flow, Fn&& fn) const;  // fn(slot, link, weight)
+  double weight_on(const Flow& flow, int slot) const;
+  bool solve_from_memo(Time t);
+  void remember_rates();
   int& position(const LinkEntry& e);
   void activate(int f, Time t);
   void complete(int f, Time t, std::vector<CompletedFlow>& completed);
@@ -134,14 +140,14 @@ class FlowNetwork {
   std::uint64_t due_sequence_ = 0;
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
-  std::vector<FlowGroup> groups_;
-  std::vector<int> free_groups_;
-  std::vector<int> link_weight_;  // members of active flows on each link (solver: unfixed count)
+  std::vector<std::vector<LinkShare>> shapes_;
+  std::vector<double> link_capacity_;  // bytes/s
+  std::vector<double> link_weight_;  // weight of active flows on each link (solver: unfixed count)
   std::vector<std::vector<LinkEntry>> link_flows_;
   std::vector<int> link_load_;  // flows routed over each link, pending included (router's view)
   std::vector<double> link_bytes_;
   std::vector<double> capacity_;  // bytes/s per link (solver scratch: residual capacity)
-  std::vector<int> unfixed_;      // solver scratch: flows not yet fixed per link
+  std::vector<double> unfixed_;   // solver scratch: weight of flows not yet fixed per link
   std::vector<std::uint64_t> link_stamp_;
   std::vector<std::uint8_t> saturated_;  // link had no capacity left after the last solve over it
   std::vector<int> boundary_links_;
@@ -152,6 +158,10 @@ class FlowNetwork {
   std::vector<std::pair<double, int>> heap_;
   std::uint64_t epoch_ = 0;
   std::size_t active_count_ = 0;
+  std::size_t active_path_flows_ = 0;
+  bool memoize_ = false;
+  std::vector<int> memo_key_;                        // sorted shapes of the active flows
+  std::map<std::vector<int>, std::vector<double>> memo_;  // key -> rate per key entry
   Time now_;
   Bytes bytes_delivered_ = 0;
   std::uint64_t trace_hash_ = 0;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "sim/core/random.hpp"
@@ -212,43 +213,47 @@ TEST(FlowNetwork, SameSeedGivesIdenticalTrace) {
   EXPECT_NE(a.first, random_traffic(18).first);
 }
 
-TEST(FlowNetwork, GroupMembersCountAsSharesAndConserveBytes) {
-  // Two members of one group and one plain flow over the same 100 GB/s link: three shares.
+TEST(FlowNetwork, ShapedFlowCountsItsWeightAndConservesBytes) {
+  // A shaped flow of weight 2 (two coupled flows) and one plain flow over the same 100 GB/s link:
+  // three shares, each moving at a third of the link.
   const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
   const Topology t = build_topology(m, 1);
   Router router(t, {RoutingPolicy::minimal, 1});
   FlowNetwork net(t, router);
   const Bytes size = 3_MiB;
-  const std::vector<FlowRequest> members{{0, 1, size}, {0, 1, size}};
-  std::vector<Time> latency(2);
-  const int g = net.start_flow_group(Time::zero(), members, 7, latency);
+  const int link = t.intra_node_link(0, 0, 1);
+  const int shape = net.add_shape({{link, 2.0}});
   const int f = net.start_flow(Time::zero(), 0, 1, size, 8);
-  EXPECT_EQ(latency[0], net.path_latency(net.path(f)));
+  const Time latency = net.path_latency(net.path(f));
+  const int g = net.start_shaped_flow(Time::zero(), shape, latency, static_cast<double>(size), 2 * size, 7);
   std::vector<CompletedFlow> done;
   net.advance(net.next_event_time(), done);
   EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(g), 100e9 / 3);
   EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(f), 100e9 / 3);
   for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
   ASSERT_EQ(done.size(), 2u);
-  const Time expected = latency[0] + transfer_time(static_cast<double>(size), 100_GBps / 3);
+  const Time expected = latency + transfer_time(static_cast<double>(size), 100_GBps / 3);
   for (const auto& d : done) EXPECT_EQ(d.end, expected);
   EXPECT_EQ(done[0].bytes + done[1].bytes, 3 * size);
   EXPECT_EQ(net.bytes_delivered(), 3 * size);
-  EXPECT_DOUBLE_EQ(net.link_bytes_delivered(t.intra_node_link(0, 0, 1)), static_cast<double>(3 * size));
+  EXPECT_DOUBLE_EQ(net.link_bytes_delivered(link), static_cast<double>(3 * size));
   EXPECT_EQ(net.active_flows(), 0u);
 }
 
-TEST(FlowNetwork, GroupMovesAtItsSlowestMembersShare) {
-  // Members 0 -> 1 and 1 -> 0 on separate 25 GB/s NICs; a plain flow shares the first member's NIC,
-  // so the whole group gets half a NIC until the plain flow leaves, then a full one.
+TEST(FlowNetwork, ShapedFlowMovesAtItsMostLoadedLinksShare) {
+  // A shape over both NICs' paths (0 -> 1 and 1 -> 0) and a plain flow on the first NIC: the shape
+  // gets half a NIC until the plain flow leaves, then a whole one.
   const Machine m = testing::small_machine(1, 2, 2, 1, 1, 1);
   const Topology t = build_topology(m, 2);
   Router router(t, {RoutingPolicy::minimal, 1});
   FlowNetwork net(t, router);
-  const std::vector<FlowRequest> members{{0, 1, 4_MiB}, {1, 0, 4_MiB}};
-  std::vector<Time> latency(2);
-  const int g = net.start_flow_group(Time::zero(), members, 1, latency);
   const int f = net.start_flow(Time::zero(), 0, 1, 1_MiB, 2);
+  const Time latency = net.path_latency(net.path(f));
+  std::vector<LinkShare> links;
+  for (const int l : net.path(f).view()) links.push_back({l, 1.0});
+  for (const int l : router.route(1, 0, net.link_load()).view()) links.push_back({l, 1.0});
+  std::sort(links.begin(), links.end(), [](const LinkShare& a, const LinkShare& b) { return a.link < b.link; });
+  const int g = net.start_shaped_flow(Time::zero(), net.add_shape(links), latency, 4.0 * (1 << 20), 8_MiB, 1);
   std::vector<CompletedFlow> done;
   net.advance(net.next_event_time(), done);
   EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(g), 12.5e9);
@@ -257,11 +262,52 @@ TEST(FlowNetwork, GroupMovesAtItsSlowestMembersShare) {
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0].tag, 2u);
   const Time plain_end = done[0].end;
-  const Time group_start = max(latency[0], latency[1]);
-  EXPECT_EQ(plain_end, latency[0] + transfer_time(static_cast<double>(1_MiB), 12.5_GBps));
-  const double sent_by_then = 12.5e9 * (plain_end - group_start).seconds();
+  EXPECT_EQ(plain_end, latency + transfer_time(static_cast<double>(1_MiB), 12.5_GBps));
+  const double sent_by_then = 12.5e9 * (plain_end - latency).seconds();
   EXPECT_NEAR(done[1].end.us(), (plain_end + transfer_time(static_cast<double>(4_MiB) - sent_by_then, 25_GBps)).us(), 1e-3);
   EXPECT_EQ(net.bytes_delivered(), 9_MiB);
+}
+
+// Shaped flows started in a repeating pattern: with memoization the rates of a repeated set of
+// active shapes come from the memo, and every completion time is what the solver gives.
+std::vector<std::int64_t> repeated_pattern(bool memoize, std::uint64_t* hits) {
+  const Machine m = testing::small_machine(2, 2, 2, 2, 2, 1, 50.0, 25.0);
+  const Topology t = build_topology(m, 4);
+  FlowNetwork net(t);
+  net.set_memoization(memoize);
+  Router router(t, {RoutingPolicy::minimal, 1});
+  std::vector<int> shapes;
+  for (const auto& [a, b] : {std::pair{0, 4}, std::pair{1, 6}, std::pair{2, 3}}) {
+    std::vector<LinkShare> links;
+    for (const int l : router.route(a, b, net.link_load()).view()) links.push_back({l, 1.0 + a});
+    std::sort(links.begin(), links.end(), [](const LinkShare& x, const LinkShare& y) { return x.link < y.link; });
+    shapes.push_back(net.add_shape(links));
+  }
+  std::vector<CompletedFlow> done;
+  Time now;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      net.start_shaped_flow(now + Time::from_ns(100.0 * i), shapes[static_cast<std::size_t>(i)], 1_us,
+                            1e6 * (1 + i), 1'000'000, static_cast<std::uint64_t>(round * 3 + i));
+    }
+    for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
+    now = done.back().end;
+  }
+  *hits = net.stats().memo_hits;
+  std::vector<std::int64_t> ends;
+  for (const auto& d : done) ends.push_back(d.end.ps() - d.start.ps());
+  return ends;
+}
+
+TEST(FlowNetwork, MemoizedRatesRepeatTheSolvedTimesExactly) {
+  std::uint64_t hits_on = 0, hits_off = 0;
+  const auto with_memo = repeated_pattern(true, &hits_on);
+  const auto without = repeated_pattern(false, &hits_off);
+  EXPECT_EQ(with_memo, without);
+  EXPECT_GT(hits_on, 0u);
+  EXPECT_EQ(hits_off, 0u);
+  // Every round repeats the first one exactly.
+  for (std::size_t i = 3; i < with_memo.size(); ++i) EXPECT_EQ(with_memo[i], with_memo[i % 3]) << i;
 }
 
 TEST(FlowNetwork, ZeroByteMessageTakesOnlyTheLatency) {

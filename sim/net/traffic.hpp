@@ -1,0 +1,84 @@
+// Traffic as a fluid: how point-to-point demands load the links of the machine when every message
+// is sprayed over the paths the router may take. Slingshot routes per packet, so a long message's
+// bytes spread over the candidate paths instead of following one (machines.md 1.2). Both collective
+// models, the closed form and the flow network (sim/pricing), price from these loads: placement
+// (which NIC, which switch) and routing live here once.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/machine/machine.hpp"
+#include "sim/net/link_share.hpp"
+#include "sim/net/topology.hpp"
+
+namespace ws {
+
+// `weight` units of traffic from one device to another (e.g. the bytes of one flow relative to the
+// largest flow of its phase).
+struct TrafficDemand {
+  int src_device = 0;
+  int dst_device = 0;
+  double weight = 1.0;
+};
+
+// Per-link loads of a set of demands, split by what routing changes. Each list is sorted by link.
+struct TrafficLoads {
+  std::vector<LinkShare> fixed;    // intra-node hops, NIC injection and endpoint links: every policy
+  std::vector<LinkShare> minimal;  // switch-to-switch links under minimal routing
+  std::vector<LinkShare> valiant;  // switch-to-switch links under Valiant routing
+  Time minimal_latency;            // the longest demand path (links + switches), minimal routing
+  Time valiant_latency;            // the same with the Valiant detour (one more global and local hop)
+  bool inter_node = false;         // some demand leaves its node
+};
+
+// Minimal traffic between two switches of one group takes their local link; between groups it
+// spreads evenly over the pair's global links (with the local hops to and from them). Valiant
+// traffic detours through every other switch of the group (inside a group) or every other built
+// group (between groups) in equal shares, and within the intermediate group from each landing
+// link to each departing link. Intra-node hops and the device's NIC are as in Router (routing.hpp).
+class TrafficRouter {
+ public:
+  explicit TrafficRouter(const Topology& topology);
+  TrafficLoads route(std::span<const TrafficDemand> demands);
+
+ private:
+  struct SwitchDemand {
+    int from = 0, to = 0;
+    double weight = 0;
+  };
+  // A dense accumulator over every link that remembers which links it touched.
+  struct Accumulator {
+    std::vector<double> load;
+    std::vector<int> touched;
+    void add(int link, double w);
+    std::vector<LinkShare> take();  // sorted, zeroes the touched entries
+  };
+  void intra_node(Accumulator& acc, int node, int a, int b, double w, Time& latency) const;
+  void route_switches(const SwitchDemand& d);
+  void valiant_between_groups(const SwitchDemand& d);
+
+  const Topology* topology_;
+  Accumulator fixed_, minimal_, valiant_;
+  std::vector<SwitchDemand> switch_demands_;
+};
+
+// fixed + (1 - v) minimal + v valiant, sorted by link.
+std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share);
+
+// Capacity of every link in bytes/s: its bandwidth, less the share other jobs take on global links
+// (`background_load` in [0, 1), machine file network.background_load).
+std::vector<double> link_capacities(const Topology& topology, double background_load);
+
+// Seconds per unit of weight of the most loaded link: max over links of weight / capacity. A flow
+// whose every link share is `weight` moves at 1 / bottleneck units per second alone.
+double bottleneck(std::span<const LinkShare> shares, std::span<const double> capacity);
+
+// The Valiant share of these loads under a routing policy: 0 (minimal), 1 (non-minimal), or for
+// adaptive routing the smallest share whose bottleneck is within 0.1% of the best one. Slingshot
+// adapts per packet to queue depths with a bias to minimal paths (machines.md 1.2); the fluid limit
+// of that balances the loads, and the bias keeps the share no larger than the balance needs.
+double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<const double> capacity);
+
+}  // namespace ws
