@@ -61,10 +61,10 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
   const int nodes = devices / machine.node.devices;
   const auto job = ws::place_job_nodes(nodes, nodes, ws::PlacementKind::contiguous, 1);
   const auto rank_device = ws::devices_of_ranks(job, machine.node.devices, devices);
-  std::vector<ws::CollectiveCall> calls;
+  std::vector<ws::RingCall> calls;
   const int stride = ws::group_stride(layout, ws::GroupKind::data);
   for (int first = 0; first < stride; ++first) {
-    ws::CollectiveCall c{ws::CollectiveOp::all_reduce, {}, 1_GiB, ws::Time::zero()};
+    ws::RingCall c{ws::CollectiveOp::all_reduce, {}, 1_GiB, ws::Time::zero()};
     for (int i = 0; i < layout.data; ++i) c.devices.push_back(rank_device[static_cast<std::size_t>(first + i * stride)]);
     calls.push_back(std::move(c));
   }

@@ -14,16 +14,21 @@ Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& b
         {machine.source_file, 0, "devices"}, std::to_string(devices),
         "a device count from 1 to " + std::to_string(machine.total_devices()) + " (" + machine.name + ")");
   }
+  // One job network for every layout: placement, topology and priced group programs are shared.
+  JobNetwork network(machine, devices, options.allocation);
+  return plan_layouts(network, model, batch, options);
+}
+
+Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options) {
   Plan plan;
-  const IntraNodeRoutes routes = route_intra_node(machine.node);  // once for every layout
-  std::vector<LayoutCandidate> candidates = enumerate_layouts(model, batch, devices);
+  std::vector<LayoutCandidate> candidates = enumerate_layouts(model, batch, network.devices());
   plan.ranked.reserve(candidates.size());
   for (auto& c : candidates) {
     if (!c.valid) {
       plan.invalid.push_back(std::move(c));
       continue;
     }
-    LayoutEstimate est = estimate_step(machine, routes, model, batch, c.layout, options);
+    LayoutEstimate est = estimate_step(network, model, batch, c.layout, options);
     (est.fits_memory ? plan.ranked : plan.over_memory).push_back(est);
   }
   // Candidates come in layout order, so a stable sort breaks ties by layout order.

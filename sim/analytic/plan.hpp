@@ -17,5 +17,7 @@ struct Plan {
 // Throws InputError if devices exceeds the machine or is not a multiple of nothing sensible (<1).
 Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                   const StepOptions& options);
+// The same on a job network the caller keeps (its device count is the point's).
+Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options);
 
 }  // namespace ws

@@ -32,9 +32,11 @@
 #include "sim/analytic/step_estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/schedule/flops.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
+#include "sim/pricing/collective_pricing.hpp"
 
 namespace ws {
 namespace {
@@ -71,8 +73,9 @@ Time positive(Time t) { return max(Time::zero(), t); }
 
 }  // namespace
 
-LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& routes, const ModelSpec& model,
-                             const Batch& batch, const Layout& layout, const StepOptions& options) {
+LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const Batch& batch, const Layout& layout,
+                             const StepOptions& options) {
+  const Machine& machine = network.machine();
   const DeviceSpec& dev = machine.device;
   const Precision prec = options.precision;
   const double e = options.bytes_per_element();
@@ -81,22 +84,13 @@ LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& rout
   const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
   const double m = sequences * S;
 
-  const GroupPath path_x = group_path(machine, routes, layout, GroupKind::x, options.allocation);
-  const GroupPath path_y = group_path(machine, routes, layout, GroupKind::y, options.allocation);
-  const GroupPath path_z = group_path(machine, routes, layout, GroupKind::z, options.allocation);
-  const GroupPath path_d = group_path(machine, routes, layout, GroupKind::data, options.allocation);
-  auto path_of = [&](GroupKind kind) -> const GroupPath& {
-    switch (kind) {
-      case GroupKind::x:
-        return path_x;
-      case GroupKind::y:
-        return path_y;
-      case GroupKind::z:
-        return path_z;
-      case GroupKind::data:
-        return path_d;
-    }
-    return path_d;
+  // Each collective alone on the job's network (the closed form of sim/pricing).
+  auto collective = [&](CollectiveOp op, GroupKind kind, double bytes) {
+    const StepGroup group = kind == GroupKind::x   ? StepGroup::x
+                            : kind == GroupKind::y ? StepGroup::y
+                            : kind == GroupKind::z ? StepGroup::z
+                                                   : StepGroup::data;
+    return collective_time(network, layout, CollectiveCall{group, op, static_cast<Bytes>(std::llround(bytes))});
   };
   auto elementwise = [&](double elements) { return transfer_time(elements * e, dev.memory_bandwidth); };
 
@@ -112,11 +106,11 @@ LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& rout
     c.forward = fwd_gemm + fwd_extra;
     c.backward = dx_gemm + c.dw_gemm + bwd_extra + (recomputed ? c.forward : Time::zero());
     const double block_bytes = k_local * n_local * e;
-    c.forward_all_reduce = collective_time(CollectiveOp::all_reduce, path_of(c.k_group), m * n_local * e);
-    c.backward_all_reduce = collective_time(CollectiveOp::all_reduce, path_of(c.n_group), m * k_local * e);
-    c.all_gather = collective_time(CollectiveOp::all_gather, path_z, block_bytes);
-    c.reduce_scatter = collective_time(CollectiveOp::reduce_scatter, path_z, block_bytes);
-    c.data_all_reduce = collective_time(CollectiveOp::all_reduce, path_d, block_bytes / gz);
+    c.forward_all_reduce = collective(CollectiveOp::all_reduce, c.k_group, m * n_local * e);
+    c.backward_all_reduce = collective(CollectiveOp::all_reduce, c.n_group, m * k_local * e);
+    c.all_gather = collective(CollectiveOp::all_gather, GroupKind::z, block_bytes);
+    c.reduce_scatter = collective(CollectiveOp::reduce_scatter, GroupKind::z, block_bytes);
+    c.data_all_reduce = collective(CollectiveOp::all_reduce, GroupKind::data, block_bytes / gz);
     return c;
   };
 
@@ -191,8 +185,8 @@ LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& rout
   // Replicated small parameters (biases, layer norms: see memory.cpp), all-reduced over Z then data.
   const double small_bytes =
       e * (model.layers * (3.0 * h / gy + h / gx + 4.0 * h / gy + h / gx + 4.0 * h / gx) + 2.0 * h / gx);
-  step.exposed_z += collective_time(CollectiveOp::all_reduce, path_z, small_bytes);
-  step.exposed_data += collective_time(CollectiveOp::all_reduce, path_d, small_bytes);
+  step.exposed_z += collective(CollectiveOp::all_reduce, GroupKind::z, small_bytes);
+  step.exposed_data += collective(CollectiveOp::all_reduce, GroupKind::data, small_bytes);
 
   est.memory = estimate_memory(model, batch, layout, options.bytes_per_element(), options.recompute);
   est.fits_memory = est.memory.total_bytes() <= dev.memory_capacity_bytes;
@@ -210,7 +204,8 @@ LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& rout
 
 LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,
                              const Layout& layout, const StepOptions& options) {
-  return estimate_step(machine, route_intra_node(machine.node), model, batch, layout, options);
+  JobNetwork network(machine, layout.devices(), options.allocation);
+  return estimate_step(network, model, batch, layout, options);
 }
 
 }  // namespace ws

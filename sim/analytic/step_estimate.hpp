@@ -8,8 +8,8 @@
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/memory.hpp"
 #include "engine/schedule/model.hpp"
-#include "sim/analytic/group_path.hpp"
-#include "sim/analytic/step_options.hpp"
+#include "sim/pricing/job_network.hpp"
+#include "sim/step/step_options.hpp"
 #include "sim/machine/machine.hpp"
 
 namespace ws {
@@ -42,8 +42,9 @@ struct LayoutEstimate {
 
 LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,
                              const Layout& layout, const StepOptions& options);
-// The same with the node's routes computed once by the caller (plan_layouts scores many layouts).
-LayoutEstimate estimate_step(const Machine& machine, const IntraNodeRoutes& routes, const ModelSpec& model,
-                             const Batch& batch, const Layout& layout, const StepOptions& options);
+// The same on a job network the caller keeps (plan_layouts scores many layouts of one job size:
+// placement, topology and the priced programs of each group shape are computed once).
+LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const Batch& batch, const Layout& layout,
+                             const StepOptions& options);
 
 }  // namespace ws

@@ -35,7 +35,7 @@ int ring_steps(CollectiveOp op, int members) {
   return op == CollectiveOp::all_reduce ? 2 * (members - 1) : members - 1;
 }
 
-std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const CollectiveCall> calls,
+std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const RingCall> calls,
                                                    const CollectiveLibrary& library) {
   if (calls.size() >= (1u << 20)) throw std::invalid_argument("run_ring_collectives: too many calls");
   std::vector<CollectiveResult> results(calls.size());
@@ -52,7 +52,7 @@ std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::sp
 
   EventQueue sends;  // payload: id = call, data = member << 32 | step
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    const CollectiveCall& call = calls[c];
+    const RingCall& call = calls[c];
     const int p = static_cast<int>(call.devices.size());
     results[c].start = call.start;
     results[c].end = call.start + library.launch_latency;
@@ -77,7 +77,7 @@ std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::sp
         const auto c = static_cast<std::size_t>(f.tag >> (kMemberBits + kStepBits));
         const auto sender = static_cast<int>((f.tag >> kStepBits) & kMask22);
         const auto step = static_cast<int>(f.tag & kMask22);
-        const CollectiveCall& call = calls[c];
+        const RingCall& call = calls[c];
         const int p = static_cast<int>(call.devices.size());
         const int receiver = (sender + 1) % p;
         // Step k + 1 forwards the chunk received at step k, so it waits for that receive only; with
@@ -96,7 +96,7 @@ std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::sp
     } else {
       const Event e = sends.pop();
       const std::size_t c = e.payload.id;
-      const CollectiveCall& call = calls[c];
+      const RingCall& call = calls[c];
       const int p = static_cast<int>(call.devices.size());
       const auto member = static_cast<int>(e.payload.data >> 32);
       const auto step = static_cast<int>(e.payload.data & 0xFFFFFFFFu);

@@ -14,7 +14,7 @@
 
 namespace ws {
 
-struct CollectiveCall {
+struct RingCall {
   CollectiveOp op = CollectiveOp::all_reduce;
   std::vector<int> devices;  // the communicator: member i sends to member i + 1 (mod p)
   Bytes bytes = 0;           // all-reduce: buffer; reduce-scatter: input; all-gather: output (per member)
@@ -34,7 +34,7 @@ int ring_steps(CollectiveOp op, int members);
 // Runs all calls to completion together on `network` (its time must not be past any call's start).
 // Time per step: library step latency + path latency + chunk / max-min share; plus the library
 // launch latency once per call.
-std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const CollectiveCall> calls,
+std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const RingCall> calls,
                                                    const CollectiveLibrary& library);
 
 }  // namespace ws

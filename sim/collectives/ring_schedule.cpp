@@ -9,6 +9,41 @@
 
 namespace ws {
 
+namespace {
+
+// Bytes of the chunks (start - j) mod p, j = 0 .. n - 1 (n <= p): n base chunks, plus one byte for
+// each of those indices below total mod p.
+Bytes cyclic_chunk_bytes(Bytes total, int p, int start, int n) {
+  const Bytes base = total / static_cast<Bytes>(p);
+  const auto extra = static_cast<long long>(total % static_cast<Bytes>(p));
+  const long long lo = ((start - n + 1) % p + p) % p;  // the indices form [lo, lo + n - 1] mod p
+  const long long hi = lo + n;                          // exclusive, possibly past p
+  long long larger = std::max(0LL, std::min(extra, std::min(hi, static_cast<long long>(p))) - lo);
+  if (hi > p) larger += std::min(extra, hi - p);
+  return base * static_cast<Bytes>(n) + static_cast<Bytes>(larger);
+}
+
+}  // namespace
+
+// Sum of ring_chunk_bytes over steps [first, end), without visiting each step.
+Bytes ring_segment_bytes(CollectiveOp op, Bytes total, int p, int member, int first, int end) {
+  const int steps_reduce = op == CollectiveOp::all_reduce ? p - 1 : 0;
+  Bytes sum = 0;
+  // Reduce-scatter steps (all of a reduce-scatter, the first p - 1 of an all-reduce): chunk
+  // (member - k) mod p at step k; all-gather steps k' = k - steps_reduce: chunk (member + 1 - k').
+  const bool reducing_op = op != CollectiveOp::all_gather;
+  const int reduce_end = op == CollectiveOp::reduce_scatter ? p - 1 : steps_reduce;
+  if (reducing_op && first < reduce_end) {
+    const int a = first, b = std::min(end, reduce_end);
+    sum += cyclic_chunk_bytes(total, p, ((member - a) % p + p) % p, b - a);
+  }
+  if (op != CollectiveOp::reduce_scatter && end > steps_reduce) {
+    const int a = std::max(first, steps_reduce) - steps_reduce, b = end - steps_reduce;
+    sum += cyclic_chunk_bytes(total, p, ((member + 1 - a) % p + p) % p, b - a);
+  }
+  return sum;
+}
+
 Bytes ring_chunk_bytes(CollectiveOp op, Bytes total, int p, int member, int step) {
   const int steps_reduce = op == CollectiveOp::all_reduce ? p - 1 : 0;
   const bool reducing = op == CollectiveOp::reduce_scatter || (op == CollectiveOp::all_reduce && step < steps_reduce);
@@ -34,8 +69,7 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
     const int end_step = static_cast<int>(static_cast<long long>(s + 1) * steps / segments);
     for (int j = 0; j < p; ++j) {
       const auto J = static_cast<std::size_t>(j);
-      Bytes b = 0;
-      for (int k = first_step; k < end_step; ++k) b += ring_chunk_bytes(op, bytes, p, j, k);
+      const Bytes b = ring_segment_bytes(op, bytes, p, j, first_step, end_step);
       deps.clear();
       if (s > 0) {
         deps.push_back(prev[J]);

@@ -14,6 +14,8 @@ namespace ws {
 // reduce-scatter phase sends chunk (i - k) mod p, the all-gather phase chunk (i + 1 - k) mod p;
 // the first total % p chunks are one byte larger.
 Bytes ring_chunk_bytes(CollectiveOp op, Bytes total, int p, int member, int step);
+// The sum of ring_chunk_bytes over steps [first, end), in constant time.
+Bytes ring_segment_bytes(CollectiveOp op, Bytes total, int p, int member, int first, int end);
 
 // Appends one ring over `members` (member indices of `schedule`, in ring order: position j sends
 // to position j + 1). The first send of position j waits for the sends entry[j] (empty span: no

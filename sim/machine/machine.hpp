@@ -98,6 +98,9 @@ struct DragonflySpec {
   Time global_link_latency;
   Time switch_latency;
   RoutingPolicy routing = RoutingPolicy::adaptive;
+  // Share of every global link's capacity other jobs' traffic takes (machine file
+  // network.background_load, optional, default 0): the machine is shared, the job's allocation is not.
+  double background_load = 0.0;
 };
 
 // One point of a library's all-reduce tree/ring switch: on `nodes` nodes, all-reduce below `bytes`

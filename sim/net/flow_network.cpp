@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
+#include <limits>
 
 #include "sim/core/random.hpp"
 
@@ -63,7 +64,7 @@ int FlowNetwork::allocate_flow() {
 }
 
 int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag) {
-  assert(now >= now_ && src_device != dst_device && router_ != nullptr);
+  assert(now >= now_ && src_device != dst_device && router_ != nullptr && !memoize_);
   const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   flow.path = router_->route(src_device, dst_device, link_load_);
@@ -84,12 +85,30 @@ int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes byte
   return f;
 }
 
+void FlowNetwork::set_memoization(bool on) {
+  assert(flows_.empty() && "set before the first flow");
+  memoize_ = on;
+}
+
+double FlowNetwork::link_bytes_delivered(int link) const {
+  double bytes = link_bytes_[static_cast<std::size_t>(link)];
+  for (std::size_t s = 0; s < shape_bytes_.size(); ++s) {
+    if (shape_bytes_[s] == 0.0) continue;
+    const auto& links = shapes_[s];
+    const auto it = std::lower_bound(links.begin(), links.end(), link,
+                                     [](const LinkShare& a, int l) { return a.link < l; });
+    if (it != links.end() && it->link == link) bytes += shape_bytes_[s] * it->weight;
+  }
+  return bytes;
+}
+
 int FlowNetwork::add_shape(std::vector<LinkShare> links) {
   for (std::size_t i = 0; i < links.size(); ++i) {
     assert(links[i].weight > 0.0 && (i == 0 || links[i - 1].link < links[i].link));
     assert(links[i].link >= 0 && static_cast<std::size_t>(links[i].link) < topology_->links.size());
   }
   shapes_.push_back(std::move(links));
+  shape_bytes_.push_back(0.0);
   return static_cast<int>(shapes_.size()) - 1;
 }
 
@@ -213,6 +232,11 @@ void FlowNetwork::activate(int f, Time t) {
   flow.state = FlowState::active;
   flow.last_update = t;
   ++active_count_;
+  if (memoize_) {
+    active_shaped_.push_back(f);
+    memo_dirty_ = true;
+    return;
+  }
   if (flow.shape < 0) ++active_path_flows_;
   for_each_link(flow, [&](int slot, int l, double weight) {
     auto& list = link_flows_[static_cast<std::size_t>(l)];
@@ -231,6 +255,13 @@ void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed)
     --active_count_;
     if (flow.shape < 0) --active_path_flows_;
   }
+  if (memoize_) {
+    if (active) {
+      active_shaped_.erase(std::find(active_shaped_.begin(), active_shaped_.end(), f));
+      memo_dirty_ = true;
+    }
+    shape_bytes_[static_cast<std::size_t>(flow.shape)] += flow.progress;
+  } else {
   for_each_link(flow, [&](int slot, int l, double weight) {
     const auto li = static_cast<std::size_t>(l);
     if (active) {
@@ -251,6 +282,7 @@ void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed)
       link_bytes_[li] += flow.progress * weight;
     }
   });
+  }
   flow.shape = -1;
   bytes_delivered_ += flow.bytes;
   trace_hash_ = splitmix64(trace_hash_ ^ flow.tag) ^ static_cast<std::uint64_t>(t.ps());
@@ -291,7 +323,7 @@ void FlowNetwork::advance(Time t, std::vector<CompletedFlow>& completed) {
     ++stats_.events;
     complete(f, t, completed);
   }
-  if (!touched_.empty()) resolve(t);
+  if (!touched_.empty() || memo_dirty_) resolve(t);
 }
 
 void FlowNetwork::schedule_completion(int f, Time t) {
@@ -311,35 +343,33 @@ void FlowNetwork::schedule_completion(int f, Time t) {
 
 void FlowNetwork::resolve(Time t) {
   ++stats_.recomputes;
-  const bool memo = memoize_ && active_path_flows_ == 0;
-  if (memo && solve_from_memo(t)) {
-    ++stats_.memo_hits;
+  if (memoize_) {
+    memo_dirty_ = false;
+    if (solve_from_memo(t)) {
+      ++stats_.memo_hits;
+    } else {
+      solve_shapes(t);
+    }
     return;
   }
-  // Memoized rates leave the saturation marks of untouched links stale: solve whole components.
-  if (memoize_ || !solve(t, true)) {
-    if (!memoize_) ++stats_.wide_solves;
+  if (!solve(t, true)) {
+    ++stats_.wide_solves;
     solve(t, false);
   }
-  if (memo) remember_rates();
 }
 
 // The key lists the shape of every active flow, sorted; the value, the rate of each key entry.
 bool FlowNetwork::solve_from_memo(Time t) {
-  memo_key_.clear();
-  component_flows_.clear();
-  for (std::size_t f = 0; f < flows_.size(); ++f) {
-    if (flows_[f].state != FlowState::active) continue;
-    component_flows_.push_back(static_cast<int>(f));
-  }
-  std::sort(component_flows_.begin(), component_flows_.end(), [&](int a, int b) {
-    return flows_[static_cast<std::size_t>(a)].shape < flows_[static_cast<std::size_t>(b)].shape;
+  std::sort(active_shaped_.begin(), active_shaped_.end(), [&](int a, int b) {
+    const int sa = flows_[static_cast<std::size_t>(a)].shape, sb = flows_[static_cast<std::size_t>(b)].shape;
+    return sa < sb || (sa == sb && a < b);
   });
-  for (const int f : component_flows_) memo_key_.push_back(flows_[static_cast<std::size_t>(f)].shape);
+  memo_key_.clear();
+  for (const int f : active_shaped_) memo_key_.push_back(flows_[static_cast<std::size_t>(f)].shape);
   const auto it = memo_.find(memo_key_);
   if (it == memo_.end()) return false;
-  for (std::size_t i = 0; i < component_flows_.size(); ++i) {
-    const int f = component_flows_[i];
+  for (std::size_t i = 0; i < active_shaped_.size(); ++i) {
+    const int f = active_shaped_[i];
     Flow& flow = flows_[static_cast<std::size_t>(f)];
     const double rate = it->second[i];
     if (rate == flow.rate) continue;
@@ -351,23 +381,81 @@ bool FlowNetwork::solve_from_memo(Time t) {
   return true;
 }
 
-void FlowNetwork::remember_rates() {
-  // solve_from_memo left the active flows in key order in component_flows_ (the solve since reused
-  // that scratch vector), so rebuild the order.
-  std::vector<int> order;
-  for (std::size_t f = 0; f < flows_.size(); ++f) {
-    if (flows_[f].state == FlowState::active) order.push_back(static_cast<int>(f));
+// Progressive filling over the active shaped flows (in memo-key order): every unfixed flow's rate
+// rises together; the link that saturates first fixes the flows that cross it. Flows of one shape
+// are fixed together, so they get the same rate.
+void FlowNetwork::solve_shapes(Time t) {
+  const std::size_t n = active_shaped_.size();
+  std::vector<double> rate(n, 0.0);
+  std::vector<char> fixed(n, 0);
+  const std::uint64_t reached = ++epoch_;
+  component_links_.clear();
+  for (const int f : active_shaped_) {
+    for (const LinkShare& s : shapes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(f)].shape)]) {
+      const auto li = static_cast<std::size_t>(s.link);
+      if (link_stamp_[li] != reached) {
+        link_stamp_[li] = reached;
+        component_links_.push_back(s.link);
+        capacity_[li] = link_capacity_[li];
+        unfixed_[li] = 0.0;
+      }
+      unfixed_[li] += s.weight;
+    }
   }
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return flows_[static_cast<std::size_t>(a)].shape < flows_[static_cast<std::size_t>(b)].shape;
-  });
-  std::vector<int> key;
+  double level = 0.0;
+  std::size_t left = n;
+  while (left > 0) {
+    // The smallest level at which some link saturates, given the flows fixed so far.
+    double next = std::numeric_limits<double>::infinity();
+    int tight = -1;
+    for (const int l : component_links_) {
+      const auto li = static_cast<std::size_t>(l);
+      if (unfixed_[li] <= 0.0) continue;
+      const double at = level + std::max(capacity_[li], 0.0) / unfixed_[li];
+      if (at < next) {
+        next = at;
+        tight = l;
+      }
+    }
+    assert(tight >= 0);
+    // Raise every unfixed flow to `next`, then fix those on the tight link (and their shape-mates).
+    const double rise = next - level;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (fixed[i]) continue;
+      for (const LinkShare& s : shapes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(active_shaped_[i])].shape)])
+        capacity_[static_cast<std::size_t>(s.link)] -= rise * s.weight;
+    }
+    level = next;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (fixed[i]) continue;
+      const auto& links = shapes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(active_shaped_[i])].shape)];
+      const auto it = std::lower_bound(links.begin(), links.end(), tight,
+                                       [](const LinkShare& a, int l) { return a.link < l; });
+      if (it == links.end() || it->link != tight) continue;
+      fixed[i] = 1;
+      rate[i] = level;
+      --left;
+      for (const LinkShare& s : links) unfixed_[static_cast<std::size_t>(s.link)] -= s.weight;
+    }
+    // Fixing removes whole weights; tiny remainders are rounding, not flows.
+    for (const int l : component_links_) {
+      auto& u = unfixed_[static_cast<std::size_t>(l)];
+      if (u < 1e-12) u = 0.0;
+    }
+  }
   std::vector<double> rates;
-  for (const int f : order) {
-    key.push_back(flows_[static_cast<std::size_t>(f)].shape);
-    rates.push_back(flows_[static_cast<std::size_t>(f)].rate);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int f = active_shaped_[i];
+    Flow& flow = flows_[static_cast<std::size_t>(f)];
+    rates.push_back(rate[i]);
+    if (rate[i] == flow.rate) continue;
+    flow.remaining = std::max(0.0, flow.remaining - flow.rate * (t - flow.last_update).seconds());
+    flow.last_update = t;
+    flow.rate = rate[i];
+    schedule_completion(f, t);
   }
-  memo_.emplace(std::move(key), std::move(rates));
+  stats_.flows_resolved += n;
+  memo_.emplace(memo_key_, std::move(rates));
 }
 
 // Max-min over the flows a change can reach. Restricted: from the touched links, only through links

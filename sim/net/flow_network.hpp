@@ -62,11 +62,12 @@ class FlowNetwork {
   // progress_bytes x weight. path(flow) is empty.
   int start_shaped_flow(Time now, int shape, Time latency, double progress_bytes, Bytes bytes,
                         std::uint64_t tag);
-  // With memoization on, while only shaped flows are active, the rates solved for one multiset of
-  // active shapes are kept and reused when the same multiset is active again (every layer of a
-  // training step repeats the same concurrency). Exact: max-min rates depend only on the active
-  // link sets. Every solve then covers the whole connected component of the change.
-  void set_memoization(bool on) { memoize_ = on; }
+  // Memoized mode, for networks of shaped flows only (set before the first flow): the rates
+  // solved for one multiset of active shapes are kept and reused when the same multiset is active
+  // again (every layer of a training step repeats the same concurrency). Exact: max-min rates
+  // depend only on the active link sets. A new multiset is solved by progressive filling over the
+  // active shapes (a handful of flows with many links each), without per-link flow lists.
+  void set_memoization(bool on);
 
   // Earliest pending activation or completion; Time::max() when nothing is in flight.
   Time next_event_time();
@@ -75,7 +76,7 @@ class FlowNetwork {
 
   std::size_t active_flows() const { return active_count_; }
   std::span<const int> link_load() const { return link_load_; }
-  double link_bytes_delivered(int link) const { return link_bytes_[static_cast<std::size_t>(link)]; }
+  double link_bytes_delivered(int link) const;
   // Live flow queries (valid from start_flow until the flow completes).
   double rate_bytes_per_s(int flow) const { return flows_[static_cast<std::size_t>(flow)].rate; }
   const Path& path(int flow) const { return flows_[static_cast<std::size_t>(flow)].path; }
@@ -117,7 +118,7 @@ class FlowNetwork {
   void for_each_link(const Flow& flow, Fn&& fn) const;  // fn(slot, link, weight)
   double weight_on(const Flow& flow, int slot) const;
   bool solve_from_memo(Time t);
-  void remember_rates();
+  void solve_shapes(Time t);
   int& position(const LinkEntry& e);
   void activate(int f, Time t);
   void complete(int f, Time t, std::vector<CompletedFlow>& completed);
@@ -160,8 +161,11 @@ class FlowNetwork {
   std::size_t active_count_ = 0;
   std::size_t active_path_flows_ = 0;
   bool memoize_ = false;
+  bool memo_dirty_ = false;                          // the active set changed since the last solve
+  std::vector<int> active_shaped_;                   // memoized mode: the active flows, by shape
   std::vector<int> memo_key_;                        // sorted shapes of the active flows
   std::map<std::vector<int>, std::vector<double>> memo_;  // key -> rate per key entry
+  std::vector<double> shape_bytes_;                  // memoized mode: progress delivered per shape
   Time now_;
   Bytes bytes_delivered_ = 0;
   std::uint64_t trace_hash_ = 0;

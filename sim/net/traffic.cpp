@@ -11,18 +11,34 @@ namespace ws {
 void TrafficRouter::Accumulator::add(int link, double w) {
   auto& slot = load[static_cast<std::size_t>(link)];
   if (slot == 0.0) touched.push_back(link);
-  slot += w;
+  slot += w;  // a slot back at exactly 0 is listed again on its next add; take() drops duplicates
 }
 
 std::vector<LinkShare> TrafficRouter::Accumulator::take() {
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  // Link order: sort the touched links, or, when they are many, read the whole array in order.
+  const bool scan = touched.size() > load.size() / 16;
+  if (!scan) {
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  }
+  double largest = 0.0;
+  for (const int l : touched) largest = std::max(largest, load[static_cast<std::size_t>(l)]);
   std::vector<LinkShare> out;
   out.reserve(touched.size());
-  for (const int l : touched) {
-    auto& slot = load[static_cast<std::size_t>(l)];
-    if (slot > 0.0) out.push_back({l, slot});
-    slot = 0.0;
+  // Shares taken back (Valiant's direct links) leave rounding residue, not load.
+  const double floor = 1e-12 * largest;
+  if (scan) {
+    for (std::size_t l = 0; l < load.size(); ++l) {
+      if (load[l] == 0.0) continue;
+      if (load[l] > floor) out.push_back({static_cast<int>(l), load[l]});
+      load[l] = 0.0;
+    }
+  } else {
+    for (const int l : touched) {
+      auto& slot = load[static_cast<std::size_t>(l)];
+      if (slot > floor) out.push_back({l, slot});
+      slot = 0.0;
+    }
   }
   touched.clear();
   return out;
@@ -33,6 +49,9 @@ TrafficRouter::TrafficRouter(const Topology& topology) : topology_(&topology) {
   fixed_.load.assign(links, 0.0);
   minimal_.load.assign(links, 0.0);
   valiant_.load.assign(links, 0.0);
+  const auto switches = static_cast<std::size_t>(topology.groups * topology.switches_per_group);
+  out_.assign(switches, 0.0);
+  in_.assign(switches, 0.0);
 }
 
 namespace {
@@ -61,23 +80,35 @@ void TrafficRouter::intra_node(Accumulator& acc, int node, int a, int b, double 
   }
 }
 
-void TrafficRouter::route_switches(const SwitchDemand& d) {
+namespace {
+
+struct Keyed {
+  int a = 0, b = 0;
+  double w = 0;
+};
+
+// Sorted by (a, b) with equal keys merged.
+void merge(std::vector<Keyed>& v) {
+  std::sort(v.begin(), v.end(), [](const Keyed& x, const Keyed& y) { return x.a < y.a || (x.a == y.a && x.b < y.b); });
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (n > 0 && v[n - 1].a == v[i].a && v[n - 1].b == v[i].b) {
+      v[n - 1].w += v[i].w;
+    } else {
+      v[n++] = v[i];
+    }
+  }
+  v.resize(n);
+}
+
+}  // namespace
+
+void TrafficRouter::minimal_switches(const SwitchDemand& d) {
   const Topology& t = *topology_;
   const int SG = t.switches_per_group;
   const int a = d.from / SG, b = d.to / SG;
   if (a == b) {
     minimal_.add(t.local_link(a, d.from % SG, d.to % SG), d.weight);
-    if (SG <= 2) {
-      valiant_.add(t.local_link(a, d.from % SG, d.to % SG), d.weight);
-      return;
-    }
-    // Through each other switch of the group in equal shares.
-    const double w = d.weight / (SG - 2);
-    for (int m = 0; m < SG; ++m) {
-      if (m == d.from % SG || m == d.to % SG) continue;
-      valiant_.add(t.local_link(a, d.from % SG, m), w);
-      valiant_.add(t.local_link(a, m, d.to % SG), w);
-    }
     return;
   }
   const int L = t.global_links_per_pair;
@@ -91,52 +122,118 @@ void TrafficRouter::route_switches(const SwitchDemand& d) {
     minimal_.add(g, w);
     if (gt != d.to) minimal_.add(t.local_link(b, gt % SG, d.to % SG), w);
   }
-  valiant_between_groups(d);
 }
 
-void TrafficRouter::valiant_between_groups(const SwitchDemand& d) {
+// Through each other switch m of the group in equal shares: s -> m gets, summed over the pairs
+// (s, d), (out(s) - w(s, m)) / (S - 2), and m -> d gets (in(d) - w(m, d)) / (S - 2).
+void TrafficRouter::valiant_within_groups(std::span<const SwitchDemand> pairs) {
+  const Topology& t = *topology_;
+  const int SG = t.switches_per_group;
+  if (pairs.empty()) return;
+  if (SG <= 2) {
+    for (const SwitchDemand& d : pairs) valiant_.add(t.local_link(d.from / SG, d.from % SG, d.to % SG), d.weight);
+    return;
+  }
+  const double share = 1.0 / (SG - 2);
+  for (const SwitchDemand& d : pairs) {
+    out_[static_cast<std::size_t>(d.from)] += d.weight;
+    in_[static_cast<std::size_t>(d.to)] += d.weight;
+  }
+  std::vector<int> switches;
+  for (const SwitchDemand& d : pairs) {
+    switches.push_back(d.from);
+    switches.push_back(d.to);
+  }
+  std::sort(switches.begin(), switches.end());
+  switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+  for (const int sw : switches) {
+    const int g = sw / SG, s = sw % SG;
+    const double out = out_[static_cast<std::size_t>(sw)], in = in_[static_cast<std::size_t>(sw)];
+    for (int m = 0; m < SG; ++m) {
+      if (m == s) continue;
+      if (out > 0) valiant_.add(t.local_link(g, s, m), out * share);
+      if (in > 0) valiant_.add(t.local_link(g, m, s), in * share);
+    }
+    out_[static_cast<std::size_t>(sw)] = in_[static_cast<std::size_t>(sw)] = 0.0;
+  }
+  // The direct link s -> d is no detour for the pair (s, d): take back its two shares.
+  for (const SwitchDemand& d : pairs) valiant_.add(t.local_link(d.from / SG, d.from % SG, d.to % SG), -2.0 * d.weight * share);
+}
+
+// Through every other group c in equal shares and every one of its L links each way: the source's
+// local hop to the switch of each link a -> c, the link, the local hop in c from each landing
+// switch to each departing switch toward b, the link c -> b, the local hop to the destination.
+// Aggregated by (source switch, b), (a, b) and (a, destination switch): rings send many flows
+// between the same groups.
+void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) {
   const Topology& t = *topology_;
   const int SG = t.switches_per_group, G = t.groups, L = t.global_links_per_pair;
-  const int a = d.from / SG, b = d.to / SG;
+  const int base = t.switch_vertex(0);
+  if (pairs.empty()) return;
   if (G < 3) {
     // No intermediate group: Valiant falls back to the minimal paths (as Router does).
-    const double w = d.weight / L;
-    const int base = t.switch_vertex(0);
-    for (int k = 0; k < L; ++k) {
-      const int g = t.global_link(a, b, k);
-      const Link& gl = t.links[static_cast<std::size_t>(g)];
-      if (gl.from - base != d.from) valiant_.add(t.local_link(a, d.from % SG, (gl.from - base) % SG), w);
-      valiant_.add(g, w);
-      if (gl.to - base != d.to) valiant_.add(t.local_link(b, (gl.to - base) % SG, d.to % SG), w);
+    for (const SwitchDemand& d : pairs) {
+      const int a = d.from / SG, b = d.to / SG;
+      const double w = d.weight / L;
+      for (int k = 0; k < L; ++k) {
+        const int g = t.global_link(a, b, k);
+        const Link& gl = t.links[static_cast<std::size_t>(g)];
+        if (gl.from - base != d.from) valiant_.add(t.local_link(a, d.from % SG, (gl.from - base) % SG), w);
+        valiant_.add(g, w);
+        if (gl.to - base != d.to) valiant_.add(t.local_link(b, (gl.to - base) % SG, d.to % SG), w);
+      }
     }
     return;
   }
-  const int base = t.switch_vertex(0);
-  const double per_link = d.weight / ((G - 2) * static_cast<double>(L));
+  std::vector<Keyed> source, middle, target;  // (switch, group b), (group a, group b), (group a, switch)
+  for (const SwitchDemand& d : pairs) {
+    source.push_back({d.from, d.to / SG, d.weight});
+    middle.push_back({d.from / SG, d.to / SG, d.weight});
+    target.push_back({d.from / SG, d.to, d.weight});
+  }
+  merge(source);
+  merge(middle);
+  merge(target);
+  const double per_link = 1.0 / ((G - 2) * static_cast<double>(L));
   const double per_pair = per_link / L;
-  for (int c = 0; c < G; ++c) {
-    if (c == a || c == b) continue;
-    for (int k1 = 0; k1 < L; ++k1) {
-      const int g1 = t.global_link(a, c, k1);
-      const Link& l1 = t.links[static_cast<std::size_t>(g1)];
-      const int exit = l1.from - base, landing = l1.to - base;
-      if (exit != d.from) valiant_.add(t.local_link(a, d.from % SG, exit % SG), per_link);
-      valiant_.add(g1, per_link);
-      for (int k2 = 0; k2 < L; ++k2) {
-        const int depart = t.links[static_cast<std::size_t>(t.global_link(c, b, k2))].from - base;
-        if (depart != landing) valiant_.add(t.local_link(c, landing % SG, depart % SG), per_pair);
+  for (const Keyed& k : source) {
+    const int a = k.a / SG, b = k.b;
+    for (int c = 0; c < G; ++c) {
+      if (c == a || c == b) continue;
+      for (int l = 0; l < L; ++l) {
+        const int exit = t.links[static_cast<std::size_t>(t.global_link(a, c, l))].from - base;
+        if (exit != k.a) valiant_.add(t.local_link(a, k.a % SG, exit % SG), k.w * per_link);
       }
     }
-    for (int k2 = 0; k2 < L; ++k2) {
-      const int g2 = t.global_link(c, b, k2);
-      const int arrival = t.links[static_cast<std::size_t>(g2)].to - base;
-      valiant_.add(g2, per_link);
-      if (arrival != d.to) valiant_.add(t.local_link(b, arrival % SG, d.to % SG), per_link);
+  }
+  for (const Keyed& k : middle) {
+    for (int c = 0; c < G; ++c) {
+      if (c == k.a || c == k.b) continue;
+      for (int l1 = 0; l1 < L; ++l1) {
+        const int g1 = t.global_link(k.a, c, l1);
+        valiant_.add(g1, k.w * per_link);
+        const int landing = t.links[static_cast<std::size_t>(g1)].to - base;
+        for (int l2 = 0; l2 < L; ++l2) {
+          const int depart = t.links[static_cast<std::size_t>(t.global_link(c, k.b, l2))].from - base;
+          if (depart != landing) valiant_.add(t.local_link(c, landing % SG, depart % SG), k.w * per_pair);
+        }
+      }
+      for (int l2 = 0; l2 < L; ++l2) valiant_.add(t.global_link(c, k.b, l2), k.w * per_link);
+    }
+  }
+  for (const Keyed& k : target) {
+    const int b = k.b / SG;
+    for (int c = 0; c < G; ++c) {
+      if (c == k.a || c == b) continue;
+      for (int l = 0; l < L; ++l) {
+        const int arrival = t.links[static_cast<std::size_t>(t.global_link(c, b, l))].to - base;
+        if (arrival != k.b) valiant_.add(t.local_link(b, arrival % SG, k.b % SG), k.w * per_link);
+      }
     }
   }
 }
 
-TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands) {
+TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool with_valiant) {
   const Topology& t = *topology_;
   const int dpn = t.devices_per_node;
   const int SG = t.switches_per_group;
@@ -205,13 +302,22 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands) {
   std::sort(switch_demands_.begin(), switch_demands_.end(), [](const SwitchDemand& x, const SwitchDemand& y) {
     return x.from < y.from || (x.from == y.from && x.to < y.to);
   });
-  for (std::size_t i = 0; i < switch_demands_.size();) {
-    SwitchDemand merged = switch_demands_[i];
-    std::size_t j = i + 1;
-    for (; j < switch_demands_.size() && switch_demands_[j].from == merged.from && switch_demands_[j].to == merged.to; ++j)
-      merged.weight += switch_demands_[j].weight;
-    route_switches(merged);
-    i = j;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < switch_demands_.size(); ++i) {
+    if (n > 0 && switch_demands_[n - 1].from == switch_demands_[i].from &&
+        switch_demands_[n - 1].to == switch_demands_[i].to) {
+      switch_demands_[n - 1].weight += switch_demands_[i].weight;
+    } else {
+      switch_demands_[n++] = switch_demands_[i];
+    }
+  }
+  switch_demands_.resize(n);
+  for (const SwitchDemand& d : switch_demands_) minimal_switches(d);
+  if (with_valiant) {
+    std::vector<SwitchDemand> within, between;
+    for (const SwitchDemand& d : switch_demands_) (d.from / SG == d.to / SG ? within : between).push_back(d);
+    valiant_within_groups(within);
+    valiant_between_groups(between);
   }
   out.fixed = fixed_.take();
   out.minimal = minimal_.take();
@@ -220,23 +326,24 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands) {
 }
 
 std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share) {
+  // A three-way merge of lists sorted by link.
+  const std::span<const LinkShare> lists[3] = {loads.fixed, valiant_share < 1.0 ? loads.minimal : std::span<const LinkShare>{},
+                                               valiant_share > 0.0 ? loads.valiant : std::span<const LinkShare>{}};
+  const double scale[3] = {1.0, 1.0 - valiant_share, valiant_share};
+  std::size_t at[3] = {0, 0, 0};
   std::vector<LinkShare> out;
-  out.reserve(loads.fixed.size() + loads.minimal.size() + loads.valiant.size());
-  for (const LinkShare& s : loads.fixed) out.push_back(s);
-  if (valiant_share < 1.0)
-    for (const LinkShare& s : loads.minimal) out.push_back({s.link, s.weight * (1.0 - valiant_share)});
-  if (valiant_share > 0.0)
-    for (const LinkShare& s : loads.valiant) out.push_back({s.link, s.weight * valiant_share});
-  std::sort(out.begin(), out.end(), [](const LinkShare& a, const LinkShare& b) { return a.link < b.link; });
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (n > 0 && out[n - 1].link == out[i].link) {
-      out[n - 1].weight += out[i].weight;
-    } else {
-      out[n++] = out[i];
+  out.reserve(lists[0].size() + lists[1].size() + lists[2].size());
+  for (;;) {
+    int link = std::numeric_limits<int>::max();
+    for (int i = 0; i < 3; ++i)
+      if (at[i] < lists[i].size()) link = std::min(link, lists[i][at[i]].link);
+    if (link == std::numeric_limits<int>::max()) break;
+    double w = 0.0;
+    for (int i = 0; i < 3; ++i) {
+      if (at[i] < lists[i].size() && lists[i][at[i]].link == link) w += scale[i] * lists[i][at[i]++].weight;
     }
+    out.push_back({link, w});
   }
-  out.resize(n);
   return out;
 }
 
@@ -273,25 +380,47 @@ double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<
       lines.emplace_back(m / c, (v - m) / c);
     }
   }
+  // Only the highest line of each slope can be the maximum: symmetric traffic loads many links
+  // alike, so few lines remain.
+  std::sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) {
+    return x.second < y.second || (x.second == y.second && x.first > y.first);
+  });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (kept == 0 || lines[kept - 1].second != lines[i].second) lines[kept++] = lines[i];
+  }
+  lines.resize(kept);
   auto f = [&](double v) {
     double worst = fixed_worst;
     for (const auto& [a, b] : lines) worst = std::max(worst, a + b * v);
     return worst;
   };
+  // Golden-section search for the minimum of the convex f on [0, 1].
+  constexpr double kGolden = 0.6180339887498949;
   double lo = 0.0, hi = 1.0;
-  for (int it = 0; it < 60; ++it) {
-    const double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-    if (f(m1) <= f(m2)) {
-      hi = m2;
+  double x1 = hi - kGolden * (hi - lo), x2 = lo + kGolden * (hi - lo);
+  double f1 = f(x1), f2 = f(x2);
+  for (int it = 0; it < 48; ++it) {
+    if (f1 <= f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - kGolden * (hi - lo);
+      f1 = f(x1);
     } else {
-      lo = m1;
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + kGolden * (hi - lo);
+      f2 = f(x2);
     }
   }
-  const double best = std::min(f(0.5 * (lo + hi)), f(0.0));
-  if (f(0.0) <= best * (1.0 + 1e-3)) return 0.0;
+  const double f0 = f(0.0);
+  const double best = std::min({f1, f2, f0, f(1.0)});
+  if (f0 <= best * (1.0 + 1e-3)) return 0.0;
   // f is non-increasing on [0, optimum]: the smallest share within 0.1% of the best by bisection.
-  double a = 0.0, b = 0.5 * (lo + hi);
-  for (int it = 0; it < 50; ++it) {
+  double a = 0.0, b = f(1.0) <= best * (1.0 + 1e-12) && f(1.0) < std::min(f1, f2) ? 1.0 : 0.5 * (lo + hi);
+  for (int it = 0; it < 40; ++it) {
     const double m = 0.5 * (a + b);
     if (f(m) <= best * (1.0 + 1e-3)) {
       b = m;

@@ -41,7 +41,8 @@ struct TrafficLoads {
 class TrafficRouter {
  public:
   explicit TrafficRouter(const Topology& topology);
-  TrafficLoads route(std::span<const TrafficDemand> demands);
+  // Loads of the demands; `valiant` empty unless `with_valiant`.
+  TrafficLoads route(std::span<const TrafficDemand> demands, bool with_valiant = true);
 
  private:
   struct SwitchDemand {
@@ -56,13 +57,16 @@ class TrafficRouter {
     std::vector<LinkShare> take();  // sorted, zeroes the touched entries
   };
   void intra_node(Accumulator& acc, int node, int a, int b, double w, Time& latency) const;
-  void route_switches(const SwitchDemand& d);
-  void valiant_between_groups(const SwitchDemand& d);
+  void minimal_switches(const SwitchDemand& d);
+  void valiant_within_groups(std::span<const SwitchDemand> pairs);
+  void valiant_between_groups(std::span<const SwitchDemand> pairs);
 
   const Topology* topology_;
   Accumulator fixed_, minimal_, valiant_;
   std::vector<SwitchDemand> switch_demands_;
+  std::vector<double> out_, in_;  // per switch: Valiant traffic it sends / receives in its group
 };
+
 
 // fixed + (1 - v) minimal + v valiant, sorted by link.
 std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share);

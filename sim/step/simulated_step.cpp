@@ -1,7 +1,7 @@
 // One representative rank executes the step schedule. The 4D layout is symmetric: every rank runs
 // the same ops with the same sizes, and all groups of one kind run their collectives at the same
-// time, so the network model prices a collective as all groups of its kind running at once
-// (sim/analytic/group_path.hpp) and one rank's timeline stands for the job's.
+// time, so the collective model (sim/pricing) runs a call as all groups of its kind at once and
+// one rank's timeline stands for the job's.
 //
 // Rules, in the engine's terms:
 //   - the device runs one compute task at a time, in schedule order;
@@ -9,7 +9,8 @@
 //     same communicator has finished (MPI orders collectives per communicator);
 //   - a blocking collective holds the device until it finishes; a non-blocking one does not, and
 //     its wait holds the device until it has finished;
-//   - collectives on different communicators do not slow each other down (limit: README.md);
+//   - collectives in flight share the network as the collective model says (flow: every call in
+//     flight shares links; closed form: each call as if alone);
 //   - with a library the host progresses (machine file `progress: host`: Open MPI over shared
 //     memory), the rank's core moves and reduces a non-blocking collective's data inside the MPI
 //     call that starts it (every rank starts it at the same point of the same schedule), so it
@@ -23,7 +24,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "sim/analytic/group_path.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
 
 namespace ws {
@@ -51,19 +51,6 @@ CollectiveOp collective_op(StepCollective op) {
       return CollectiveOp::reduce_scatter;
   }
   return CollectiveOp::all_reduce;
-}
-
-// Where each communicator of the step lies. data x Z has members at stride Gx*Gy, Z fastest then
-// data: exactly the Z group of the layout whose Z is Gz*Gdata, so the Z path model prices it.
-std::array<GroupPath, kStepGroups> group_paths(const Machine& machine, const Layout& layout,
-                                               NodeAllocation allocation) {
-  const IntraNodeRoutes routes = route_intra_node(machine.node);
-  const Layout data_z_as_z{1, layout.x, layout.y, layout.z * layout.data};
-  return {group_path(machine, routes, layout, GroupKind::x, allocation),
-          group_path(machine, routes, layout, GroupKind::y, allocation),
-          group_path(machine, routes, layout, GroupKind::z, allocation),
-          group_path(machine, routes, layout, GroupKind::data, allocation),
-          group_path(machine, routes, data_z_as_z, GroupKind::z, allocation)};
 }
 
 // GEMMs at the machine's shape-dependent efficiency; element-wise work at the slower of its memory
@@ -97,16 +84,17 @@ double microseconds(Time t) { return t.seconds() * 1e6; }
 
 class StepExecution {
  public:
-  StepExecution(const Machine& machine, const StepSchedule& schedule, const StepOptions& options, bool trace)
-      : machine_(machine),
+  StepExecution(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options, bool trace,
+                CollectiveModel collectives)
+      : machine_(network.machine()),
         schedule_(schedule),
         precision_(options.precision),
         trace_(trace),
-        paths_(group_paths(machine, schedule.layout, options.allocation)),
-        arithmetic_share_(busy_node_share(machine, schedule.layout)),
-        host_progress_(!machine.collective_libraries.empty() &&
-                       machine.collective_libraries.front().progress == CollectiveProgress::host),
-        completion_(schedule.ops.size()) {}
+        pricing_(make_pricing(collectives, network, schedule.layout)),
+        arithmetic_share_(busy_node_share(machine_, schedule.layout)),
+        host_progress_(!machine_.collective_libraries.empty() &&
+                       machine_.collective_libraries.front().progress == CollectiveProgress::host),
+        call_of_op_(schedule.ops.size(), -1) {}
 
   SimulatedStep run() && {
     for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
@@ -123,6 +111,9 @@ class StepExecution {
           break;
       }
     }
+    // Comm events were recorded at issue; their ends are known now.
+    for (const auto& [event, call] : pending_comm_events_)
+      events_[event].end_us = microseconds(pricing_->finish(call));
     SimulatedStep step;
     step.step_s = now_.seconds();
     step.compute_s = compute_.seconds();
@@ -155,16 +146,17 @@ class StepExecution {
 
   void run_collective(const StepOp& op, std::size_t index) {
     const auto g = static_cast<std::size_t>(op.group);
-    const Time start = max(now_, communicator_free_[g]);
-    const Time end =
-        start + collective_time(collective_op(op.collective), paths_[g], static_cast<double>(op.bytes));
-    communicator_free_[g] = end;
-    completion_[index] = end;
+    const int call = pricing_->issue(now_, CollectiveCall{op.group, collective_op(op.collective), op.bytes});
+    call_of_op_[index] = call;
     // As the engine records it: from the moment the rank reached the call to completion.
-    record(op, true, static_cast<double>(op.bytes), now_, end);
+    if (trace_) {
+      pending_comm_events_.emplace_back(events_.size(), call);
+      record(op, true, static_cast<double>(op.bytes), now_, now_);
+    }
     if (op.blocking) {
-      block_until(end, g);
+      block_until(pricing_->finish(call), g);
     } else if (host_progress_) {
+      const Time end = pricing_->finish(call);
       // The core runs it now; the engine's trace shows no compute span there, only a gap.
       const Time busy = end - now_;
       progress_[g] += busy;
@@ -174,8 +166,8 @@ class StepExecution {
   }
 
   void run_wait(const StepOp& op) {
-    assert(op.partner < completion_.size());
-    const Time done = completion_[op.partner];
+    assert(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0);
+    const Time done = pricing_->finish(call_of_op_[op.partner]);
     // The engine records a wait only when the collective was still in flight.
     if (done > now_) record(op, false, static_cast<double>(op.bytes), now_, done);
     block_until(done, static_cast<std::size_t>(op.group));
@@ -191,11 +183,11 @@ class StepExecution {
   const StepSchedule& schedule_;
   Precision precision_;
   bool trace_;
-  std::array<GroupPath, kStepGroups> paths_;
+  std::unique_ptr<CollectivePricing> pricing_;
   double arithmetic_share_;
   bool host_progress_;
-  std::vector<Time> completion_;  // per op index: when a collective finishes
-  std::array<Time, kStepGroups> communicator_free_{};
+  std::vector<int> call_of_op_;  // per op index: the collective model's call id
+  std::vector<std::pair<std::size_t, int>> pending_comm_events_;  // (event index, call)
   std::array<Time, kStepGroups> exposed_{};
   std::array<Time, kStepGroups> progress_{};
   Time now_, compute_;
@@ -212,15 +204,17 @@ nlohmann::json metadata(const char* what, int tid, const std::string& name) {
 
 }  // namespace
 
-SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule,
-                                const StepOptions& options, bool trace) {
-  return StepExecution(machine, schedule, options, trace).run();
+SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,
+                                bool trace, CollectiveModel collectives) {
+  assert(network.devices() == schedule.layout.devices());
+  return StepExecution(network, schedule, options, trace, collectives).run();
 }
 
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config) {
   const StepSchedule schedule =
       make_step_schedule(config.model, config.layout, config.sequences, schedule_options(config.options));
-  return simulate_schedule(machine, schedule, config.options, config.trace);
+  JobNetwork network(machine, config.layout.devices(), config.options.allocation);
+  return simulate_schedule(network, schedule, config.options, config.trace, config.collectives);
 }
 
 void write_simulated_trace(const SimulatedStep& step, const std::string& path) {

@@ -1,9 +1,9 @@
 // One training step of the engine, simulated: the shared step schedule (engine/schedule/
 // step_schedule.hpp) turned into a task graph per rank on top of the machine's compute and network
 // model. Compute tasks run one at a time on the device (GEMMs from the machine's shape-dependent
-// efficiency, everything else from a memory-bandwidth roofline); collectives take the time the
-// network model gives all groups of that kind running at once; non-blocking ones overlap compute
-// exactly where the engine overlaps them.
+// efficiency, everything else from a memory-bandwidth roofline); collectives go to a collective
+// model (sim/pricing: the flow network with every call in flight, or the closed form of each call
+// alone); non-blocking ones overlap compute exactly where the engine overlaps them.
 #pragma once
 
 #include <map>
@@ -13,8 +13,9 @@
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
 #include "engine/schedule/step_schedule.hpp"
-#include "sim/analytic/step_options.hpp"
 #include "sim/machine/machine.hpp"
+#include "sim/pricing/collective_pricing.hpp"
+#include "sim/step/step_options.hpp"
 
 namespace ws {
 
@@ -25,6 +26,7 @@ struct SimulatedStepConfig {
   long long sequences = 0;  // global batch in sequences (the engine's --batch)
   StepOptions options;      // precision fp32 for the engine; recompute; OAR / ORS / OAG
   bool trace = false;       // keep per-task events (Perfetto JSON via write_simulated_trace)
+  CollectiveModel collectives = CollectiveModel::flow;
 };
 
 struct SimulatedEvent {
@@ -53,9 +55,10 @@ SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& c
 
 // The schedule switches that StepOptions sets (precision -> bytes per element, recompute, overlaps).
 StepScheduleOptions schedule_options(const StepOptions& options);
-// Executes an already built schedule (simulate_step builds it from the config).
-SimulatedStep simulate_schedule(const Machine& machine, const StepSchedule& schedule,
-                                const StepOptions& options, bool trace);
+// Executes an already built schedule (simulate_step builds it from the config) on `network` (a job
+// of the layout's size on the machine; the caller may keep it for several layouts of one size).
+SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,
+                                bool trace, CollectiveModel collectives = CollectiveModel::flow);
 
 // Chrome trace / Perfetto JSON with the engine's process/thread naming, so both load together.
 void write_simulated_trace(const SimulatedStep& step, const std::string& path);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/analytic/plan.hpp"
+#include "sim/core/input_error.hpp"
 #include "sim/step/simulated_step.hpp"
 
 namespace ws {
@@ -30,9 +31,8 @@ std::string infeasible_reason(const Plan& plan) {
 
 }  // namespace
 
-PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
-                                        const StepOptions& options, int top_k) {
-  const Plan plan = plan_layouts(machine, point.model, point.batch, point.devices, options);
+PointEvaluation evaluate_on(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int top_k) {
+  const Plan plan = plan_layouts(network, point.model, point.batch, options);
   PointEvaluation e;
   e.layouts_fitting = static_cast<int>(plan.ranked.size());
   e.layouts_valid = static_cast<int>(plan.ranked.size() + plan.over_memory.size());
@@ -41,6 +41,21 @@ PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint
   const auto kept = std::min(plan.ranked.size(), static_cast<std::size_t>(std::max(top_k, 1)));
   e.candidates.assign(plan.ranked.begin(), plan.ranked.begin() + static_cast<std::ptrdiff_t>(kept));
   return e;
+}
+
+// The point's job on the machine; throws InputError (as plan_layouts) for a device count out of range.
+JobNetwork point_network(const Machine& machine, const StudyPoint& point, const StepOptions& options) {
+  if (point.devices < 1 || point.devices > machine.total_devices()) {
+    throw InputError({machine.source_file, 0, "devices"}, std::to_string(point.devices),
+                     "a device count from 1 to " + std::to_string(machine.total_devices()) + " (" + machine.name + ")");
+  }
+  return JobNetwork(machine, point.devices, options.allocation);
+}
+
+PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
+                                        const StepOptions& options, int top_k) {
+  JobNetwork network = point_network(machine, point, options);
+  return evaluate_on(network, point, options, top_k);
 }
 
 StudyEvaluator analytic_evaluator() { return {"analytic", evaluate_point_analytic}; }
@@ -70,14 +85,12 @@ LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const Simulat
 
 PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
                                          const StepOptions& options, int top_k, int simulated) {
-  PointEvaluation e = evaluate_point_analytic(machine, point, options, std::max(top_k, simulated));
+  JobNetwork network = point_network(machine, point, options);
+  PointEvaluation e = evaluate_on(network, point, options, std::max(top_k, simulated));
   for (LayoutEstimate& c : e.candidates) {
-    SimulatedStepConfig config;
-    config.model = point.model;
-    config.layout = c.layout;
-    config.sequences = point.batch.sequences;
-    config.options = options;
-    c = with_simulated_step(c, simulate_step(machine, config));
+    const StepSchedule schedule =
+        make_step_schedule(point.model, c.layout, point.batch.sequences, schedule_options(options));
+    c = with_simulated_step(c, simulate_schedule(network, schedule, options, false, CollectiveModel::flow));
   }
   // Ties keep the analytic order.
   std::stable_sort(e.candidates.begin(), e.candidates.end(),

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/schedule/model.hpp"
-#include "sim/analytic/step_options.hpp"
+#include "sim/step/step_options.hpp"
 
 namespace ws {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/analytic/step_options.hpp"
+#include "sim/step/step_options.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/study/study_run.hpp"
 

@@ -37,7 +37,7 @@ TEST(RingCollective, AllReduceMatchesTheClosedFormOnANonBlockingNetwork) {
   Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
   const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
   const Bytes M = 256_MiB;
-  const std::vector<CollectiveCall> calls{{CollectiveOp::all_reduce, iota_devices(0, p), M, Time::zero()}};
+  const std::vector<RingCall> calls{{CollectiveOp::all_reduce, iota_devices(0, p), M, Time::zero()}};
   const auto r = run_ring_collectives(fx.network, calls, lib);
   ASSERT_EQ(r.size(), 1u);
   const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
@@ -56,7 +56,7 @@ TEST(RingCollective, ReduceScatterAndAllGatherTakeHalfTheSteps) {
     Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
     const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
     const Bytes M = 96_MiB + 5;  // not divisible by p: chunks differ by one byte
-    const std::vector<CollectiveCall> calls{{op, iota_devices(0, p), M, Time::zero()}};
+    const std::vector<RingCall> calls{{op, iota_devices(0, p), M, Time::zero()}};
     const auto r = run_ring_collectives(fx.network, calls, lib);
     const double bw_s = (p - 1.0) / p * static_cast<double>(M) / 25e9;
     EXPECT_GT(r[0].end.seconds(), bw_s);
@@ -67,7 +67,7 @@ TEST(RingCollective, ReduceScatterAndAllGatherTakeHalfTheSteps) {
 
 TEST(RingCollective, SingleMemberCostsOnlyTheLaunch) {
   Fixture fx(testing::small_machine(1, 2, 2, 1, 1, 1), 2, RoutingPolicy::minimal, 1);
-  const std::vector<CollectiveCall> calls{{CollectiveOp::all_reduce, {0}, 1_MiB, 3_us}};
+  const std::vector<RingCall> calls{{CollectiveOp::all_reduce, {0}, 1_MiB, 3_us}};
   const auto r = run_ring_collectives(fx.network, calls, fx.machine.collective_libraries.front());
   EXPECT_EQ(r[0].end, 3_us + fx.machine.collective_libraries.front().launch_latency);
   EXPECT_EQ(r[0].flows, 0u);
@@ -78,10 +78,10 @@ TEST(RingCollective, DisjointRingsDoNotSlowEachOther) {
   const Machine m = testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0);
   const CollectiveLibrary lib = m.collective_libraries.front();
   Fixture alone(m, 8, RoutingPolicy::minimal, 1);
-  const std::vector<CollectiveCall> one{{CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, Time::zero()}};
+  const std::vector<RingCall> one{{CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, Time::zero()}};
   const auto r1 = run_ring_collectives(alone.network, one, lib);
   Fixture both(m, 8, RoutingPolicy::minimal, 1);
-  const std::vector<CollectiveCall> two{{CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, Time::zero()},
+  const std::vector<RingCall> two{{CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, Time::zero()},
                                         {CollectiveOp::all_reduce, iota_devices(4, p), 64_MiB, Time::zero()}};
   const auto r2 = run_ring_collectives(both.network, two, lib);
   EXPECT_NEAR(r2[0].end.seconds(), r1[0].end.seconds(), 1e-3 * r1[0].end.seconds());
@@ -93,10 +93,10 @@ TEST(RingCollective, RingsSharingAThinGlobalLinkAreSlowerThanAlone) {
   const Machine m = testing::small_machine(2, 4, 4, 1, 1, 1, 250.0, 25.0);
   const CollectiveLibrary lib = m.collective_libraries.front();
   Fixture alone(m, 8, RoutingPolicy::minimal, 1);
-  const std::vector<CollectiveCall> one{{CollectiveOp::all_reduce, {0, 1, 4, 5}, 64_MiB, Time::zero()}};
+  const std::vector<RingCall> one{{CollectiveOp::all_reduce, {0, 1, 4, 5}, 64_MiB, Time::zero()}};
   const double t1 = run_ring_collectives(alone.network, one, lib)[0].end.seconds();
   Fixture both(m, 8, RoutingPolicy::minimal, 1);
-  const std::vector<CollectiveCall> two{{CollectiveOp::all_reduce, {0, 1, 4, 5}, 64_MiB, Time::zero()},
+  const std::vector<RingCall> two{{CollectiveOp::all_reduce, {0, 1, 4, 5}, 64_MiB, Time::zero()},
                                         {CollectiveOp::all_reduce, {2, 3, 6, 7}, 64_MiB, Time::zero()}};
   const auto r2 = run_ring_collectives(both.network, two, lib);
   EXPECT_GT(r2[0].end.seconds(), 1.5 * t1);
@@ -107,7 +107,7 @@ std::pair<std::uint64_t, std::int64_t> ring_run(std::uint64_t seed) {
   Fixture fx(testing::small_machine(4, 4, 4, 2, 2, 1, 50.0, 25.0), 16, RoutingPolicy::adaptive, seed);
   const auto nodes = place_job_nodes(16, 12, PlacementKind::scattered, seed);
   const auto devices = devices_of_ranks(nodes, 2, 24);
-  std::vector<CollectiveCall> calls;
+  std::vector<RingCall> calls;
   for (int g = 0; g < 2; ++g) {  // two "data-parallel" groups with stride 2
     std::vector<int> members;
     for (int r = g; r < 24; r += 2) members.push_back(devices[static_cast<std::size_t>(r)]);

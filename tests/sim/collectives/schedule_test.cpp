@@ -50,7 +50,7 @@ ScheduleResult run_one(Fixture& fx, const FlowSchedule& s) {
 TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
   const Machine m = testing::small_machine(3, 4, 4, 2, 2, 1, 50.0, 25.0);
   Fixture a(m, 12, RoutingPolicy::adaptive, 7), b(m, 12, RoutingPolicy::adaptive, 7);
-  std::vector<CollectiveCall> calls;
+  std::vector<RingCall> calls;
   std::vector<FlowSchedule> schedules;
   for (int c = 0; c < 2; ++c) {
     const auto devices = iota_devices(c, 12, 2);  // the two devices of each node in different calls
@@ -209,6 +209,27 @@ TEST(HierarchicalCollective, UsesEveryNicOfEveryNode) {
 
 // Coalesced ring segments keep a lockstep ring's time: only the (hidden) per-step bandwidth terms
 // merge, the latencies are added back.
+TEST(RingSchedule, SegmentBytesAreTheSumOfTheirStepsChunks) {
+  for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    for (const int p : {2, 3, 7, 16}) {
+      for (const Bytes total : {Bytes{1}, Bytes{5}, Bytes{1000003}, Bytes{1} << 40}) {
+        const int steps = op == CollectiveOp::all_reduce ? 2 * (p - 1) : p - 1;
+        for (int member = 0; member < p; ++member) {
+          for (int first = 0; first < steps; ++first) {
+            Bytes sum = 0;
+            for (int end = first + 1; end <= steps; ++end) {
+              sum += ring_chunk_bytes(op, total, p, member, end - 1);
+              ASSERT_EQ(ring_segment_bytes(op, total, p, member, first, end), sum)
+                  << to_string(op) << " p " << p << " total " << total << " member " << member << " [" << first
+                  << ", " << end << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(RingSchedule, SegmentsMatchTheStepwiseRingInLockstep) {
   const int p = 8;
   Fixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);

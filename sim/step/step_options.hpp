@@ -3,14 +3,9 @@
 #pragma once
 
 #include "sim/machine/machine.hpp"
+#include "sim/pricing/job_network.hpp"
 
 namespace ws {
-
-// Which nodes the job gets: the first free ones in topology order (contiguous, whole dragonfly
-// groups), or nodes spread evenly over every group of the machine (scattered, a busy machine's
-// free list). Ranks fill each node's devices in order either way.
-enum class NodeAllocation { contiguous, scattered };
-const char* to_string(NodeAllocation allocation);
 
 struct StepOptions {
   Precision precision = Precision::bf16;

@@ -1,0 +1,44 @@
+// A collective call of every communicator of one kind at once, as a sequence of phases: each phase
+// is the set of transfers the algorithm makes at one depth of its dependency graph, and they
+// progress together, at the pace of the slowest (a lockstep algorithm waits for its slowest member
+// at every step). Ring steps that repeat the same transfers are one phase spanning all of them.
+// Both collective models (sim/pricing) run these phases: the closed form prices each alone, the
+// flow network runs them alongside everything else in flight.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "sim/collectives/collective_algorithm.hpp"
+#include "sim/net/traffic.hpp"
+
+namespace ws {
+
+struct CollectivePhase {
+  // Every transfer of the phase, all communicators; weight = its bytes / the largest transfer's.
+  std::vector<TrafficDemand> transfers;
+  double bytes_fraction = 0;  // the largest transfer's bytes / the call's bytes (per member)
+  int steps = 1;              // algorithm steps the phase spans: each pays a step and path latency
+};
+
+struct CollectiveProgram {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  std::vector<CollectivePhase> phases;  // empty for one-member communicators
+};
+
+// The program of `algorithm` for `op` of `bytes` per member over every communicator (each a list of
+// device ids in member order, all of one size). Built from the algorithm's FlowSchedule
+// (build_schedule) with ring steps merged (max_segments = 1), grouped by dependency depth. Only the
+// tree's program depends on `bytes`: its pipeline of c = tree_chunks chunks is the tree's 2h levels
+// one chunk each (filling the pipeline), then, for c > 1, one phase with every level busy at once
+// (all the tree's transfers) for the other c - 1 chunks; (2h + c - 1) chunk times in all, as the
+// FlowSchedule's pipeline takes in lockstep.
+CollectiveProgram collective_program(CollectiveAlgorithm algorithm, CollectiveOp op,
+                                     std::span<const std::vector<int>> communicators, Bytes bytes,
+                                     const ScheduleOptions& options);
+
+// Bytes that give the same program as `bytes` (the program's cache key): `bytes` for the tree, a
+// fixed large reference for every other algorithm.
+Bytes program_bytes(CollectiveAlgorithm algorithm, Bytes bytes);
+
+}  // namespace ws

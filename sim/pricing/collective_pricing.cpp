@@ -1,0 +1,113 @@
+// Algorithm choice, the closed form of a program, and the closed-form pricing of a step's calls.
+#include "sim/pricing/collective_pricing.hpp"
+
+#include <array>
+#include <cassert>
+#include <map>
+#include <tuple>
+
+#include "sim/pricing/flow_pricing.hpp"
+
+namespace ws {
+
+const char* to_string(CollectiveModel model) { return model == CollectiveModel::flow ? "flow" : "closed-form"; }
+
+std::optional<CollectiveModel> parse_collective_model(std::string_view text) {
+  if (text == "flow") return CollectiveModel::flow;
+  if (text == "closed-form") return CollectiveModel::closed_form;
+  return std::nullopt;
+}
+
+namespace {
+
+const CollectiveLibrary& default_library(const Machine& machine) {
+  assert(!machine.collective_libraries.empty());
+  return machine.collective_libraries.front();
+}
+
+bool thresholds_cover(const CollectiveLibrary& library, int nodes) {
+  return !library.tree_thresholds.empty() && nodes >= library.tree_thresholds.front().nodes &&
+         nodes <= library.tree_thresholds.back().nodes;
+}
+
+}  // namespace
+
+Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                  double nic_overhead_bytes) {
+  if (program.phases.empty()) return Time::zero();
+  double seconds = 0;
+  Time latency = library.launch_latency;
+  for (const PricedPhase& p : program.phases) {
+    latency += p.steps * (library.step_latency + p.path_latency);
+    const double wire = p.bytes_fraction * static_cast<double>(bytes) / library.bandwidth_efficiency +
+                        (p.inter_node ? p.steps * nic_overhead_bytes : 0.0);
+    seconds += wire * p.seconds_per_byte;
+  }
+  return latency + Time::from_seconds(seconds);
+}
+
+CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrary& library, GroupGeometry g,
+                                     CollectiveOp op, Bytes bytes) {
+  const int nodes = network.nodes_spanned(g);
+  if (g.size < 2) return CollectiveAlgorithm::ring;
+  if (selection_rules(library) != SelectionRules::nccl || op != CollectiveOp::all_reduce ||
+      thresholds_cover(library, nodes)) {
+    return select_algorithm(library, op, bytes, g.size, nodes);
+  }
+  const double h = network.machine().node.nic_efficiency.half_bandwidth_bytes;
+  const Time ring = program_time(network.program(g, CollectiveAlgorithm::ring, op, bytes, false), library, bytes, h);
+  const Time tree = program_time(network.program(g, CollectiveAlgorithm::tree, op, bytes, false), library, bytes, h);
+  return tree < ring ? CollectiveAlgorithm::tree : CollectiveAlgorithm::ring;
+}
+
+Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call) {
+  const GroupGeometry g = geometry(layout, call.group);
+  if (g.size < 2) return Time::zero();
+  const CollectiveLibrary& library = default_library(network.machine());
+  const CollectiveAlgorithm algorithm = choose_algorithm(network, library, g, call.op, call.bytes);
+  return program_time(network.program(g, algorithm, call.op, call.bytes, false), library, call.bytes,
+                      network.machine().node.nic_efficiency.half_bandwidth_bytes);
+}
+
+namespace {
+
+// Each call alone, queued behind the previous call on its communicator.
+class ClosedFormPricing final : public CollectivePricing {
+ public:
+  ClosedFormPricing(JobNetwork& network, const Layout& layout) : network_(network), layout_(layout) {}
+
+  int issue(Time now, const CollectiveCall& call) override {
+    const auto g = static_cast<std::size_t>(call.group);
+    const auto key = std::make_tuple(static_cast<int>(call.group), static_cast<int>(call.op), call.bytes);
+    auto it = priced_.find(key);
+    if (it == priced_.end()) {
+      const GroupGeometry geo = geometry(layout_, call.group);
+      const CollectiveAlgorithm algorithm =
+          geo.size < 2 ? CollectiveAlgorithm::ring
+                       : choose_algorithm(network_, default_library(network_.machine()), geo, call.op, call.bytes);
+      it = priced_.emplace(key, std::make_pair(collective_time(network_, layout_, call), algorithm)).first;
+    }
+    const Time start = max(now, free_[g]);
+    free_[g] = start + it->second.first;
+    calls_.push_back({free_[g], it->second.second});
+    return static_cast<int>(calls_.size()) - 1;
+  }
+  Time finish(int id) override { return calls_[static_cast<std::size_t>(id)].first; }
+  CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].second; }
+
+ private:
+  JobNetwork& network_;
+  Layout layout_;
+  std::map<std::tuple<int, int, Bytes>, std::pair<Time, CollectiveAlgorithm>> priced_;
+  std::array<Time, kStepGroups> free_{};
+  std::vector<std::pair<Time, CollectiveAlgorithm>> calls_;
+};
+
+}  // namespace
+
+std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout) {
+  if (model == CollectiveModel::flow) return std::make_unique<FlowPricing>(network, layout);
+  return std::make_unique<ClosedFormPricing>(network, layout);
+}
+
+}  // namespace ws

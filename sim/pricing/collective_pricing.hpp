@@ -1,0 +1,62 @@
+// What a training step asks of the network: issue a collective on one of the layout's
+// communicators, and learn when it finishes. One interface, two models:
+//  - closed form: each call is priced alone (every communicator of its kind at once, on the
+//    job's topology), fast enough to rank every layout;
+//  - flow: every call in flight is a set of shaped flows on one FlowNetwork, all communicators of
+//    all kinds at once, sharing NICs, intra-node, local and global links; a call's progress changes
+//    when another starts or ends.
+// Both run the same programs (JobNetwork), pick the same algorithms and keep MPI's order per
+// communicator (a call starts when the previous call on its communicator has finished).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/step_schedule.hpp"
+#include "sim/core/collective_op.hpp"
+#include "sim/pricing/job_network.hpp"
+
+namespace ws {
+
+enum class CollectiveModel { closed_form, flow };
+const char* to_string(CollectiveModel model);                    // "closed-form", "flow"
+std::optional<CollectiveModel> parse_collective_model(std::string_view text);
+
+struct CollectiveCall {
+  StepGroup group = StepGroup::x;
+  CollectiveOp op = CollectiveOp::all_reduce;
+  Bytes bytes = 0;  // per member: all-gather output, reduce-scatter input, all-reduce buffer
+};
+
+class CollectivePricing {
+ public:
+  virtual ~CollectivePricing() = default;
+  // Issues `call` at `now` (never earlier than a previous issue or finish answer); returns its id.
+  virtual int issue(Time now, const CollectiveCall& call) = 0;
+  // When call `id` finishes; the model runs as far as it needs to answer.
+  virtual Time finish(int id) = 0;
+  // The algorithm the library runs for the call.
+  virtual CollectiveAlgorithm algorithm(int id) const = 0;
+};
+
+// The algorithm the machine's default library runs for `op` of `bytes` on a communicator of `g`:
+// the library family's rules (select_algorithm, sim/collectives); for an NCCL-like all-reduce
+// where the machine file's tree thresholds do not cover the node count, whichever of ring and tree
+// the closed form prices faster, as NCCL's tuner picks by its own cost model.
+CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrary& library, GroupGeometry g,
+                                     CollectiveOp op, Bytes bytes);
+
+// The closed form of one call of `program` alone: launch + per phase, steps x (library step
+// latency + path latency) + wire bytes x seconds per byte; wire bytes = the phase's share of
+// `bytes` / bandwidth efficiency, plus the NIC's small-message bytes per step across nodes.
+Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                  double nic_overhead_bytes);
+
+// The time of `call` alone on the layout's communicators (closed form).
+Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call);
+
+std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout);
+
+}  // namespace ws

@@ -1,0 +1,99 @@
+// Calls as chains of shaped flows on one FlowNetwork.
+#include "sim/pricing/flow_pricing.hpp"
+
+#include <cassert>
+#include <cmath>
+
+namespace ws {
+
+FlowPricing::FlowPricing(JobNetwork& network, const Layout& layout)
+    : network_(network),
+      layout_(layout),
+      library_(network.machine().collective_libraries.front()),
+      nic_overhead_bytes_(network.machine().node.nic_efficiency.half_bandwidth_bytes),
+      flows_(network.topology(), std::vector<double>(network.capacity().begin(), network.capacity().end())) {
+  flows_.set_memoization(true);
+  running_.fill(-1);
+}
+
+int FlowPricing::issue(Time now, const CollectiveCall& call) {
+  Call c;
+  c.call = call;
+  c.issued = now;
+  const GroupGeometry g = geometry(layout_, call.group);
+  if (g.size >= 2) {
+    c.algorithm = choose_algorithm(network_, library_, g, call.op, call.bytes);
+    c.program = &network_.program(g, c.algorithm, call.op, call.bytes, true);
+    for (const PricedPhase& p : c.program->phases) {
+      auto [it, fresh] = shapes_.try_emplace(p.links.get(), -1);
+      if (fresh) it->second = flows_.add_shape(*p.links);
+      c.shapes.push_back(it->second);
+    }
+  }
+  calls_.push_back(std::move(c));
+  const int id = static_cast<int>(calls_.size()) - 1;
+  const auto group = static_cast<std::size_t>(call.group);
+  if (running_[group] < 0) {
+    start_call(id, now);
+  } else {
+    waiting_[group].push_back(id);
+  }
+  return id;
+}
+
+void FlowPricing::start_call(int id, Time t) {
+  Call& c = calls_[static_cast<std::size_t>(id)];
+  running_[static_cast<std::size_t>(c.call.group)] = id;
+  if (c.program == nullptr || c.program->phases.empty()) {
+    end_call(id, t);
+    return;
+  }
+  start_phase(id, t);
+}
+
+void FlowPricing::start_phase(int id, Time t) {
+  const Call& c = calls_[static_cast<std::size_t>(id)];
+  const PricedPhase& p = c.program->phases[c.phase];
+  Time latency = p.steps * (library_.step_latency + p.path_latency);
+  if (c.phase == 0) latency += library_.launch_latency;
+  const double progress = p.bytes_fraction * static_cast<double>(c.call.bytes) / library_.bandwidth_efficiency +
+                          (p.inter_node ? p.steps * nic_overhead_bytes_ : 0.0);
+  const auto delivered = static_cast<Bytes>(std::llround(progress * p.transfer_weight));
+  flows_.start_shaped_flow(t, c.shapes[c.phase], latency, progress, delivered, static_cast<std::uint64_t>(id));
+}
+
+void FlowPricing::end_call(int id, Time t) {
+  Call& c = calls_[static_cast<std::size_t>(id)];
+  c.done = true;
+  c.end = t;
+  const auto group = static_cast<std::size_t>(c.call.group);
+  running_[group] = -1;
+  if (!waiting_[group].empty()) {
+    const int next = waiting_[group].front();
+    waiting_[group].pop_front();
+    start_call(next, max(t, calls_[static_cast<std::size_t>(next)].issued));
+  }
+}
+
+void FlowPricing::step_network() {
+  const Time t = flows_.next_event_time();
+  assert(t != Time::max() && "a call is unfinished with nothing in flight");
+  completed_.clear();
+  flows_.advance(t, completed_);
+  for (const CompletedFlow& f : completed_) {
+    const int id = static_cast<int>(f.tag);
+    Call& c = calls_[static_cast<std::size_t>(id)];
+    if (++c.phase < c.program->phases.size()) {
+      start_phase(id, f.end);
+    } else {
+      end_call(id, f.end);
+    }
+  }
+}
+
+Time FlowPricing::finish(int id) {
+  while (!calls_[static_cast<std::size_t>(id)].done) step_network();
+  return calls_[static_cast<std::size_t>(id)].end;
+}
+
+}  // namespace ws

@@ -1,0 +1,55 @@
+// The flow model of a step's collectives: one FlowNetwork for the whole job. A call's current
+// phase is one shaped flow carrying every transfer of every communicator of its kind (symmetric
+// communicators solved once, with link multiplicities); ring steps whose rates cannot change are
+// one flow, advanced in one event; the rates of a repeated set of phases in flight come from the
+// network's memo. Calls on one communicator run in issue order.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "sim/net/flow_network.hpp"
+#include "sim/pricing/collective_pricing.hpp"
+
+namespace ws {
+
+class FlowPricing final : public CollectivePricing {
+ public:
+  FlowPricing(JobNetwork& network, const Layout& layout);
+
+  int issue(Time now, const CollectiveCall& call) override;
+  Time finish(int id) override;
+  CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].algorithm; }
+
+  const FlowNetwork& flows() const { return flows_; }
+
+ private:
+  struct Call {
+    CollectiveCall call;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    const PricedProgram* program = nullptr;
+    std::vector<int> shapes;  // FlowNetwork shape of each phase
+    Time issued, end;
+    std::size_t phase = 0;
+    bool done = false;
+  };
+  void start_call(int id, Time t);
+  void start_phase(int id, Time t);
+  void end_call(int id, Time t);
+  void step_network();
+
+  JobNetwork& network_;
+  Layout layout_;
+  const CollectiveLibrary& library_;
+  double nic_overhead_bytes_ = 0;
+  FlowNetwork flows_;
+  std::map<const std::vector<LinkShare>*, int> shapes_;  // FlowNetwork shape of each phase's links
+  std::vector<Call> calls_;
+  std::array<int, kStepGroups> running_;
+  std::array<std::deque<int>, kStepGroups> waiting_;
+  std::vector<CompletedFlow> completed_;
+};
+
+}  // namespace ws

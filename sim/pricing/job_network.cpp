@@ -1,0 +1,168 @@
+// Placement, topology and the priced programs of the job's communicators.
+#include "sim/pricing/job_network.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/collectives/ring_schedule.hpp"
+#include "sim/collectives/tree_schedule.hpp"
+#include "sim/core/input_error.hpp"
+#include "sim/net/placement.hpp"
+#include "sim/net/traffic.hpp"
+
+namespace ws {
+
+const char* to_string(NodeAllocation allocation) {
+  return allocation == NodeAllocation::scattered ? "scattered" : "contiguous";
+}
+
+GroupGeometry geometry(const Layout& layout, StepGroup group) {
+  switch (group) {
+    case StepGroup::x: return {1, layout.x};
+    case StepGroup::y: return {layout.x, layout.y};
+    case StepGroup::z: return {layout.x * layout.y, layout.z};
+    case StepGroup::data: return {layout.x * layout.y * layout.z, layout.data};
+    case StepGroup::data_z: return {layout.x * layout.y, layout.z * layout.data};
+  }
+  return {1, 1};
+}
+
+namespace {
+
+int job_node_count(const Machine& machine, int devices) {
+  const int dpn = std::max(machine.node.devices, 1);
+  const int nodes = (devices + dpn - 1) / dpn;
+  if (devices < 1 || nodes > machine.nodes) {
+    throw InputError({machine.source_file, 0, "devices"}, std::to_string(devices),
+                     fmt::format("1 to the machine's {} devices", machine.total_devices()));
+  }
+  return nodes;
+}
+
+Topology job_topology(const Machine& machine, const std::vector<int>& nodes) {
+  const int built = nodes.back() + 1;
+  // Valiant paths need the machine's other groups as intermediates.
+  const bool detours = machine.network.routing != RoutingPolicy::minimal;
+  return build_topology(machine, built, detours ? std::max(machine.network.groups, 1) : 0);
+}
+
+}  // namespace
+
+JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation allocation, std::uint64_t seed)
+    : machine_(&machine),
+      devices_(devices),
+      allocation_(allocation),
+      job_nodes_(place_job_nodes(machine.nodes, job_node_count(machine, devices),
+                                 allocation == NodeAllocation::scattered ? PlacementKind::scattered
+                                                                         : PlacementKind::contiguous,
+                                 seed)),
+      device_of_rank_(devices_of_ranks(job_nodes_, std::max(machine.node.devices, 1), devices)),
+      topology_(job_topology(machine, job_nodes_)),
+      router_(topology_) {
+  const int dpn = std::max(machine.node.devices, 1);
+  capacity_ = link_capacities(topology_, machine.network.background_load);
+  schedule_options_.devices_per_node = dpn;
+  schedule_options_.channels = std::max(1, static_cast<int>(machine.node.nics.size()));
+  schedule_options_.node_order = intra_node_ring_order(machine.node);
+}
+
+std::vector<std::vector<int>> JobNetwork::communicators(GroupGeometry g) const {
+  std::vector<std::vector<int>> out;
+  if (g.size < 1 || g.stride < 1) return out;
+  const long long span = static_cast<long long>(g.stride) * g.size;
+  for (int r = 0; r < devices_; ++r) {
+    if ((r / g.stride) % g.size != 0) continue;  // not a communicator's first member
+    if (r + (g.size - 1) * static_cast<long long>(g.stride) >= devices_) break;
+    std::vector<int> members(static_cast<std::size_t>(g.size));
+    for (int k = 0; k < g.size; ++k) members[static_cast<std::size_t>(k)] = device_of_rank(r + k * g.stride);
+    out.push_back(std::move(members));
+    (void)span;
+  }
+  return out;
+}
+
+int JobNetwork::nodes_spanned(GroupGeometry g) {
+  const auto known = nodes_spanned_.find(g);
+  if (known != nodes_spanned_.end()) return known->second;
+  const int dpn = std::max(machine_->node.devices, 1);
+  std::vector<int> nodes;
+  for (int k = 0; k < g.size && k * static_cast<long long>(g.stride) < devices_; ++k)
+    nodes.push_back(device_of_rank(k * g.stride) / dpn);
+  std::sort(nodes.begin(), nodes.end());
+  const int spanned = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+  nodes_spanned_.emplace(g, spanned);
+  return spanned;
+}
+
+std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,
+                                           bool with_links) {
+  const auto comms = communicators(g);
+  // A pipelined tree (more than one chunk) has every phase the tree can have.
+  const Bytes bytes = algorithm == CollectiveAlgorithm::tree ? 4 * kTreeChunkBytes : program_bytes(algorithm, 0);
+  const CollectiveProgram program = collective_program(algorithm, op, comms, bytes, schedule_options_);
+  TrafficRouter& router = router_;
+  const RoutingPolicy policy = machine_->network.routing;
+  std::vector<PricedPhase> phases;
+  for (const CollectivePhase& phase : program.phases) {
+    TrafficLoads loads = router.route(phase.transfers, policy == RoutingPolicy::non_minimal);
+    if (policy == RoutingPolicy::adaptive &&
+        bottleneck(loads.minimal, capacity_) > bottleneck(loads.fixed, capacity_) * (1.0 + 1e-9)) {
+      // Minimal paths would be the bottleneck: adaptive routing may detour some of it.
+      loads = router.route(phase.transfers, true);
+    }
+    PricedPhase p;
+    p.valiant_share = valiant_share(loads, policy, capacity_);
+    std::vector<LinkShare> links = mix_routes(loads, p.valiant_share);
+    p.seconds_per_byte = bottleneck(links, capacity_);
+    const double v = p.valiant_share;
+    p.path_latency = Time::from_ps(static_cast<std::int64_t>(
+        (1.0 - v) * static_cast<double>(loads.minimal_latency.ps()) + v * static_cast<double>(loads.valiant_latency.ps())));
+    p.steps = phase.steps;
+    p.bytes_fraction = phase.bytes_fraction;
+    for (const TrafficDemand& t : phase.transfers) p.transfer_weight += t.weight;
+    p.inter_node = loads.inter_node;
+    if (with_links) p.links = std::make_shared<const std::vector<LinkShare>>(std::move(links));
+    phases.push_back(std::move(p));
+  }
+  return phases;
+}
+
+const PricedProgram& JobNetwork::program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,
+                                         Bytes bytes, bool with_links) {
+  const Key key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op), program_bytes(algorithm, bytes)};
+  auto it = programs_.find(key);
+  const auto lacks_links = [&](const std::vector<PricedPhase>& phases) {
+    return with_links && !phases.empty() && phases.front().links == nullptr;
+  };
+  if (it != programs_.end() && !lacks_links(it->second.phases)) return it->second;
+  const RouteKey route_key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op)};
+  auto r = routed_.find(route_key);
+  if (r == routed_.end()) {
+    r = routed_.emplace(route_key, route(g, algorithm, op, with_links)).first;
+  } else if (lacks_links(r->second)) {
+    r->second = route(g, algorithm, op, with_links);
+  }
+  PricedProgram priced;
+  priced.algorithm = algorithm;
+  priced.members = g.size;
+  priced.nodes = nodes_spanned(g);
+  priced.phases = r->second;
+  if (algorithm == CollectiveAlgorithm::tree && !priced.phases.empty()) {
+    // Routed as pipelined: the levels, then the steady phase. Set the chunk count's fractions.
+    const int chunks = tree_chunks(bytes / 2);
+    priced.phases.pop_back();
+    for (PricedPhase& p : priced.phases) p.bytes_fraction = 1.0 / (2.0 * chunks);
+    if (chunks > 1) {
+      PricedPhase steady = r->second.back();
+      steady.bytes_fraction = (chunks - 1.0) / (2.0 * chunks);
+      steady.steps = chunks - 1;
+      priced.phases.push_back(std::move(steady));
+    }
+  }
+  if (it == programs_.end()) return programs_.emplace(key, std::move(priced)).first->second;
+  it->second = std::move(priced);
+  return it->second;
+}
+
+}  // namespace ws

@@ -1,0 +1,103 @@
+// The job on the machine, as both collective models see it: which nodes it holds, the topology
+// and link capacities, its communicators, and each communicator kind's collective programs routed
+// over the topology (sim/net/traffic.hpp) and priced alone, once per shape (cached).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "engine/schedule/layout.hpp"
+#include "engine/schedule/step_schedule.hpp"
+#include "sim/collectives/collective_program.hpp"
+#include "sim/machine/machine.hpp"
+#include "sim/net/topology.hpp"
+#include "sim/net/traffic.hpp"
+
+namespace ws {
+
+// Which nodes the job gets: the first ones in topology order (contiguous: whole dragonfly groups),
+// or a seeded uniform sample of the machine's nodes (scattered: a busy machine's free list). Ranks
+// fill each node's devices in order either way.
+enum class NodeAllocation { contiguous, scattered };
+const char* to_string(NodeAllocation allocation);  // "contiguous", "scattered"
+
+// A kind of communicator over the job's ranks: members `stride` ranks apart, `size` of them. X, Y,
+// Z and data are the layout's groups; data x Z (Z fastest, then data) is stride Gx Gy, size Gz Gdata.
+struct GroupGeometry {
+  int stride = 1;
+  int size = 1;
+  friend auto operator<=>(const GroupGeometry&, const GroupGeometry&) = default;
+};
+GroupGeometry geometry(const Layout& layout, StepGroup group);
+
+// One phase of a program, routed and priced with nothing else in flight.
+struct PricedPhase {
+  // The phase's link loads at its Valiant share (kept when asked for), shared by every program
+  // that runs the same transfers.
+  std::shared_ptr<const std::vector<LinkShare>> links;
+  double seconds_per_byte = 0;   // alone: seconds per byte of the largest transfer
+  Time path_latency;             // links and switches of the longest transfer, per step
+  int steps = 1;                 // steps the phase spans (each pays a step and a path latency)
+  double bytes_fraction = 0;     // the largest transfer's bytes per byte of the call
+  double transfer_weight = 0;    // bytes all its transfers move per byte of the largest one
+  bool inter_node = false;       // some transfer leaves its node (pays the NIC's small-message cost)
+  double valiant_share = 0;      // of its switch-to-switch traffic (adaptive routing)
+};
+
+struct PricedProgram {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  int members = 1;  // per communicator
+  int nodes = 1;    // nodes one communicator spans
+  std::vector<PricedPhase> phases;
+};
+
+class JobNetwork {
+ public:
+  // Throws InputError when the machine has fewer devices than the job needs.
+  JobNetwork(const Machine& machine, int devices, NodeAllocation allocation = NodeAllocation::contiguous,
+             std::uint64_t seed = 1);
+
+  const Machine& machine() const { return *machine_; }
+  const Topology& topology() const { return topology_; }
+  std::span<const double> capacity() const { return capacity_; }
+  int devices() const { return devices_; }
+  NodeAllocation allocation() const { return allocation_; }
+  int device_of_rank(int rank) const { return device_of_rank_[static_cast<std::size_t>(rank)]; }
+
+  // Every communicator of the geometry, as device ids in member order.
+  std::vector<std::vector<int>> communicators(GroupGeometry g) const;
+  // Nodes that one communicator of the geometry spans (the first; all are alike up to placement).
+  int nodes_spanned(GroupGeometry g);
+
+  // The program of every communicator of `g` running `algorithm` for `op` at once, routed and
+  // priced alone; `with_links` keeps each phase's link loads (the flow model needs them).
+  const PricedProgram& program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op, Bytes bytes,
+                               bool with_links);
+
+ private:
+  // The phases of the program routed and priced (the tree's: for a pipelined tree, its levels and
+  // its steady phase; the fractions of a given chunk count are set by program()).
+  std::vector<PricedPhase> route(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op, bool with_links);
+
+  const Machine* machine_;
+  int devices_ = 0;
+  NodeAllocation allocation_;
+  std::vector<int> job_nodes_;
+  std::vector<int> device_of_rank_;
+  Topology topology_;  // built in place: Boost's graph copies when assigned
+  std::vector<double> capacity_;
+  ScheduleOptions schedule_options_;
+  TrafficRouter router_;
+  std::map<GroupGeometry, int> nodes_spanned_;
+  using RouteKey = std::tuple<int, int, int, int>;       // stride, size, algorithm, op
+  using Key = std::tuple<int, int, int, int, Bytes>;     // ... and program bytes
+  std::map<RouteKey, std::vector<PricedPhase>> routed_;
+  std::map<Key, PricedProgram> programs_;
+};
+
+}  // namespace ws
