@@ -43,6 +43,11 @@ CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, 
   CollectivePhase steady;
   steady.bytes_fraction = (chunks - 1.0) / (2.0 * chunks);
   steady.steps = chunks - 1;
+  for (std::size_t s = 0; s < schedule.size(); ++s) {
+    program.phases[static_cast<std::size_t>(depth[s] - 1)].sends.push_back(static_cast<int>(s));
+    program.after.emplace_back(schedule.after(static_cast<int>(s)).begin(), schedule.after(static_cast<int>(s)).end());
+    program.merged_steps.push_back(0);
+  }
   for (const std::vector<int>& devices : communicators) {
     for (std::size_t s = 0; s < schedule.size(); ++s) {
       const ScheduledSend& send = schedule.send(static_cast<int>(s));
@@ -79,16 +84,29 @@ CollectiveProgram collective_program(CollectiveAlgorithm algorithm, CollectiveOp
   const std::vector<int> depth = send_depths(schedule, deepest);
   program.phases.resize(static_cast<std::size_t>(deepest));
   std::vector<Bytes> largest(program.phases.size(), 0);
+  const bool chained = algorithm != CollectiveAlgorithm::ring;
   for (std::size_t s = 0; s < schedule.size(); ++s) {
     const auto k = static_cast<std::size_t>(depth[s] - 1);
     const ScheduledSend& send = schedule.send(static_cast<int>(s));
     largest[k] = std::max(largest[k], send.bytes);
     program.phases[k].steps = std::max(program.phases[k].steps, 1 + send.merged_steps);
+    if (chained) {
+      program.after.emplace_back(schedule.after(static_cast<int>(s)).begin(), schedule.after(static_cast<int>(s)).end());
+      program.merged_steps.push_back(send.merged_steps);
+    }
   }
   for (std::size_t k = 0; k < program.phases.size(); ++k) {
     CollectivePhase& phase = program.phases[k];
     phase.bytes_fraction = static_cast<double>(largest[k]) / static_cast<double>(reference);
     phase.transfers.reserve(communicators.size() * 8);
+    // ring_schedule appends each (channel) ring's positions in order.
+    if (algorithm == CollectiveAlgorithm::ring) phase.ring_members = static_cast<int>(communicators.front().size());
+  }
+  if (chained) {
+    for (std::size_t s = 0; s < schedule.size(); ++s) {
+      const auto k = static_cast<std::size_t>(depth[s] - 1);
+      if (schedule.send(static_cast<int>(s)).bytes > 0 && largest[k] > 0) program.phases[k].sends.push_back(static_cast<int>(s));
+    }
   }
   // Every communicator runs the same sends between its own members.
   for (const std::vector<int>& devices : communicators) {

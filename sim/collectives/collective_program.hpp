@@ -19,11 +19,23 @@ struct CollectivePhase {
   std::vector<TrafficDemand> transfers;
   double bytes_fraction = 0;  // the largest transfer's bytes / the call's bytes (per member)
   int steps = 1;              // algorithm steps the phase spans: each pays a step and path latency
+  // 0, or the phase is rings: its transfers come in consecutive blocks of this many, each block a
+  // ring (member i to i + 1). A ring's step k + 1 waits only for its predecessor's step k, so the
+  // latency its steps add up is the mean over the ring's hops, not the longest hop.
+  int ring_members = 0;
+  // Where the schedule is kept (`after` below): the send of one communicator's schedule behind each
+  // of the phase's transfers, in order; every communicator contributes these sends, in turn.
+  std::vector<int> sends;
 };
 
 struct CollectiveProgram {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   std::vector<CollectivePhase> phases;  // empty for one-member communicators
+  // One communicator's schedule, for algorithms whose sends wait on other members' receives (not
+  // rings): per send, the sends it waits for and its merged steps. The latency its steps add up is
+  // the longest chain of path latencies through it, which per-phase longest hops overstate.
+  std::vector<std::vector<int>> after;
+  std::vector<int> merged_steps;
 };
 
 // The program of `algorithm` for `op` of `bytes` per member over every communicator (each a list of

@@ -45,7 +45,8 @@ enum EventKind : std::uint32_t { kSend = 0, kReceive = 1 };
 }  // namespace
 
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
-                                               const CollectiveLibrary& library, const WireModel& wire) {
+                                               const CollectiveLibrary& library, const WireModel& wire,
+                                               const StartSend& start_send) {
   if (!(wire.bandwidth_efficiency > 0.0 && wire.bandwidth_efficiency <= 1.0)) {
     throw std::invalid_argument("run_flow_schedules: bandwidth efficiency must be in (0, 1]");
   }
@@ -140,10 +141,13 @@ std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<c
     double wire_bytes = static_cast<double>(send.bytes) / wire.bandwidth_efficiency;
     if (topology.node_of_device(src) != topology.node_of_device(dst)) wire_bytes += wire.nic_overhead_bytes;
     const auto on_wire = static_cast<Bytes>(std::llround(wire_bytes));
-    const int flow = network.start_flow(e.time, src, dst, on_wire, static_cast<std::uint64_t>(g));
-    if (send.merged_steps > 0) {
-      merged_delay[g] = send.merged_steps * (library.step_latency + network.path_latency(network.path(flow)));
+    Time path_latency;
+    if (start_send) {
+      path_latency = start_send(network, e.time, src, dst, on_wire, static_cast<std::uint64_t>(g)).second;
+    } else {
+      path_latency = network.path_latency(network.path(network.start_flow(e.time, src, dst, on_wire, static_cast<std::uint64_t>(g))));
     }
+    if (send.merged_steps > 0) merged_delay[g] = send.merged_steps * (library.step_latency + path_latency);
     ++results[c].flows;
     results[c].bytes += send.bytes;
     results[c].wire_bytes += on_wire;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -76,11 +78,18 @@ struct ScheduleResult {
   Bytes wire_bytes = 0;  // bytes given to the network
 };
 
+// How a send becomes a flow: started on the network at `start` from device src to dst with `wire`
+// bytes and `tag`; returns the flow id and its path latency. Empty: network.start_flow (routed by
+// the network's Router).
+using StartSend = std::function<std::pair<int, Time>(FlowNetwork& network, Time start, int src, int dst, Bytes wire,
+                                                     std::uint64_t tag)>;
+
 // Runs all schedules to completion together (network time must not be past any start). Time per
 // send: its dependencies' receives + library step latency, then path latency + wire bytes at the
 // max-min share; launch latency once per schedule. Deterministic: sends that become ready at one
 // time start in (schedule, send id) order.
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
-                                               const CollectiveLibrary& library, const WireModel& wire = {});
+                                               const CollectiveLibrary& library, const WireModel& wire = {},
+                                               const StartSend& start_send = {});
 
 }  // namespace ws

@@ -250,7 +250,10 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool w
     if (SG < 3) return Time::zero();
     return t.links[static_cast<std::size_t>(t.local_link(0, 0, 1))].latency + t.switch_latency;
   }();
-  for (const TrafficDemand& dem : demands) {
+  out.demand_minimal_latency.assign(demands.size(), Time::zero());
+  out.demand_valiant_latency.assign(demands.size(), Time::zero());
+  for (std::size_t i = 0; i < demands.size(); ++i) {
+    const TrafficDemand& dem = demands[i];
     if (dem.weight <= 0.0 || dem.src_device == dem.dst_device) continue;
     const int na = dem.src_device / dpn, nb = dem.dst_device / dpn;
     const int la = dem.src_device % dpn, lb = dem.dst_device % dpn;
@@ -259,6 +262,7 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool w
       intra_node(fixed_, na, la, lb, dem.weight, latency);
       out.minimal_latency = max(out.minimal_latency, latency);
       out.valiant_latency = max(out.valiant_latency, latency);
+      out.demand_minimal_latency[i] = out.demand_valiant_latency[i] = latency;
       continue;
     }
     out.inter_node = true;
@@ -297,6 +301,8 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool w
     }
     out.minimal_latency = max(out.minimal_latency, latency);
     out.valiant_latency = max(out.valiant_latency, valiant);
+    out.demand_minimal_latency[i] = latency;
+    out.demand_valiant_latency[i] = valiant;
   }
   // One pass per distinct switch pair: rings send many flows between the same switches.
   std::sort(switch_demands_.begin(), switch_demands_.end(), [](const SwitchDemand& x, const SwitchDemand& y) {

@@ -30,6 +30,8 @@ struct TrafficLoads {
   std::vector<LinkShare> valiant;  // switch-to-switch links under Valiant routing
   Time minimal_latency;            // the longest demand path (links + switches), minimal routing
   Time valiant_latency;            // the same with the Valiant detour (one more global and local hop)
+  std::vector<Time> demand_minimal_latency;  // per demand, in order (zero for an empty demand)
+  std::vector<Time> demand_valiant_latency;
   bool inter_node = false;         // some demand leaves its node
 };
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
@@ -116,8 +117,35 @@ std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm 
     std::vector<LinkShare> links = mix_routes(loads, p.valiant_share);
     p.seconds_per_byte = bottleneck(links, capacity_);
     const double v = p.valiant_share;
-    p.path_latency = Time::from_ps(static_cast<std::int64_t>(
-        (1.0 - v) * static_cast<double>(loads.minimal_latency.ps()) + v * static_cast<double>(loads.valiant_latency.ps())));
+    auto mixed = [v](Time minimal, Time valiant) {
+      return (1.0 - v) * static_cast<double>(minimal.ps()) + v * static_cast<double>(valiant.ps());
+    };
+    double latency_ps = mixed(loads.minimal_latency, loads.valiant_latency);
+    const auto ring = static_cast<std::size_t>(phase.ring_members);
+    if (ring > 0 && phase.transfers.size() % ring == 0) {
+      // Rings: a member's last receive ends a chain of `steps` consecutive hops around its ring;
+      // the slowest such chain of any ring, per step.
+      latency_ps = 0.0;
+      const auto steps = static_cast<std::size_t>(phase.steps);
+      std::vector<double> hop(ring);
+      for (std::size_t first = 0; first < phase.transfers.size(); first += ring) {
+        double cycle = 0.0;
+        for (std::size_t i = 0; i < ring; ++i) {
+          hop[i] = mixed(loads.demand_minimal_latency[first + i], loads.demand_valiant_latency[first + i]);
+          cycle += hop[i];
+        }
+        const std::size_t rest = steps % ring;
+        double window = 0.0, widest = 0.0;
+        for (std::size_t i = 0; i < rest; ++i) window += hop[i];
+        widest = window;
+        for (std::size_t j = 1; j < ring && rest > 0; ++j) {
+          window += hop[(j + rest - 1) % ring] - hop[j - 1];
+          widest = std::max(widest, window);
+        }
+        latency_ps = std::max(latency_ps, (static_cast<double>(steps / ring) * cycle + widest) / static_cast<double>(steps));
+      }
+    }
+    p.path_latency = Time::from_ps(static_cast<std::int64_t>(std::llround(latency_ps)));
     p.steps = phase.steps;
     p.bytes_fraction = phase.bytes_fraction;
     for (const TrafficDemand& t : phase.transfers) p.transfer_weight += t.weight;

@@ -6,6 +6,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <memory>
 #include <span>
 #include <tuple>
@@ -56,6 +57,10 @@ struct PricedProgram {
   std::vector<PricedPhase> phases;
 };
 
+// Everything that decides placement and routing: the node's devices, links and NICs, the dragonfly,
+// its routing and background load, the machine's node count, and the job's devices and allocation.
+std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation);
+
 class JobNetwork {
  public:
   // Throws InputError when the machine has fewer devices than the job needs.
@@ -63,11 +68,16 @@ class JobNetwork {
              std::uint64_t seed = 1);
 
   const Machine& machine() const { return *machine_; }
+  // Prices with `machine` from now on; it must describe the same network (network_fingerprint):
+  // a machine that differs in compute or collective-library terms only.
+  void use_machine(const Machine& machine);
   const Topology& topology() const { return topology_; }
   std::span<const double> capacity() const { return capacity_; }
   int devices() const { return devices_; }
   NodeAllocation allocation() const { return allocation_; }
   int device_of_rank(int rank) const { return device_of_rank_[static_cast<std::size_t>(rank)]; }
+  // How the job's collectives build their schedules (ring channels, node order).
+  const ScheduleOptions& schedule_options() const { return schedule_options_; }
 
   // Every communicator of the geometry, as device ids in member order.
   std::vector<std::vector<int>> communicators(GroupGeometry g) const;
@@ -97,7 +107,24 @@ class JobNetwork {
   using RouteKey = std::tuple<int, int, int, int>;       // stride, size, algorithm, op
   using Key = std::tuple<int, int, int, int, Bytes>;     // ... and program bytes
   std::map<RouteKey, std::vector<PricedPhase>> routed_;
+  // Routed phases by their transfers (two independent 64-bit hashes and the count): the ring's
+  // all-reduce, reduce-scatter and all-gather move data between the same members.
+  using PatternKey = std::tuple<std::uint64_t, std::uint64_t, std::size_t>;
+  std::map<PatternKey, PricedPhase> patterns_;
   std::map<Key, PricedProgram> programs_;
+};
+
+// Job networks kept for reuse across machines that share a network (a study's sensitivity and
+// sample tasks vary compute and library terms far more often than the network): routing and the
+// priced programs survive. Holds at most `capacity` networks, dropping the oldest.
+class JobNetworks {
+ public:
+  explicit JobNetworks(std::size_t capacity = 8) : capacity_(capacity) {}
+  JobNetwork& get(const Machine& machine, int devices, NodeAllocation allocation);
+
+ private:
+  std::size_t capacity_;
+  std::vector<std::pair<std::string, std::unique_ptr<JobNetwork>>> networks_;  // oldest first
 };
 
 }  // namespace ws

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 
 #include "sim/analytic/plan.hpp"
 #include "sim/core/input_error.hpp"
@@ -43,22 +45,30 @@ PointEvaluation evaluate_on(JobNetwork& network, const StudyPoint& point, const 
   return e;
 }
 
-// The point's job on the machine; throws InputError (as plan_layouts) for a device count out of range.
-JobNetwork point_network(const Machine& machine, const StudyPoint& point, const StepOptions& options) {
+// The point's job on the machine, from `networks` when given (kept there), else in `own`; throws
+// InputError (as plan_layouts) for a device count out of range.
+JobNetwork& point_network(const Machine& machine, const StudyPoint& point, const StepOptions& options,
+                          JobNetworks* networks, std::optional<JobNetwork>& own) {
   if (point.devices < 1 || point.devices > machine.total_devices()) {
     throw InputError({machine.source_file, 0, "devices"}, std::to_string(point.devices),
                      "a device count from 1 to " + std::to_string(machine.total_devices()) + " (" + machine.name + ")");
   }
-  return JobNetwork(machine, point.devices, options.allocation);
+  if (networks != nullptr) return networks->get(machine, point.devices, options.allocation);
+  return own.emplace(machine, point.devices, options.allocation);
 }
 
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
-                                        const StepOptions& options, int top_k) {
-  JobNetwork network = point_network(machine, point, options);
-  return evaluate_on(network, point, options, top_k);
+                                        const StepOptions& options, int top_k, JobNetworks* networks) {
+  std::optional<JobNetwork> own;
+  return evaluate_on(point_network(machine, point, options, networks, own), point, options, top_k);
 }
 
-StudyEvaluator analytic_evaluator() { return {"analytic", evaluate_point_analytic}; }
+StudyEvaluator analytic_evaluator() {
+  auto networks = std::make_shared<JobNetworks>();
+  return {"analytic", [networks](const Machine& machine, const StudyPoint& point, const StepOptions& options, int top_k) {
+            return evaluate_point_analytic(machine, point, options, top_k, networks.get());
+          }};
+}
 
 namespace {
 
@@ -84,8 +94,10 @@ LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const Simulat
 }  // namespace
 
 PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
-                                         const StepOptions& options, int top_k, int simulated) {
-  JobNetwork network = point_network(machine, point, options);
+                                         const StepOptions& options, int top_k, int simulated,
+                                         JobNetworks* networks) {
+  std::optional<JobNetwork> own;
+  JobNetwork& network = point_network(machine, point, options, networks, own);
   PointEvaluation e = evaluate_on(network, point, options, std::max(top_k, simulated));
   for (LayoutEstimate& c : e.candidates) {
     const StepSchedule schedule =
@@ -100,9 +112,10 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
 }
 
 StudyEvaluator simulated_evaluator(int simulated) {
+  auto networks = std::make_shared<JobNetworks>();
   return {fmt::format("simulated top {}", simulated),
-          [simulated](const Machine& machine, const StudyPoint& point, const StepOptions& options, int top_k) {
-            return evaluate_point_simulated(machine, point, options, top_k, simulated);
+          [simulated, networks](const Machine& machine, const StudyPoint& point, const StepOptions& options, int top_k) {
+            return evaluate_point_simulated(machine, point, options, top_k, simulated, networks.get());
           }};
 }
 

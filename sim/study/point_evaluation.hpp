@@ -9,6 +9,7 @@
 
 #include "sim/analytic/step_estimate.hpp"
 #include "sim/machine/machine.hpp"
+#include "sim/pricing/job_network.hpp"
 #include "sim/study/study_spec.hpp"
 
 namespace ws {
@@ -32,9 +33,10 @@ struct StudyEvaluator {
   PointEvaluator evaluate;
 };
 
-// Every valid layout ranked by the closed-form step model (sim/analytic/plan.hpp).
+// Every valid layout ranked by the closed-form step model (sim/analytic/plan.hpp). `networks`, if
+// given, keeps the point's job network for later points on the same network.
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
-                                        const StepOptions& options, int top_k);
+                                        const StepOptions& options, int top_k, JobNetworks* networks = nullptr);
 StudyEvaluator analytic_evaluator();
 
 // Every valid layout pre-ranked by the closed-form model, then the first max(top_k, simulated) that
@@ -44,7 +46,8 @@ StudyEvaluator analytic_evaluator();
 // closed form's first is often not the simulator's. Each candidate keeps its closed-form step in
 // analytic_step.
 PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
-                                         const StepOptions& options, int top_k, int simulated);
+                                         const StepOptions& options, int top_k, int simulated,
+                                         JobNetworks* networks = nullptr);
 inline constexpr int kDefaultSimulatedLayouts = 16;
 StudyEvaluator simulated_evaluator(int simulated = kDefaultSimulatedLayouts);
 

@@ -1,0 +1,23 @@
+// The reference the phase models are checked against: every send of every algorithm step its own
+// flow on a FlowNetwork (max-min per flow; each member paced by its own receives, so members drift
+// apart where their shares differ), routed by the same traffic model (each send sprayed at the
+// Valiant share of its phase). Slow: for tests and `weakscale collective --every-step`.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/pricing/job_network.hpp"
+
+namespace ws {
+
+struct EveryStepResult {
+  Time time;               // launch to the last receive of any communicator
+  std::uint64_t flows = 0;
+  Bytes bytes = 0;         // logical bytes sent
+  Bytes delivered = 0;     // wire bytes the network delivered
+};
+
+EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, CollectiveAlgorithm algorithm,
+                                      CollectiveOp op, Bytes bytes);
+
+}  // namespace ws
