@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
+#include <cstring>
 #include <cmath>
 
 #include "sim/collectives/ring_schedule.hpp"
@@ -48,7 +50,103 @@ Topology job_topology(const Machine& machine, const std::vector<int>& nodes) {
   return build_topology(machine, built, detours ? std::max(machine.network.groups, 1) : 0);
 }
 
+// Scales the phases that stand for schedule sends so that their latencies add up to the longest
+// chain of path latencies through one communicator's schedule (the slowest communicator's).
+void chain_latencies(const CollectiveProgram& program, const std::vector<std::vector<double>>& transfer_latency,
+                     std::vector<PricedPhase>& phases) {
+  const std::size_t sends = program.after.size();
+  std::size_t communicators = 0;
+  for (const CollectivePhase& phase : program.phases) {
+    if (!phase.sends.empty()) communicators = phase.transfers.size() / phase.sends.size();
+  }
+  double longest = 0.0;
+  std::vector<double> path(sends), done(sends);
+  for (std::size_t c = 0; c < communicators; ++c) {
+    std::fill(path.begin(), path.end(), 0.0);
+    for (std::size_t k = 0; k < program.phases.size(); ++k) {
+      const auto& ids = program.phases[k].sends;
+      for (std::size_t j = 0; j < ids.size(); ++j)
+        path[static_cast<std::size_t>(ids[j])] = transfer_latency[k][c * ids.size() + j];
+    }
+    for (std::size_t s = 0; s < sends; ++s) {
+      double start = 0.0;
+      for (const int a : program.after[s]) start = std::max(start, done[static_cast<std::size_t>(a)]);
+      done[s] = start + (1 + program.merged_steps[s]) * path[s];
+      longest = std::max(longest, done[s]);
+    }
+  }
+  double phased = 0.0;
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    if (!program.phases[k].sends.empty()) phased += phases[k].steps * static_cast<double>(phases[k].path_latency.ps());
+  }
+  if (phased <= 0.0 || longest >= phased) return;
+  const double scale = longest / phased;
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    if (program.phases[k].sends.empty()) continue;
+    phases[k].path_latency = Time::from_ps(std::llround(scale * static_cast<double>(phases[k].path_latency.ps())));
+  }
+}
+
+// FNV-1a over (src, dst, weight bits) with two offset bases, and the count. A ring's hop latency
+// depends on how many steps its phase spans, so that enters the key too.
+std::tuple<std::uint64_t, std::uint64_t, std::size_t> pattern_key(const CollectivePhase& phase) {
+  const std::span<const TrafficDemand> transfers = phase.transfers;
+  std::uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
+  auto mix = [&](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      const auto byte = static_cast<std::uint8_t>(v >> (8 * i));
+      a = (a ^ byte) * 0x100000001b3ULL;
+      b = (b ^ byte) * 0x100000001b3ULL;
+    }
+  };
+  for (const TrafficDemand& t : transfers) {
+    mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(t.src_device)) << 32 |
+        static_cast<std::uint32_t>(t.dst_device));
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &t.weight, sizeof bits);
+    mix(bits);
+  }
+  if (phase.ring_members > 0) mix(static_cast<std::uint64_t>(phase.steps) << 32 | static_cast<std::uint32_t>(phase.ring_members));
+  return {a, b, transfers.size()};
+}
+
 }  // namespace
+
+std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation) {
+  const NodeSpec& node = machine.node;
+  const DragonflySpec& n = machine.network;
+  std::string f = fmt::format("devices {} {} nodes {} node {}\n", devices, to_string(allocation), machine.nodes,
+                              node.devices);
+  for (const IntraNodeLink& l : node.links)
+    f += fmt::format("link {} {} {} {}\n", l.device_a, l.device_b, l.bandwidth.bytes_per_s(), l.latency.ps());
+  for (const Nic& nic : node.nics)
+    f += fmt::format("nic {} {} {}\n", nic.attached_device, nic.bandwidth.bytes_per_s(), nic.latency.ps());
+  f += fmt::format("dragonfly {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", n.groups, n.switches_per_group,
+                   n.ports_per_switch, n.endpoints_per_switch, n.global_ports_per_switch,
+                   n.global_links_per_group_pair, n.nodes_per_group, n.endpoint_link_bandwidth.bytes_per_s(),
+                   n.local_link_bandwidth.bytes_per_s(), n.global_link_bandwidth.bytes_per_s(),
+                   n.endpoint_link_latency.ps(), n.local_link_latency.ps(), n.global_link_latency.ps(),
+                   n.switch_latency.ps(), to_string(n.routing), n.background_load);
+  return f;
+}
+
+void JobNetwork::use_machine(const Machine& machine) {
+  assert(network_fingerprint(machine, devices_, allocation_) == network_fingerprint(*machine_, devices_, allocation_));
+  machine_ = &machine;
+}
+
+JobNetwork& JobNetworks::get(const Machine& machine, int devices, NodeAllocation allocation) {
+  std::string key = network_fingerprint(machine, devices, allocation);
+  for (auto& [k, network] : networks_) {
+    if (k == key) {
+      network->use_machine(machine);
+      return *network;
+    }
+  }
+  if (networks_.size() >= capacity_ && !networks_.empty()) networks_.erase(networks_.begin());
+  networks_.emplace_back(std::move(key), std::make_unique<JobNetwork>(machine, devices, allocation));
+  return *networks_.back().second;
+}
 
 JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation allocation, std::uint64_t seed)
     : machine_(&machine),
@@ -105,7 +203,19 @@ std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm 
   TrafficRouter& router = router_;
   const RoutingPolicy policy = machine_->network.routing;
   std::vector<PricedPhase> phases;
+  std::vector<std::vector<double>> transfer_latency;  // per phase and transfer (chained programs), ps
+  // The schedule's chains need every transfer's latency: a known pattern does not keep them.
+  const bool chained = !program.after.empty();
   for (const CollectivePhase& phase : program.phases) {
+    const PatternKey pattern = pattern_key(phase);
+    const auto known = patterns_.find(pattern);
+    if (!chained && known != patterns_.end() && (!with_links || known->second.links != nullptr)) {
+      PricedPhase p = known->second;
+      p.steps = phase.steps;
+      p.bytes_fraction = phase.bytes_fraction;
+      phases.push_back(std::move(p));
+      continue;
+    }
     TrafficLoads loads = router.route(phase.transfers, policy == RoutingPolicy::non_minimal);
     if (policy == RoutingPolicy::adaptive &&
         bottleneck(loads.minimal, capacity_) > bottleneck(loads.fixed, capacity_) * (1.0 + 1e-9)) {
@@ -151,8 +261,16 @@ std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm 
     for (const TrafficDemand& t : phase.transfers) p.transfer_weight += t.weight;
     p.inter_node = loads.inter_node;
     if (with_links) p.links = std::make_shared<const std::vector<LinkShare>>(std::move(links));
+    if (chained) {
+      transfer_latency.emplace_back();
+      for (std::size_t i = 0; i < phase.transfers.size(); ++i)
+        transfer_latency.back().push_back(mixed(loads.demand_minimal_latency[i], loads.demand_valiant_latency[i]));
+    } else {
+      patterns_[pattern] = p;
+    }
     phases.push_back(std::move(p));
   }
+  if (chained) chain_latencies(program, transfer_latency, phases);
   return phases;
 }
 
