@@ -36,6 +36,7 @@
 
 #include "engine/schedule/flops.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/pricing/collective_pricing.hpp"
 
 namespace ws {
@@ -188,6 +189,23 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
   step.exposed_z += collective(CollectiveOp::all_reduce, GroupKind::z, small_bytes);
   step.exposed_data += collective(CollectiveOp::all_reduce, GroupKind::data, small_bytes);
 
+  if (options.variability) {
+    // The slowest device paces the job; each layer's synchronizations wait for a group's slowest
+    // member (the step simulator's rules, sim/step, priced per layer here).
+    const Variability& v = machine.variability;
+    step.skew += scale(step.compute, v.device_speed_spread * expected_max_of_normals(layout.devices()));
+    auto wait = [&](GroupKind kind, Time span) {
+      const int n = group_size(layout, kind);
+      const double noise = v.compute_noise * span.seconds(), jitter = v.collective_entry_jitter.seconds();
+      return Time::from_seconds(std::sqrt(noise * noise + jitter * jitter) * expected_max_of_normals(n));
+    };
+    for (int i = 0; i < layer_count; ++i) {
+      const FcCost& c = layer(i);
+      step.skew += wait(c.k_group, c.forward) + wait(GroupKind::z, c.forward) + wait(c.n_group, c.backward) +
+                   wait(GroupKind::z, c.backward);
+    }
+    step.skew += wait(GroupKind::data, step.compute);
+  }
   est.memory = estimate_memory(model, batch, layout, options.bytes_per_element(), options.recompute);
   est.fits_memory = est.memory.total_bytes() <= dev.memory_capacity_bytes;
   est.hardware_flops = hardware_flops_per_step(model, batch);

@@ -22,7 +22,10 @@ struct StepBreakdown {
   Time exposed_y;
   Time exposed_z;
   Time exposed_data;
-  Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data; }
+  // Time lost to the machine's variability: the slowest device's extra compute and waits for a
+  // group's slowest member at synchronizations (sim/step: StepOptions::variability).
+  Time skew;
+  Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data + skew; }
 };
 
 struct LayoutEstimate {
@@ -38,6 +41,10 @@ struct LayoutEstimate {
   // Set when `step` comes from the step simulator, which re-ranks the analytic top k: the closed-form
   // step it replaced, so a candidates table shows both. Zero when `step` is the closed form itself.
   Time analytic_step;
+  // Set for the layout a study keeps when `step` comes from the flow network: the same step
+  // simulated with every collective priced alone (closed form), so step - isolated is what
+  // collectives in flight together cost each other (contention). Zero otherwise.
+  StepBreakdown isolated;
 };
 
 LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,

@@ -1,5 +1,8 @@
 #include "sim/machine/machine.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ws {
 
 FlopRate peak(const DeviceSpec& device, Precision precision) {
@@ -56,8 +59,29 @@ const char* to_string(UncertainParameter p) {
     case UncertainParameter::collective_bandwidth_efficiency: return "collective_bandwidth_efficiency";
     case UncertainParameter::global_links_per_group_pair: return "global_links_per_group_pair";
     case UncertainParameter::switch_latency: return "switch_latency";
+    case UncertainParameter::background_load: return "background_load";
+    case UncertainParameter::device_speed_spread: return "device_speed_spread";
   }
   return "?";
+}
+
+Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double step_bytes) {
+  const LargeJobOverhead& o = library.large_job_overhead;
+  if (o.points.empty() || nodes < o.points.front().nodes || step_bytes <= 0.0) return Time::zero();
+  if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end()) return Time::zero();
+  // Per-step seconds x bytes at the node count: log-log between points, the last one beyond.
+  auto weight = [](const LargeJobOverheadPoint& p) { return p.per_step.seconds() * p.message_bytes; };
+  double w = weight(o.points.back());
+  for (std::size_t i = 0; i + 1 < o.points.size(); ++i) {
+    const auto& a = o.points[i];
+    const auto& b = o.points[i + 1];
+    if (nodes < a.nodes || nodes > b.nodes) continue;
+    const double f = std::log(static_cast<double>(nodes) / a.nodes) / std::log(static_cast<double>(b.nodes) / a.nodes);
+    w = weight(a) > 0 && weight(b) > 0 ? weight(a) * std::pow(weight(b) / weight(a), f)
+                                       : weight(a) + f * (weight(b) - weight(a));
+    break;
+  }
+  return Time::from_seconds(w / step_bytes);
 }
 
 }  // namespace ws

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/schedule/elementwise_kernel.hpp"
+#include "sim/core/collective_op.hpp"
 #include "sim/core/units.hpp"
 
 namespace ws {
@@ -110,6 +111,21 @@ struct TreeThreshold {
   double bytes = 0;
 };
 
+// A library's extra time per algorithm step on large jobs, measured for some ops only (machine file
+// `large_job_overhead`): at `nodes` nodes a step that moves `message_bytes` per member pays
+// `per_step` more, inversely proportional to the step's bytes (a per-message cost that grows with
+// the job, such as unexpected messages spilling into a NIC's software overflow path). Log-log in
+// node count between points, none below the first, the last point's beyond it.
+struct LargeJobOverheadPoint {
+  int nodes = 0;
+  Time per_step;
+  double message_bytes = 0;
+};
+struct LargeJobOverhead {
+  std::vector<CollectiveOp> ops;
+  std::vector<LargeJobOverheadPoint> points;  // node counts increasing
+};
+
 // Software overheads of a collective library (NCCL, RCCL, Cray MPICH, Open MPI).
 // Who moves a non-blocking collective's data. `asynchronous`: the NIC, the GPU's copy engines or a
 // progress thread, while the device computes (NCCL, RDMA offload). `host`: the rank's own core,
@@ -126,7 +142,15 @@ struct CollectiveLibrary {
   // Increasing node counts; empty: sim/collectives' defaults (collective_algorithm.hpp).
   std::vector<TreeThreshold> tree_thresholds = {};
   CollectiveProgress progress = CollectiveProgress::asynchronous;  // machine file: optional `progress`
+  // Per call, per member of the communicator (machine file `setup_latency_per_member`, optional):
+  // set-up work that grows with the communicator, where a source says there is some.
+  Time setup_latency_per_member = {};
+  LargeJobOverhead large_job_overhead = {};  // empty: none
 };
+
+// The overhead of large_job_overhead for one step of `op` moving `step_bytes` per member on a
+// communicator spanning `nodes` nodes; zero where the table does not apply.
+Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double step_bytes);
 
 // Which library family a CollectiveLibrary is, told by its name: names containing "nccl" or
 // "rccl" are NCCL-like, names containing "openmpi" are Open MPI (its non-blocking collectives,
@@ -143,6 +167,8 @@ enum class UncertainParameter {
   collective_bandwidth_efficiency,  // bandwidth_efficiency of the default collective library
   global_links_per_group_pair,      // network.global_links_per_group_pair
   switch_latency,                   // network.switch_latency
+  background_load,                  // network.background_load
+  device_speed_spread,              // variability.device_speed_spread
 };
 
 struct UncertaintyRange {
@@ -154,6 +180,19 @@ struct UncertaintyRange {
 
 bool is_latency(UncertainParameter parameter);
 
+// How the devices of one machine differ and fluctuate (machine file `variability:`, optional; all
+// zero: identical devices, no noise). The step simulator turns them into waits: a group that
+// synchronizes waits for its slowest member.
+struct Variability {
+  // Coefficient of variation of the devices' sustained compute speed (fixed per device: silicon,
+  // power management, cooling). A job whose ranks synchronize every layer runs at its slowest.
+  double device_speed_spread = 0.0;
+  // Coefficient of variation of one compute span's time on a device (run-to-run jitter).
+  double compute_noise = 0.0;
+  // Standard deviation of a rank's arrival at a collective call (OS and runtime noise).
+  Time collective_entry_jitter;
+};
+
 struct Machine {
   std::string name;
   std::string description;
@@ -164,6 +203,7 @@ struct Machine {
   DragonflySpec network;
   std::vector<CollectiveLibrary> collective_libraries;  // at least one; the first is the default
   std::vector<UncertaintyRange> uncertainty;             // optional; each parameter at most once
+  Variability variability;                               // optional
 
   int total_devices() const { return nodes * node.devices; }
 };

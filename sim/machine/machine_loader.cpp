@@ -22,189 +22,12 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/quantity.hpp"
+#include "sim/machine/yaml_fields.hpp"
 
 namespace ws {
 namespace {
 
-// yaml-cpp marks are 0-based; a node without a position (a missing key) has line -1.
-int line_of(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 0;
-}
-
-std::string describe_value(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar: return node.Scalar();
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Undefined: return "";
-  }
-  return "";
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
-
-// A YAML node together with the dotted key that leads to it, so every error can name both. `line`
-// is that of the key where there is one: a block list or map starts on the line after its key.
-struct Field {
-  const std::string* file;
-  YAML::Node node;
-  std::string key;
-  int line = 0;
-
-  [[noreturn]] void fail(const std::string& value, const std::string& expected) const {
-    throw InputError(InputLocation{*file, line, key}, value, expected);
-  }
-  [[noreturn]] void fail(const std::string& expected) const { fail(describe_value(node), expected); }
-
-  std::string child_key(const std::string& name) const { return key.empty() ? name : key + "." + name; }
-  Field child(const YAML::Node& n, const std::string& name, int key_line) const {
-    return Field{file, n, child_key(name), key_line};
-  }
-  Field element(const YAML::Node& n, std::size_t index) const {
-    return Field{file, n, fmt::format("{}[{}]", key, index), line_of(n)};
-  }
-};
-
-// A map whose keys are checked against an allowed list on construction.
-class MapField {
- public:
-  MapField(const Field& field, std::initializer_list<const char*> allowed) : field_(field) {
-    for (const char* name : allowed) allowed_.emplace_back(name);
-    if (!field_.node.IsMap()) field_.fail(fmt::format("a map with keys: {}", join(allowed_)));
-    for (const auto& entry : field_.node) {
-      const std::string name = entry.first.Scalar();
-      const Field key_field = field_.child(entry.first, name, line_of(entry.first));
-      if (std::find(allowed_.begin(), allowed_.end(), name) == allowed_.end()) {
-        key_field.fail(name, fmt::format("one of the keys: {}", join(allowed_)));
-      }
-      if (!key_lines_.emplace(name, key_field.line).second) key_field.fail(name, "each key at most once");
-    }
-  }
-
-  bool has(const std::string& name) const { return key_lines_.count(name) != 0; }
-
-  // A missing key is reported at the line of the map that should hold it.
-  Field required(const std::string& name) const {
-    const auto it = key_lines_.find(name);
-    if (it == key_lines_.end()) {
-      field_.child(field_.node, name, field_.line).fail("", fmt::format("required key '{}' (missing)", name));
-    }
-    return field_.child(field_.node[name], name, it->second);
-  }
-
-  const Field& field() const { return field_; }
-
- private:
-  Field field_;
-  std::vector<std::string> allowed_;
-  std::map<std::string, int> key_lines_;
-};
-
-std::string scalar(const Field& f, const std::string& what) {
-  if (!f.node.IsScalar()) f.fail(what);
-  return f.node.Scalar();
-}
-
-std::string read_string(const Field& f) {
-  const std::string s = scalar(f, "a string");
-  if (s.empty()) f.fail("a non-empty string");
-  return s;
-}
-
-long long read_integer(const Field& f) {
-  const std::string s = scalar(f, "an integer");
-  long long value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) f.fail("an integer");
-  return value;
-}
-
-int read_int_at_least(const Field& f, int minimum) {
-  const long long value = read_integer(f);
-  if (value < minimum || value > std::numeric_limits<int>::max()) {
-    f.fail(fmt::format("an integer >= {}", minimum));
-  }
-  return static_cast<int>(value);
-}
-
-double read_number(const Field& f, const std::string& what) {
-  const std::string s = scalar(f, what);
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(value)) f.fail(what);
-  return value;
-}
-
-double read_efficiency(const Field& f) {
-  constexpr const char* kWhat = "a number in (0, 1] (plain, no unit)";
-  const double value = read_number(f, kWhat);
-  if (!(value > 0.0 && value <= 1.0)) f.fail(kWhat);
-  return value;
-}
-
-double read_positive_number(const Field& f) {
-  constexpr const char* kWhat = "a positive number (plain, no unit)";
-  const double value = read_number(f, kWhat);
-  if (!(value > 0.0)) f.fail(kWhat);
-  return value;
-}
-
-std::string quantity_expected(std::string_view kind, std::string_view units) {
-  return fmt::format("{} with a unit (one of: {})", kind, units);
-}
-
-Bandwidth read_bandwidth(const Field& f) {
-  const std::string expected = quantity_expected("a positive bandwidth", kBandwidthUnits);
-  const auto value = parse_bandwidth(scalar(f, expected));
-  if (!value || !(value->bytes_per_s() > 0.0)) f.fail(expected);
-  return *value;
-}
-
-Time read_latency(const Field& f) {
-  const std::string expected = quantity_expected("a non-negative time", kTimeUnits);
-  const auto value = parse_time(scalar(f, expected));
-  if (!value || *value < Time::zero()) f.fail(expected);
-  return *value;
-}
-
-double read_capacity(const Field& f) {
-  const std::string expected = quantity_expected("a positive size", kBytesUnits);
-  const auto value = parse_bytes(scalar(f, expected));
-  if (!value || !(*value > 0.0)) f.fail(expected);
-  return *value;
-}
-
-double read_size_non_negative(const Field& f) {
-  const std::string expected = quantity_expected("a non-negative size", kBytesUnits);
-  const auto value = parse_bytes(scalar(f, expected));
-  if (!value || *value < 0.0) f.fail(expected);
-  return *value;
-}
-
-FlopRate read_flop_rate(const Field& f) {
-  const std::string expected = quantity_expected("a positive compute rate", kFlopRateUnits);
-  const auto value = parse_flop_rate(scalar(f, expected));
-  if (!value || !(value->flops() > 0.0)) f.fail(expected);
-  return *value;
-}
-
-// Returns the list's elements; an empty list is rejected when `non_empty`.
-std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty) {
-  if (!f.node.IsSequence()) f.fail(fmt::format("a list of {}", what));
-  if (non_empty && f.node.size() == 0) f.fail("[]", fmt::format("a non-empty list of {}", what));
-  std::vector<Field> out;
-  for (std::size_t i = 0; i < f.node.size(); ++i) out.push_back(f.element(f.node[i], i));
-  return out;
-}
+using namespace yaml_fields;
 
 GemmEfficiencySample read_gemm_sample(const Field& f) {
   const MapField map(f, {"m", "n", "k", "efficiency"});
@@ -409,7 +232,7 @@ void check_dragonfly(const MapField& map, const DragonflySpec& net, int nics_per
 DragonflySpec read_network(const Field& f, int nics_per_node) {
   const MapField map(f, {"topology", "groups", "switches_per_group", "ports_per_switch", "endpoints_per_switch",
                          "global_ports_per_switch", "global_links_per_group_pair", "nodes_per_group", "links",
-                         "switch_latency", "routing"});
+                         "switch_latency", "routing", "background_load"});
   const Field topology = map.required("topology");
   if (scalar(topology, "one of: dragonfly") != "dragonfly") topology.fail("one of: dragonfly");
 
@@ -428,16 +251,50 @@ DragonflySpec read_network(const Field& f, int nics_per_node) {
   std::tie(net.global_link_bandwidth, net.global_link_latency) = read_link_class(links.required("global"));
   net.switch_latency = read_latency(map.required("switch_latency"));
   net.routing = read_routing(map.required("routing"));
+  if (map.has("background_load")) net.background_load = read_fraction(map.required("background_load"));
 
   check_dragonfly(map, net, nics_per_node);
   return net;
 }
 
+CollectiveOp read_op(const Field& f) {
+  constexpr const char* kWhat = "one of: all-reduce, reduce-scatter, all-gather";
+  const std::string s = scalar(f, kWhat);
+  for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    if (s == to_string(op)) return op;
+  }
+  f.fail(kWhat);
+}
+
+LargeJobOverhead read_large_job_overhead(const Field& f) {
+  const MapField map(f, {"ops", "points"});
+  LargeJobOverhead o;
+  for (const Field& op : read_list(map.required("ops"), "collective ops", true)) o.ops.push_back(read_op(op));
+  for (const Field& point : read_list(map.required("points"), "{nodes, per_step, message} points", true)) {
+    const MapField pm(point, {"nodes", "per_step", "message"});
+    const Field nodes = pm.required("nodes");
+    LargeJobOverheadPoint p{read_int_at_least(nodes, 1), read_latency(pm.required("per_step")),
+                            read_capacity(pm.required("message"))};
+    if (!o.points.empty() && p.nodes <= o.points.back().nodes) nodes.fail("node counts increasing from one point to the next");
+    o.points.push_back(p);
+  }
+  return o;
+}
+
+Variability read_variability(const Field& f) {
+  const MapField map(f, {"device_speed_spread", "compute_noise", "collective_entry_jitter"});
+  Variability v;
+  if (map.has("device_speed_spread")) v.device_speed_spread = read_fraction(map.required("device_speed_spread"));
+  if (map.has("compute_noise")) v.compute_noise = read_fraction(map.required("compute_noise"));
+  if (map.has("collective_entry_jitter")) v.collective_entry_jitter = read_latency(map.required("collective_entry_jitter"));
+  return v;
+}
+
 std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   std::vector<CollectiveLibrary> out;
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
-    const MapField map(entry,
-                       {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold", "progress"});
+    const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold",
+                               "progress", "setup_latency_per_member", "large_job_overhead"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -459,6 +316,9 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
       }
     }
     if (map.has("progress")) lib.progress = read_progress(map.required("progress"));
+    if (map.has("setup_latency_per_member"))
+      lib.setup_latency_per_member = read_latency(map.required("setup_latency_per_member"));
+    if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));
     out.push_back(lib);
   }
   return out;
@@ -471,7 +331,8 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
   constexpr UncertainParameter kParameters[] = {
       UncertainParameter::gemm_efficiency_scale, UncertainParameter::collective_step_latency,
       UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
-      UncertainParameter::switch_latency};
+      UncertainParameter::switch_latency,        UncertainParameter::background_load,
+      UncertainParameter::device_speed_spread};
   std::vector<std::string> names;
   for (const auto p : kParameters) names.emplace_back(to_string(p));
   std::vector<UncertaintyRange> out;
@@ -508,6 +369,12 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
         r.low = read_efficiency(low);
         r.high = read_efficiency(high);
         n = m.collective_libraries.front().bandwidth_efficiency;
+      } else if (r.parameter == UncertainParameter::background_load ||
+                 r.parameter == UncertainParameter::device_speed_spread) {
+        r.low = read_fraction(low);
+        r.high = read_fraction(high);
+        n = r.parameter == UncertainParameter::background_load ? m.network.background_load
+                                                               : m.variability.device_speed_spread;
       } else {
         r.low = read_int_at_least(low, 1);
         const long long most = m.network.groups > 1 ? static_cast<long long>(m.network.switches_per_group) *
@@ -548,7 +415,7 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
   const YAML::Node document = parse_yaml(yaml_text, file);
   const Field root{&file, document, "", line_of(document)};
   const MapField map(root, {"name", "description", "nodes", "device", "node", "network", "collectives",
-                             "uncertainty"});
+                             "variability", "uncertainty"});
   Machine m;
   m.name = read_string(map.required("name"));
   if (map.has("description")) m.description = scalar(map.required("description"), "a string");
@@ -564,6 +431,7 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
                            m.network.nodes_per_group, capacity));
   }
   m.collective_libraries = read_collectives(map.required("collectives"));
+  if (map.has("variability")) m.variability = read_variability(map.required("variability"));
   if (map.has("uncertainty")) m.uncertainty = read_uncertainty(map.required("uncertainty"), m);
   return m;
 }

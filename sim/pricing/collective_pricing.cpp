@@ -32,16 +32,31 @@ bool thresholds_cover(const CollectiveLibrary& library, int nodes) {
 
 }  // namespace
 
+Time call_latency(const PricedProgram& program, const CollectiveLibrary& library) {
+  return library.launch_latency + library.setup_latency_per_member * program.members;
+}
+
+Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
+                   Bytes bytes) {
+  const double step_bytes = phase.bytes_fraction * static_cast<double>(bytes) / phase.steps;
+  return phase.steps * (library.step_latency + phase.path_latency +
+                        large_job_step_overhead(library, program.op, program.nodes, step_bytes));
+}
+
+double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,
+                        double nic_overhead_bytes) {
+  return phase.bytes_fraction * static_cast<double>(bytes) / library.bandwidth_efficiency +
+         (phase.inter_node ? phase.steps * nic_overhead_bytes : 0.0);
+}
+
 Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                   double nic_overhead_bytes) {
   if (program.phases.empty()) return Time::zero();
   double seconds = 0;
-  Time latency = library.launch_latency;
+  Time latency = call_latency(program, library);
   for (const PricedPhase& p : program.phases) {
-    latency += p.steps * (library.step_latency + p.path_latency);
-    const double wire = p.bytes_fraction * static_cast<double>(bytes) / library.bandwidth_efficiency +
-                        (p.inter_node ? p.steps * nic_overhead_bytes : 0.0);
-    seconds += wire * p.seconds_per_byte;
+    latency += phase_latency(program, p, library, bytes);
+    seconds += phase_wire_bytes(p, library, bytes, nic_overhead_bytes) * p.seconds_per_byte;
   }
   return latency + Time::from_seconds(seconds);
 }

@@ -54,10 +54,9 @@ void FlowPricing::start_call(int id, Time t) {
 void FlowPricing::start_phase(int id, Time t) {
   const Call& c = calls_[static_cast<std::size_t>(id)];
   const PricedPhase& p = c.program->phases[c.phase];
-  Time latency = p.steps * (library_.step_latency + p.path_latency);
-  if (c.phase == 0) latency += library_.launch_latency;
-  const double progress = p.bytes_fraction * static_cast<double>(c.call.bytes) / library_.bandwidth_efficiency +
-                          (p.inter_node ? p.steps * nic_overhead_bytes_ : 0.0);
+  Time latency = phase_latency(*c.program, p, library_, c.call.bytes);
+  if (c.phase == 0) latency += call_latency(*c.program, library_);
+  const double progress = phase_wire_bytes(p, library_, c.call.bytes, nic_overhead_bytes_);
   const auto delivered = static_cast<Bytes>(std::llround(progress * p.transfer_weight));
   flows_.start_shaped_flow(t, c.shapes[c.phase], latency, progress, delivered, static_cast<std::uint64_t>(id));
 }

@@ -291,6 +291,7 @@ const PricedProgram& JobNetwork::program(GroupGeometry g, CollectiveAlgorithm al
   }
   PricedProgram priced;
   priced.algorithm = algorithm;
+  priced.op = op;
   priced.members = g.size;
   priced.nodes = nodes_spanned(g);
   priced.phases = r->second;

@@ -52,6 +52,7 @@ struct PricedPhase {
 
 struct PricedProgram {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  CollectiveOp op = CollectiveOp::all_reduce;
   int members = 1;  // per communicator
   int nodes = 1;    // nodes one communicator spans
   std::vector<PricedPhase> phases;

@@ -20,11 +20,13 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "sim/compute/gemm_efficiency.hpp"
+#include "sim/core/statistics.hpp"
 
 namespace ws {
 
@@ -94,7 +96,13 @@ class StepExecution {
         arithmetic_share_(busy_node_share(machine_, schedule.layout)),
         host_progress_(!machine_.collective_libraries.empty() &&
                        machine_.collective_libraries.front().progress == CollectiveProgress::host),
-        call_of_op_(schedule.ops.size(), -1) {}
+        call_of_op_(schedule.ops.size(), -1) {
+    if (options.variability) {
+      variability_ = machine_.variability;
+      // The job's slowest device sets the pace: its ranks synchronize with every group each layer.
+      slowest_device_ = variability_.device_speed_spread * expected_max_of_normals(schedule.layout.devices());
+    }
+  }
 
   SimulatedStep run() && {
     for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
@@ -117,6 +125,7 @@ class StepExecution {
     SimulatedStep step;
     step.step_s = now_.seconds();
     step.compute_s = compute_.seconds();
+    step.skew_s = skew_.seconds();
     for (int g = 0; g < kStepGroups; ++g)
       step.exposed_comm_s[to_string(static_cast<StepGroup>(g))] =
           exposed_[static_cast<std::size_t>(g)].seconds();
@@ -142,11 +151,39 @@ class StepExecution {
     now_ += t;
     compute_ += t;
     compute_by_kind_[to_string(op.compute)] += t;
+    if (slowest_device_ > 0.0) {
+      const Time lag = scale(t, slowest_device_);
+      now_ += lag;
+      skew_ += lag;
+    }
+    const double noise = variability_.compute_noise * t.seconds();
+    for (double& v : noise_variance_) v += noise * noise;
+  }
+
+  // How long a group waits for its slowest member at a synchronization: the spread its members'
+  // compute noise built up since the group last synchronized, and their arrival jitter, times the
+  // expected maximum of `members` normal deviates. Grows with the group (about sqrt(2 ln n)).
+  Time synchronization_wait(StepGroup group) {
+    const auto g = static_cast<std::size_t>(group);
+    const int members = group_size(schedule_.layout, group);
+    const double jitter = variability_.collective_entry_jitter.seconds();
+    const double spread = std::sqrt(noise_variance_[g] + jitter * jitter);
+    noise_variance_[g] = 0.0;
+    if (members <= 1 || spread <= 0.0) return Time::zero();
+    return Time::from_seconds(spread * expected_max_of_normals(members));
   }
 
   void run_collective(const StepOp& op, std::size_t index) {
     const auto g = static_cast<std::size_t>(op.group);
-    const int call = pricing_->issue(now_, CollectiveCall{op.group, collective_op(op.collective), op.bytes});
+    // The call starts when the group's slowest member arrives. A blocking call (or one the core
+    // runs) holds this rank until then; a non-blocking one starts late while it computes on.
+    const Time wait = synchronization_wait(op.group);
+    if (op.blocking || host_progress_) {
+      now_ += wait;
+      skew_ += wait;
+    }
+    const Time issue = op.blocking || host_progress_ ? now_ : now_ + wait;
+    const int call = pricing_->issue(issue, CollectiveCall{op.group, collective_op(op.collective), op.bytes});
     call_of_op_[index] = call;
     // As the engine records it: from the moment the rank reached the call to completion.
     if (trace_) {
@@ -190,7 +227,10 @@ class StepExecution {
   std::vector<std::pair<std::size_t, int>> pending_comm_events_;  // (event index, call)
   std::array<Time, kStepGroups> exposed_{};
   std::array<Time, kStepGroups> progress_{};
-  Time now_, compute_;
+  Time now_, compute_, skew_;
+  Variability variability_;      // zero when the options turn variability off
+  double slowest_device_ = 0.0;  // the slowest device's extra time per unit of compute
+  std::array<double, kStepGroups> noise_variance_{};  // per group since its last synchronization, s^2
   std::map<std::string, Time> compute_by_kind_;
   std::vector<SimulatedEvent> events_;
 };

@@ -39,6 +39,9 @@ struct SimulatedEvent {
 struct SimulatedStep {
   double step_s = 0;
   double compute_s = 0;  // sum of the device's compute tasks (and, with host progress, collectives)
+  // Time lost to variability (machine file `variability`): the slowest device's extra compute, and
+  // waits at synchronizations for a group's slowest member (compute noise, entry jitter).
+  double skew_s = 0;
   // With a library whose collectives the host progresses (CollectiveProgress::host): the device
   // time spent running non-blocking collectives inside MPI calls, per group (part of compute_s,
   // not of exposed_comm_s, as the engine's progress_s). Empty otherwise.

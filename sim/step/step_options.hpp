@@ -15,6 +15,9 @@ struct StepOptions {
   bool overlap_all_gather = true;      // OAG: Z all-gather of the next layer's weights prefetched
   bool overlap_data_parallel = false;  // data-parallel all-reduce bucketed into the backward pass
   NodeAllocation allocation = NodeAllocation::contiguous;
+  // Rank skew and noise of the machine file's `variability` (the slowest device paces the job; a
+  // synchronizing group waits for its slowest member); off: identical, noiseless devices.
+  bool variability = true;
   int bytes_per_element() const { return precision == Precision::fp32 ? 4 : 2; }
 };
 

@@ -32,6 +32,46 @@ std::vector<double> series_efficiency(const StudySpec& spec, const std::vector<c
   return out;
 }
 
+// The step's parts: computation, per-group exposed communication and skew of the collectives
+// alone (the isolated step when the flow network priced it), and the contention on top.
+struct StepParts {
+  double step = 0, compute = 0, x = 0, y = 0, z = 0, data = 0, skew = 0, contention = 0;
+};
+
+StepParts step_parts(const LayoutEstimate& e) {
+  const StepBreakdown& alone = e.isolated.total() > Time::zero() ? e.isolated : e.step;
+  StepParts p;
+  p.step = e.step.total().seconds();
+  p.compute = e.step.compute.seconds();
+  p.x = alone.exposed_x.seconds();
+  p.y = alone.exposed_y.seconds();
+  p.z = alone.exposed_z.seconds();
+  p.data = alone.exposed_data.seconds();
+  p.skew = alone.skew.seconds();
+  p.contention = p.step - alone.total().seconds();
+  return p;
+}
+
+EfficiencyDecomposition decompose(const LayoutEstimate& point, const LayoutEstimate& first, int devices,
+                                  int first_devices) {
+  const StepParts a = step_parts(point), b = step_parts(first);
+  // Executed flops per device per second of computation.
+  const double rate = point.sustained_flops_per_s * a.step / devices / a.compute;
+  const double first_rate = first.sustained_flops_per_s * b.step / first_devices / b.compute;
+  EfficiencyDecomposition d;
+  d.compute_efficiency = rate / first_rate;
+  d.compute = d.compute_efficiency - 1.0;
+  const double busy = b.compute / b.step;
+  auto term = [&](double part_a, double part_b) { return -d.compute_efficiency * (part_a / a.step - part_b / b.step) / busy; };
+  d.x = term(a.x, b.x);
+  d.y = term(a.y, b.y);
+  d.z = term(a.z, b.z);
+  d.data = term(a.data, b.data);
+  d.skew = term(a.skew, b.skew);
+  d.contention = term(a.contention, b.contention);
+  return d;
+}
+
 std::string point_line(std::size_t index, std::size_t count, const Machine& machine, const StudyPoint& point,
                        const PointEvaluation& e) {
   const std::string head =
@@ -154,9 +194,17 @@ std::optional<StudyResult> execute_study(const StudySpec& spec, const Machine& m
   result.seed = options.seed;
   const auto nominal = series_at(0);
   const auto efficiency = series_efficiency(spec, nominal);
+  const StudyRow* first = nullptr;
   for (std::size_t i = 0; i < points; ++i) {
     result.rows.push_back(make_row(spec.points[i], *nominal[i]));
     result.rows.back().efficiency = efficiency[i];
+  }
+  for (const StudyRow& row : result.rows) {
+    if (row.feasible && first == nullptr) first = &row;
+  }
+  for (StudyRow& row : result.rows) {
+    if (row.feasible && first != nullptr)
+      row.decomposition = decompose(row.best, first->best, row.point.devices, first->point.devices);
   }
 
   std::vector<std::vector<double>> eff(points), peak(points), step(points);

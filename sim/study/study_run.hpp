@@ -26,6 +26,20 @@ struct Band {
   double p10 = 0, p50 = 0, p90 = 0;
 };
 
+// Where a point's weak-scaling efficiency goes, relative to the first feasible point: efficiency =
+// compute_efficiency x busy_i / busy_0, with busy = compute / step; efficiency - 1 splits exactly
+// into the compute term and one term per part of the step that is not computation:
+//   compute:  compute_efficiency - 1 (executed flops per device per second of computation)
+//   part c:   -compute_efficiency x (share_c,i - share_c,0) / busy_0, share_c = c / step
+// The parts: exposed X, Y, Z and data-parallel communication (each collective priced alone),
+// skew (variability: slowest device, waits for slowest members) and contention (what collectives
+// in flight together cost each other: the flow step minus the step with every collective alone).
+struct EfficiencyDecomposition {
+  double compute_efficiency = 1.0;
+  double compute = 0, x = 0, y = 0, z = 0, data = 0, skew = 0, contention = 0;
+  double sum() const { return compute + x + y + z + data + skew + contention; }
+};
+
 struct StudyRow {
   StudyPoint point;
   bool feasible = false;    // some valid layout fits in device memory
@@ -37,6 +51,7 @@ struct StudyRow {
   // The model grows with the device count, so step time is not comparable across points; the
   // work each device gets done per second is. 1.0 means perfect weak scaling.
   double efficiency = 0;
+  EfficiencyDecomposition decomposition;  // meaningful when feasible
   std::vector<LayoutEstimate> candidates;  // the top k fitting layouts, fastest first (best first)
   // Over the samples in which the point is feasible (set only when the study was sampled).
   std::optional<Band> efficiency_band, peak_fraction_band, step_band;

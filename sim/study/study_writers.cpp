@@ -109,6 +109,29 @@ const std::vector<Column>& columns() {
        [](const StudyResult&, const StudyRow& w) {
          return fixed(when_feasible(w, w.best.step.exposed_data.seconds()), 6);
        }},
+      {"skew_s", "time lost to device variability: the slowest device's extra compute and waits for a group's slowest member, seconds",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.best.step.skew.seconds()), 6); }},
+      {"contention_s", "what collectives in flight together cost each other: the step minus the step with every collective priced alone, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         const Time alone = w.best.isolated.total() > Time::zero() ? w.best.isolated.total() : w.best.step.total();
+         return fixed(when_feasible(w, (w.best.step.total() - alone).seconds()), 6);
+       }},
+      {"compute_efficiency", "executed flops per device per second of computation, relative to the first point",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.compute_efficiency), 6); }},
+      {"efficiency_from_compute", "efficiency - 1 split into parts (they sum to it): compute efficiency - 1",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.compute), 6); }},
+      {"efficiency_from_x", "part of efficiency - 1 from exposed X communication (priced alone)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.x), 6); }},
+      {"efficiency_from_y", "part of efficiency - 1 from exposed Y communication (priced alone)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.y), 6); }},
+      {"efficiency_from_z", "part of efficiency - 1 from exposed Z communication (priced alone)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.z), 6); }},
+      {"efficiency_from_data", "part of efficiency - 1 from exposed data-parallel communication (priced alone)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.data), 6); }},
+      {"efficiency_from_skew", "part of efficiency - 1 from device variability (skew_s)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.skew), 6); }},
+      {"efficiency_from_contention", "part of efficiency - 1 from collectives sharing the network (contention_s)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.contention), 6); }},
       {"memory_gib", "predicted memory per device, GiB",
        [](const StudyResult&, const StudyRow& w) {
          return fixed(when_feasible(w, w.best.memory.total_bytes() / kGiB), 3);

@@ -24,6 +24,8 @@ ParameterValue nominal_value(const Machine& machine, UncertainParameter paramete
       v.number = machine.network.global_links_per_group_pair;
       break;
     case UncertainParameter::switch_latency: v.time = machine.network.switch_latency; break;
+    case UncertainParameter::background_load: v.number = machine.network.background_load; break;
+    case UncertainParameter::device_speed_spread: v.number = machine.variability.device_speed_spread; break;
   }
   return v;
 }
@@ -55,6 +57,8 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
       m.network.global_links_per_group_pair = static_cast<int>(std::lround(value.number));
       break;
     case UncertainParameter::switch_latency: m.network.switch_latency = value.time; break;
+    case UncertainParameter::background_load: m.network.background_load = value.number; break;
+    case UncertainParameter::device_speed_spread: m.variability.device_speed_spread = value.number; break;
   }
   return m;
 }

@@ -1,0 +1,174 @@
+// Field and quantity readers for the machine file loader.
+#include "sim/machine/yaml_fields.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/quantity.hpp"
+
+namespace ws::yaml_fields {
+
+int line_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.line >= 0 ? mark.line + 1 : 0;
+}
+
+std::string describe_value(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar: return node.Scalar();
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Undefined: return "";
+  }
+  return "";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+void Field::fail(const std::string& value, const std::string& expected) const {
+  throw InputError(InputLocation{*file, line, key}, value, expected);
+}
+
+Field Field::element(const YAML::Node& n, std::size_t index) const {
+  return Field{file, n, fmt::format("{}[{}]", key, index), line_of(n)};
+}
+
+MapField::MapField(const Field& field, std::initializer_list<const char*> allowed) : field_(field) {
+  for (const char* name : allowed) allowed_.emplace_back(name);
+  if (!field_.node.IsMap()) field_.fail(fmt::format("a map with keys: {}", join(allowed_)));
+  for (const auto& entry : field_.node) {
+    const std::string name = entry.first.Scalar();
+    const Field key_field = field_.child(entry.first, name, line_of(entry.first));
+    if (std::find(allowed_.begin(), allowed_.end(), name) == allowed_.end()) {
+      key_field.fail(name, fmt::format("one of the keys: {}", join(allowed_)));
+    }
+    if (!key_lines_.emplace(name, key_field.line).second) key_field.fail(name, "each key at most once");
+  }
+}
+
+Field MapField::required(const std::string& name) const {
+  const auto it = key_lines_.find(name);
+  if (it == key_lines_.end()) {
+    field_.child(field_.node, name, field_.line).fail("", fmt::format("required key '{}' (missing)", name));
+  }
+  return field_.child(field_.node[name], name, it->second);
+}
+
+double read_fraction(const Field& f) {
+  constexpr const char* kWhat = "a number in [0, 1) (plain, no unit)";
+  const double value = read_number(f, kWhat);
+  if (!(value >= 0.0 && value < 1.0)) f.fail(kWhat);
+  return value;
+}
+
+std::string scalar(const Field& f, const std::string& what) {
+  if (!f.node.IsScalar()) f.fail(what);
+  return f.node.Scalar();
+}
+
+std::string read_string(const Field& f) {
+  const std::string s = scalar(f, "a string");
+  if (s.empty()) f.fail("a non-empty string");
+  return s;
+}
+
+long long read_integer(const Field& f) {
+  const std::string s = scalar(f, "an integer");
+  long long value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) f.fail("an integer");
+  return value;
+}
+
+int read_int_at_least(const Field& f, int minimum) {
+  const long long value = read_integer(f);
+  if (value < minimum || value > std::numeric_limits<int>::max()) {
+    f.fail(fmt::format("an integer >= {}", minimum));
+  }
+  return static_cast<int>(value);
+}
+
+double read_number(const Field& f, const std::string& what) {
+  const std::string s = scalar(f, what);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(value)) f.fail(what);
+  return value;
+}
+
+double read_efficiency(const Field& f) {
+  constexpr const char* kWhat = "a number in (0, 1] (plain, no unit)";
+  const double value = read_number(f, kWhat);
+  if (!(value > 0.0 && value <= 1.0)) f.fail(kWhat);
+  return value;
+}
+
+double read_positive_number(const Field& f) {
+  constexpr const char* kWhat = "a positive number (plain, no unit)";
+  const double value = read_number(f, kWhat);
+  if (!(value > 0.0)) f.fail(kWhat);
+  return value;
+}
+
+std::string quantity_expected(std::string_view kind, std::string_view units) {
+  return fmt::format("{} with a unit (one of: {})", kind, units);
+}
+
+Bandwidth read_bandwidth(const Field& f) {
+  const std::string expected = quantity_expected("a positive bandwidth", kBandwidthUnits);
+  const auto value = parse_bandwidth(scalar(f, expected));
+  if (!value || !(value->bytes_per_s() > 0.0)) f.fail(expected);
+  return *value;
+}
+
+Time read_latency(const Field& f) {
+  const std::string expected = quantity_expected("a non-negative time", kTimeUnits);
+  const auto value = parse_time(scalar(f, expected));
+  if (!value || *value < Time::zero()) f.fail(expected);
+  return *value;
+}
+
+double read_capacity(const Field& f) {
+  const std::string expected = quantity_expected("a positive size", kBytesUnits);
+  const auto value = parse_bytes(scalar(f, expected));
+  if (!value || !(*value > 0.0)) f.fail(expected);
+  return *value;
+}
+
+double read_size_non_negative(const Field& f) {
+  const std::string expected = quantity_expected("a non-negative size", kBytesUnits);
+  const auto value = parse_bytes(scalar(f, expected));
+  if (!value || *value < 0.0) f.fail(expected);
+  return *value;
+}
+
+FlopRate read_flop_rate(const Field& f) {
+  const std::string expected = quantity_expected("a positive compute rate", kFlopRateUnits);
+  const auto value = parse_flop_rate(scalar(f, expected));
+  if (!value || !(value->flops() > 0.0)) f.fail(expected);
+  return *value;
+}
+
+// Returns the list's elements; an empty list is rejected when `non_empty`.
+std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty) {
+  if (!f.node.IsSequence()) f.fail(fmt::format("a list of {}", what));
+  if (non_empty && f.node.size() == 0) f.fail("[]", fmt::format("a non-empty list of {}", what));
+  std::vector<Field> out;
+  for (std::size_t i = 0; i < f.node.size(); ++i) out.push_back(f.element(f.node[i], i));
+  return out;
+}
+
+}  // namespace ws::yaml_fields
