@@ -8,6 +8,7 @@ packages=(
   openmpi-bin libopenmpi-dev          # engine communication; mpirun for tests
   libopenblas-dev                     # GEMMs (CBLAS) for the engine and calibration
   libeigen3-dev                       # dense matrices in the engine (BLAS back end)
+  libnlopt-cxx-dev                    # derivative-free fits of collective-library terms to published figures
   libbenchmark-dev libgtest-dev libgmock-dev
   libboost-graph-dev libboost-iostreams-dev libboost-filesystem-dev libboost-system-dev
   libgnuplot-iostream-dev gnuplot-nox # plots of studies (PNG via pngcairo, SVG)

@@ -194,10 +194,12 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
     // member (the step simulator's rules, sim/step, priced per layer here).
     const Variability& v = machine.variability;
     step.skew += scale(step.compute, v.device_speed_spread * expected_max_of_normals(layout.devices()));
+    double lag[4];  // expected maximum of each group kind's members, in standard deviations
+    for (const GroupKind kind : {GroupKind::x, GroupKind::y, GroupKind::z, GroupKind::data})
+      lag[static_cast<int>(kind)] = expected_max_of_normals(group_size(layout, kind));
     auto wait = [&](GroupKind kind, Time span) {
-      const int n = group_size(layout, kind);
       const double noise = v.compute_noise * span.seconds(), jitter = v.collective_entry_jitter.seconds();
-      return Time::from_seconds(std::sqrt(noise * noise + jitter * jitter) * expected_max_of_normals(n));
+      return Time::from_seconds(std::sqrt(noise * noise + jitter * jitter) * lag[static_cast<int>(kind)]);
     };
     for (int i = 0; i < layer_count; ++i) {
       const FcCost& c = layer(i);

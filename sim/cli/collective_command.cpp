@@ -5,7 +5,7 @@
 #include <limits>
 #include <ostream>
 
-#include "sim/collectives/collective_job.hpp"
+#include "sim/pricing/collective_job.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
@@ -33,7 +33,7 @@ std::string format_time(Time t) {
 CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& a) {
   const CLI::Range kPositive(1, std::numeric_limits<int>::max());
   CLI::App* c = app.add_subcommand(
-      "collective", "Simulate one collective (or every group of one kind of a 4D layout) on the flow network");
+      "collective", "Simulate one collective (or every group of one kind of a 4D layout) on the machine's network");
   c->add_option("--machine", a.machine, "machine name (machines/<name>.yaml) or machine file")->required();
   c->add_option("--op", a.op, "collective")
       ->required()
@@ -57,8 +57,9 @@ CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& a) {
       ->check(CLI::IsMember({"contiguous", "scattered"}));
   c->add_option("--seed", a.seed, "placement and routing seed")->capture_default_str();
   c->add_option("--top", a.top, "busiest links to list")->capture_default_str()->check(CLI::Range(0, 1000));
-  c->add_option("--max-flows", a.max_flows, "coalesce ring steps above this many flows (0: never)")
-      ->capture_default_str();
+  c->add_flag("--every-step", a.every_step,
+              "run every send of every algorithm step as its own flow (the slow reference the phases are checked "
+              "against) instead of the phases");
   layout->excludes(nodes);
   return c;
 }
@@ -88,10 +89,10 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   if (a.routing == "minimal") spec.routing = RoutingPolicy::minimal;
   if (a.routing == "nonminimal") spec.routing = RoutingPolicy::non_minimal;
   if (a.routing == "adaptive") spec.routing = RoutingPolicy::adaptive;
-  spec.placement = a.placement == "scattered" ? PlacementKind::scattered : PlacementKind::contiguous;
+  spec.placement = a.placement == "scattered" ? NodeAllocation::scattered : NodeAllocation::contiguous;
   spec.seed = a.seed;
   spec.top_links = a.top;
-  spec.max_flows = a.max_flows;
+  spec.model = a.every_step ? CollectiveJobModel::every_step : CollectiveJobModel::phases;
   const Machine machine = load_machine_by_name(a.machine, machines_dir);
   const CollectiveJobReport r = run_collective_job(machine, spec);
 
@@ -102,18 +103,23 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   out << fmt::format("algorithm   {}{} ({}), routing {}, placement {}, seed {}\n", to_string(r.algorithm),
                      r.ring_channels > 1 ? fmt::format(", {} ring channels", r.ring_channels) : "",
                      spec.algorithm ? "chosen" : "auto", to_string(r.routing), a.placement, a.seed);
+  out << fmt::format("model       {}\n",
+                     r.model == CollectiveJobModel::phases
+                         ? "phases: every communicator of a phase as one flow, ring steps merged (--every-step: the "
+                           "per-step reference)"
+                         : fmt::format("every step: {} flows, each send of each step its own", r.flows));
   out << fmt::format("time        {}\n", format_time(r.time));
   out << fmt::format("bandwidth   algbw {:.2f} GB/s, busbw {:.2f} GB/s (NCCL definitions, per communicator)\n",
                      r.algbw_gbps, r.busbw_gbps);
-  const double routed = static_cast<double>(r.minimal_routes + r.non_minimal_routes);
-  out << fmt::format("flows       {}{}\n", r.flows,
-                     r.max_segments > 0 ? fmt::format(" (ring steps coalesced into {} segments per ring)", r.max_segments)
-                                        : "");
-  out << fmt::format("route mix   minimal {} ({:.1f}%), non-minimal {} ({:.1f}%) of {} routed flows\n",
-                     r.minimal_routes, routed > 0 ? 100.0 * static_cast<double>(r.minimal_routes) / routed : 0.0,
-                     r.non_minimal_routes,
-                     routed > 0 ? 100.0 * static_cast<double>(r.non_minimal_routes) / routed : 0.0,
-                     r.minimal_routes + r.non_minimal_routes);
+  double longest = 0;
+  for (const PhaseUsage& p : r.phases) longest = std::max(longest, p.time.seconds());
+  for (std::size_t i = 0; i < r.phases.size(); ++i) {
+    const PhaseUsage& p = r.phases[i];
+    // Long programs (trees, rhd) list their phases that take at least a tenth of the longest.
+    if (r.phases.size() > 6 && p.time.seconds() < 0.1 * longest) continue;
+    out << fmt::format("phase {:<5} {} step{}, alone {}, non-minimal share {:.1f}%\n", i + 1, p.steps,
+                       p.steps == 1 ? "" : "s", format_time(p.time), 100.0 * p.valiant_share);
+  }
   if (!r.busiest.empty()) {
     out << fmt::format("busiest links (by bytes carried):\n  {:>4}  {:>12}  {:<13}  {}\n", "#", "bytes", "kind",
                        "link");
@@ -137,18 +143,31 @@ CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPubli
 void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, const std::string& machines_dir,
                                           std::ostream& out) {
   const auto rows = load_published_collectives(a.table);
-  const auto comparisons = compare_with_published(rows, machines_dir);
-  const auto summary = summarize(comparisons);
+  const PublishedComparison result = compare_with_published(rows, machines_dir);
+  const auto& comparisons = result.rows;
   out << "wrote " << write_comparison_csv(comparisons, a.out_dir).string() << "\n";
+  out << "wrote " << write_fit_csv(result.libraries, a.out_dir).string() << "\n";
   if (!a.no_plot) {
     for (const auto& file : plot_comparison(comparisons, a.out_dir)) out << "wrote " << file.string() << "\n";
   }
+  const auto summary = summarize(comparisons);
   const auto& w = comparisons[summary.worst_row];
-  out << fmt::format("rows {}, median |relative error| {:.1f}%, worst {:.1f}%: {} {} {} {} nodes {} B "
-                     "(published {:.3g} GB/s, predicted {:.3g} GB/s, {})\n",
+  out << fmt::format("rows {}, as the machine files are written: median |relative error| {:.1f}%, worst {:.1f}%: {} {} "
+                     "{} {} nodes {} B (published {:.3g} GB/s, predicted {:.3g} GB/s, {})\n",
                      comparisons.size(), 100 * summary.median_abs_error, 100 * summary.worst_abs_error,
                      w.published.machine, w.published.library, w.published.op, w.published.nodes, w.published.bytes,
                      w.published.busbw_gbps, w.predicted_busbw_gbps, w.algorithm);
+  const std::pair<ComparisonScheme, std::string> schemes[] = {
+      {ComparisonScheme::in_sample, "library terms fitted to every row (in sample)"},
+      {ComparisonScheme::kfold, fmt::format("held out, {}-fold", kFitFolds)},
+      {ComparisonScheme::scale, "held out, rows above 16 nodes predicted from fits to rows of at most 16"}};
+  for (const auto& [scheme, name] : schemes) {
+    const auto s = summarize(comparisons, scheme);
+    const auto& r = comparisons[s.worst_row];
+    out << fmt::format("{}: median {:.1f}%, worst {:.1f}% ({} {} {} nodes {} B)\n", name, 100 * s.median_abs_error,
+                       100 * s.worst_abs_error, r.published.machine, r.published.library, r.published.nodes,
+                       r.published.bytes);
+  }
 }
 
 }  // namespace ws::cli

@@ -25,7 +25,7 @@ struct CollectiveArgs {
   std::string layout;  // empty: one communicator of all devices
   std::string group = "data";
   int top = 10;
-  std::uint64_t max_flows = 200'000;
+  bool every_step = false;  // the per-step reference instead of the phases
 };
 
 CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& args);

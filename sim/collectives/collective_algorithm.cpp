@@ -91,7 +91,9 @@ FlowSchedule build_schedule(CollectiveAlgorithm algorithm, CollectiveOp op, std:
       return ring_schedule(op, devices, bytes,
                            RingOptions{options.devices_per_node, options.channels, options.max_segments, options.node_order});
     case CollectiveAlgorithm::rhd: return rhd_schedule(op, devices, bytes);
-    case CollectiveAlgorithm::tree: return tree_all_reduce_schedule(devices, bytes);
+    case CollectiveAlgorithm::tree:
+      return node_tree_all_reduce_schedule(devices, bytes, options.devices_per_node, options.max_segments,
+                                           options.node_order);
     case CollectiveAlgorithm::hierarchical:
       return hierarchical_schedule(op, devices, bytes, options.devices_per_node, options.max_segments,
                                    options.node_order);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
 
 namespace ws {
@@ -30,53 +31,74 @@ std::vector<int> send_depths(const FlowSchedule& schedule, int& deepest) {
   return depth;
 }
 
-CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, Bytes bytes) {
+// Members per node of a communicator when every node holds the same number, else 1.
+int local_ranks(std::span<const int> devices, int devices_per_node) {
+  const auto nodes = members_by_node(devices, devices_per_node);
+  const std::size_t L = nodes.front().size();
+  const bool uniform = std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == L; });
+  return nodes.size() >= 2 && L >= 2 && uniform ? static_cast<int>(L) : 1;
+}
+
+CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, const ScheduleOptions& options) {
   CollectiveProgram program;
   program.algorithm = CollectiveAlgorithm::tree;
-  const int chunks = tree_chunks(bytes / 2);
-  // One chunk per tree: every send moves one byte, a level per dependency depth.
-  const FlowSchedule schedule = tree_all_reduce_schedule(communicators.front(), 2);
+  const int L = local_ranks(communicators.front(), options.devices_per_node);
+  program.tree_local_ranks = L;
+  // One chunk per tree (bytes / (2 L) <= kTreeChunkBytes), the intra-node rings' steps merged.
+  const Bytes reference = 2 * static_cast<Bytes>(L) * kTreeChunkBytes;
+  ScheduleOptions merged = options;
+  merged.max_segments = 1;
+  const FlowSchedule schedule =
+      build_schedule(CollectiveAlgorithm::tree, CollectiveOp::all_reduce, communicators.front(), reference, merged);
   int deepest = 0;
   const std::vector<int> depth = send_depths(schedule, deepest);
   program.phases.resize(static_cast<std::size_t>(deepest));
-  for (CollectivePhase& phase : program.phases) phase.bytes_fraction = 1.0 / (2.0 * chunks);
-  CollectivePhase steady;
-  steady.bytes_fraction = (chunks - 1.0) / (2.0 * chunks);
-  steady.steps = chunks - 1;
+  std::vector<Bytes> largest(program.phases.size(), 0);
+  std::vector<bool> tree_send(schedule.size(), true);
   for (std::size_t s = 0; s < schedule.size(); ++s) {
-    program.phases[static_cast<std::size_t>(depth[s] - 1)].sends.push_back(static_cast<int>(s));
+    const ScheduledSend& send = schedule.send(static_cast<int>(s));
+    const auto k = static_cast<std::size_t>(depth[s] - 1);
+    // With L > 1 the intra-node rings are the first and the last depth (merged ring sends).
+    tree_send[s] = send.merged_steps == 0 && !(L > 1 && (depth[s] == 1 || depth[s] == deepest));
+    largest[k] = std::max(largest[k], send.bytes);
+    program.phases[k].steps = std::max(program.phases[k].steps, 1 + send.merged_steps);
+    program.phases[k].pipeline = tree_send[s] ? 1 : 0;
+    if (!tree_send[s]) program.phases[k].ring_members = L;
     program.after.emplace_back(schedule.after(static_cast<int>(s)).begin(), schedule.after(static_cast<int>(s)).end());
-    program.merged_steps.push_back(0);
+    program.merged_steps.push_back(send.merged_steps);
   }
+  for (std::size_t s = 0; s < schedule.size(); ++s) program.phases[static_cast<std::size_t>(depth[s] - 1)].sends.push_back(static_cast<int>(s));
+  for (std::size_t k = 0; k < program.phases.size(); ++k)
+    program.phases[k].bytes_fraction = static_cast<double>(largest[k]) / static_cast<double>(reference);
+  CollectivePhase steady;
+  steady.pipeline = 2;
+  steady.bytes_fraction = 1.0 / (2.0 * L);
   for (const std::vector<int>& devices : communicators) {
     for (std::size_t s = 0; s < schedule.size(); ++s) {
       const ScheduledSend& send = schedule.send(static_cast<int>(s));
-      const TrafficDemand t{devices[static_cast<std::size_t>(send.from)], devices[static_cast<std::size_t>(send.to)], 1.0};
-      program.phases[static_cast<std::size_t>(depth[s] - 1)].transfers.push_back(t);
-      if (chunks > 1) steady.transfers.push_back(t);
+      const auto k = static_cast<std::size_t>(depth[s] - 1);
+      const TrafficDemand t{devices[static_cast<std::size_t>(send.from)], devices[static_cast<std::size_t>(send.to)],
+                            static_cast<double>(send.bytes) / static_cast<double>(largest[k])};
+      program.phases[k].transfers.push_back(t);
+      if (tree_send[s]) steady.transfers.push_back({t.src_device, t.dst_device, 1.0});
     }
   }
-  if (chunks > 1) program.phases.push_back(std::move(steady));
+  // The steady phase runs after the last level, before the intra-node all-gather.
+  const auto at = L > 1 ? program.phases.end() - 1 : program.phases.end();
+  program.phases.insert(at, std::move(steady));
   return program;
 }
 
 }  // namespace
 
-Bytes program_bytes(CollectiveAlgorithm algorithm, Bytes bytes) {
-  if (algorithm != CollectiveAlgorithm::tree) return kReferenceBytes;
-  // The tree's phases depend on its chunk count only: the smallest buffer with that count.
-  const int chunks = tree_chunks(bytes / 2);
-  return chunks <= 1 ? 2 : 2 * (static_cast<Bytes>(chunks - 1) * kTreeChunkBytes + 1);
-}
-
 CollectiveProgram collective_program(CollectiveAlgorithm algorithm, CollectiveOp op,
-                                     std::span<const std::vector<int>> communicators, Bytes bytes,
+                                     std::span<const std::vector<int>> communicators,
                                      const ScheduleOptions& options) {
   CollectiveProgram program;
   program.algorithm = algorithm;
   if (communicators.empty() || communicators.front().size() < 2) return program;
-  if (algorithm == CollectiveAlgorithm::tree) return tree_program(communicators, bytes);
-  const Bytes reference = program_bytes(algorithm, bytes);
+  if (algorithm == CollectiveAlgorithm::tree) return tree_program(communicators, options);
+  const Bytes reference = kReferenceBytes;
   ScheduleOptions merged = options;
   merged.max_segments = 1;
   const FlowSchedule schedule = build_schedule(algorithm, op, communicators.front(), reference, merged);

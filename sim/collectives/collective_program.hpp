@@ -23,6 +23,8 @@ struct CollectivePhase {
   // ring (member i to i + 1). A ring's step k + 1 waits only for its predecessor's step k, so the
   // latency its steps add up is the mean over the ring's hops, not the longest hop.
   int ring_members = 0;
+  // The tree's pipeline (tree_pipeline): 0 none, 1 a level (one chunk), 2 the steady phase.
+  int pipeline = 0;
   // Where the schedule is kept (`after` below): the send of one communicator's schedule behind each
   // of the phase's transfers, in order; every communicator contributes these sends, in turn.
   std::vector<int> sends;
@@ -36,21 +38,24 @@ struct CollectiveProgram {
   // the longest chain of path latencies through it, which per-phase longest hops overstate.
   std::vector<std::vector<int>> after;
   std::vector<int> merged_steps;
+  int tree_local_ranks = 1;  // the tree's L (tree_pipeline)
 };
 
-// The program of `algorithm` for `op` of `bytes` per member over every communicator (each a list of
-// device ids in member order, all of one size). Built from the algorithm's FlowSchedule
-// (build_schedule) with ring steps merged (max_segments = 1), grouped by dependency depth. Only the
-// tree's program depends on `bytes`: its pipeline of c = tree_chunks chunks is the tree's 2h levels
-// one chunk each (filling the pipeline), then, for c > 1, one phase with every level busy at once
-// (all the tree's transfers) for the other c - 1 chunks; (2h + c - 1) chunk times in all, as the
-// FlowSchedule's pipeline takes in lockstep.
+// The program of `algorithm` for `op` over every communicator (each a list of device ids in member
+// order, all of one size). Built from the algorithm's FlowSchedule (build_schedule) with ring
+// steps merged (max_segments = 1), grouped by dependency depth; fractions do not depend on the
+// call's bytes, except the tree's pipeline: see tree_pipeline.
 CollectiveProgram collective_program(CollectiveAlgorithm algorithm, CollectiveOp op,
-                                     std::span<const std::vector<int>> communicators, Bytes bytes,
+                                     std::span<const std::vector<int>> communicators,
                                      const ScheduleOptions& options);
 
-// Bytes that give the same program as `bytes` (the program's cache key): `bytes` for the tree, a
-// fixed large reference for every other algorithm.
-Bytes program_bytes(CollectiveAlgorithm algorithm, Bytes bytes);
+// The tree's pipeline (tree_all_reduce_schedule, node_tree_all_reduce_schedule): its trees carry
+// bytes / L per local rank (L = members per node, 1 for a flat tree), half per tree, in c =
+// tree_chunks chunks. Its program comes as the tree's levels with one chunk each (filling the
+// pipeline; phase.pipeline == 1) and one phase with every level busy at once (all the trees'
+// transfers, phase.pipeline == 2) for the other c - 1 chunks: (2h + c - 1) chunk times, as the
+// FlowSchedule's pipeline takes in lockstep. The program is built for one chunk; a call of c
+// chunks divides the levels' fractions by c, and gives the steady phase (c - 1) / c of one
+// level's bytes over c - 1 steps (none when c == 1): JobNetwork::program.
 
 }  // namespace ws

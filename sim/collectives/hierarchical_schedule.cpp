@@ -6,15 +6,19 @@
 #include <vector>
 
 #include "sim/collectives/ring_schedule.hpp"
+#include "sim/collectives/tree_schedule.hpp"
 
 namespace ws {
 
-FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
-                                   int max_segments, std::span<const int> node_order) {
+namespace {
+
+FlowSchedule two_level(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
+                       int max_segments, std::span<const int> node_order, bool inter_tree) {
   auto nodes = members_by_node(devices, devices_per_node);
   const std::size_t L = nodes.front().size();
   const bool uniform = std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == L; });
   if (nodes.size() < 2 || L < 2 || !uniform) {
+    if (inter_tree) return tree_all_reduce_schedule(devices, bytes);
     return ring_schedule(op, devices, bytes, RingOptions{devices_per_node, 1, max_segments, {}});
   }
   if (node_order.size() == L) {
@@ -56,7 +60,20 @@ FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices
         ring[k] = nodes[k][j];
         entry[k] = last[static_cast<std::size_t>(ring[k])];
       }
-      const auto got = append_ring(sc, phase, ring, base + (j < extra ? 1 : 0), entry, max_segments);
+      const Bytes share = base + (j < extra ? 1 : 0);
+      if (inter_tree) {
+        // Two mirrored trees, half the share each, both pipelined.
+        const int chunks = tree_chunks(share - share / 2);
+        const auto a = append_binomial_tree(sc, ring, false, share - share / 2, chunks, entry);
+        const auto b = append_binomial_tree(sc, ring, true, share / 2, chunks, entry);
+        for (std::size_t k = 0; k < n; ++k) {
+          auto& d = done[static_cast<std::size_t>(ring[k])];
+          for (const int id : {a[k], b[k]})
+            if (id >= 0) d.push_back(id);
+        }
+        continue;
+      }
+      const auto got = append_ring(sc, phase, ring, share, entry, max_segments);
       for (std::size_t k = 0; k < n; ++k) done[static_cast<std::size_t>(ring[k])] = {got[k]};
     }
     last = std::move(done);
@@ -77,6 +94,18 @@ FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices
       break;
   }
   return sc;
+}
+
+}  // namespace
+
+FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
+                                   int max_segments, std::span<const int> node_order) {
+  return two_level(op, devices, bytes, devices_per_node, max_segments, node_order, false);
+}
+
+FlowSchedule node_tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes, int devices_per_node,
+                                           int max_segments, std::span<const int> node_order) {
+  return two_level(CollectiveOp::all_reduce, devices, bytes, devices_per_node, max_segments, node_order, true);
 }
 
 }  // namespace ws

@@ -23,4 +23,13 @@ namespace ws {
 FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices, Bytes bytes, int devices_per_node,
                                    int max_segments = 0, std::span<const int> node_order = {});
 
+// NCCL's tree all-reduce across nodes (NCCL 2.4: a chain inside the node, double binary trees
+// between nodes): the intra-node reduce-scatter and all-gather rings of the hierarchical
+// algorithm around, per local rank, a double binomial tree over the nodes of bytes / L (half the
+// buffer each tree, pipelined in tree_chunks chunks), so every local rank drives its own NIC and a
+// node sends each byte across the network once each way instead of the ring's 2(p - 1)/p times.
+// One node, one member per node, or uneven nodes: the flat double binomial tree.
+FlowSchedule node_tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes, int devices_per_node,
+                                           int max_segments = 0, std::span<const int> node_order = {});
+
 }  // namespace ws

@@ -8,8 +8,17 @@ namespace ws {
 
 namespace {
 
-void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes, int chunks) {
-  auto member = [&](int q) { return mirrored ? p - 1 - q : q; };
+}  // namespace
+
+std::vector<int> append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes,
+                                      int chunks, std::span<const std::vector<int>> entry) {
+  const int p = static_cast<int>(members.size());
+  auto member = [&](int q) { return members[static_cast<std::size_t>(mirrored ? p - 1 - q : q)]; };
+  // The sends a position waits for before its first send (entry is indexed like `members`).
+  auto entry_of = [&](int q) -> std::span<const int> {
+    if (entry.empty()) return {};
+    return entry[static_cast<std::size_t>(mirrored ? p - 1 - q : q)];
+  };
   const auto P = static_cast<std::size_t>(p);
   std::vector<std::vector<int>> children(P);
   for (int q = 1; q < p; ++q) children[static_cast<std::size_t>(q & (q - 1))].push_back(q);
@@ -23,6 +32,8 @@ void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes, i
       std::vector<int> deps;
       for (const int c : children[static_cast<std::size_t>(q)]) deps.push_back(up[static_cast<std::size_t>(c)]);
       if (prev_up[static_cast<std::size_t>(q)] >= 0) deps.push_back(prev_up[static_cast<std::size_t>(q)]);
+      if (k == 0)
+        for (const int d : entry_of(q)) deps.push_back(d);
       up[static_cast<std::size_t>(q)] = sc.add_send(member(q), member(q & (q - 1)), b, deps);
     }
     // Broadcast: the root after its reduce of this chunk, everyone else after its parent's send.
@@ -30,6 +41,8 @@ void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes, i
       std::vector<int> deps;
       if (q == 0) {
         for (const int c : children[0]) deps.push_back(up[static_cast<std::size_t>(c)]);
+        if (k == 0)
+          for (const int d : entry_of(0)) deps.push_back(d);
       } else {
         deps.push_back(down[static_cast<std::size_t>(q)]);
       }
@@ -42,7 +55,19 @@ void append_binomial_tree(FlowSchedule& sc, int p, bool mirrored, Bytes bytes, i
     prev_up = up;
     prev_down = down;
   }
+  // Per position of `members`: the send that delivered its last chunk (the root's: its last
+  // child's last reduce).
+  std::vector<int> last(static_cast<std::size_t>(p), -1);
+  for (int q = 0; q < p; ++q) {
+    const int position = mirrored ? p - 1 - q : q;
+    last[static_cast<std::size_t>(position)] =
+        q == 0 ? (children[0].empty() ? -1 : prev_up[static_cast<std::size_t>(children[0].back())])
+               : prev_down[static_cast<std::size_t>(q)];
+  }
+  return last;
 }
+
+namespace {
 
 // The whole buffer up the binomial tree to member 0 in one piece; returns the sends into member 0.
 std::vector<int> append_binomial_reduce(FlowSchedule& sc, int p, Bytes bytes) {
@@ -67,7 +92,9 @@ FlowSchedule binomial_all_reduce_schedule(std::span<const int> devices, Bytes by
   sc.devices.assign(devices.begin(), devices.end());
   const int p = static_cast<int>(devices.size());
   if (p < 2) return sc;
-  append_binomial_tree(sc, p, false, bytes, 1);
+  std::vector<int> members(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) members[static_cast<std::size_t>(i)] = i;
+  append_binomial_tree(sc, members, false, bytes, 1, {});
   return sc;
 }
 
@@ -92,8 +119,10 @@ FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes)
   sc.devices.assign(devices.begin(), devices.end());
   const int p = static_cast<int>(devices.size());
   if (p < 2) return sc;
-  append_binomial_tree(sc, p, false, bytes - bytes / 2, tree_chunks(bytes - bytes / 2));
-  append_binomial_tree(sc, p, true, bytes / 2, tree_chunks(bytes - bytes / 2));
+  std::vector<int> members(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) members[static_cast<std::size_t>(i)] = i;
+  append_binomial_tree(sc, members, false, bytes - bytes / 2, tree_chunks(bytes - bytes / 2), {});
+  append_binomial_tree(sc, members, true, bytes / 2, tree_chunks(bytes - bytes / 2), {});
   return sc;
 }
 

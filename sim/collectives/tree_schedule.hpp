@@ -3,6 +3,9 @@
 #pragma once
 
 #include <span>
+#include <vector>
+
+#include <span>
 
 #include "sim/collectives/flow_schedule.hpp"
 
@@ -20,6 +23,13 @@ inline constexpr Bytes kMaxTreeChunks = 16;           // bounds the flows of ver
 int tree_chunks(Bytes bytes_per_tree);
 
 FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes);
+
+// One binomial tree all-reduce (mirrored: rooted at the last position) of `bytes` in `chunks`
+// pipeline chunks over `members` (member indices of `sc`); a position's first sends wait for its
+// `entry` sends (indexed like members; empty: none). Returns, per position, the send that
+// delivered its last chunk.
+std::vector<int> append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes,
+                                      int chunks, std::span<const std::vector<int>> entry);
 
 // Open MPI's non-blocking collectives (coll/libnbc, Open MPI 4.1), which the engine calls:
 // - MPI_Iallreduce in place (as the engine calls it), or below 4 ranks, or under 64 KiB: the

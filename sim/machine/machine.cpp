@@ -65,6 +65,15 @@ const char* to_string(UncertainParameter p) {
   return "?";
 }
 
+CollectiveLibrary low_latency_variant(const CollectiveLibrary& library) {
+  CollectiveLibrary l = library;
+  if (library.low_latency) {
+    l.step_latency = library.low_latency->step_latency;
+    l.bandwidth_efficiency = library.low_latency->bandwidth_efficiency;
+  }
+  return l;
+}
+
 Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double step_bytes) {
   const LargeJobOverhead& o = library.large_job_overhead;
   if (o.points.empty() || nodes < o.points.front().nodes || step_bytes <= 0.0) return Time::zero();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,15 @@ struct LargeJobOverhead {
   std::vector<LargeJobOverheadPoint> points;  // node counts increasing
 };
 
+// A second protocol a library may run a call with: NCCL's LL ("low latency": 8-byte stores with
+// a flag, a shorter step, about half the bandwidth; NCCL_PROTO in NCCL's documentation). The
+// library takes, per call, whichever of its protocols finishes sooner, as NCCL's tuner picks by
+// its own cost model (machine file `low_latency`, optional).
+struct ProtocolTerms {
+  Time step_latency;
+  double bandwidth_efficiency = 1.0;
+};
+
 // Software overheads of a collective library (NCCL, RCCL, Cray MPICH, Open MPI).
 // Who moves a non-blocking collective's data. `asynchronous`: the NIC, the GPU's copy engines or a
 // progress thread, while the device computes (NCCL, RDMA offload). `host`: the rank's own core,
@@ -146,7 +156,11 @@ struct CollectiveLibrary {
   // set-up work that grows with the communicator, where a source says there is some.
   Time setup_latency_per_member = {};
   LargeJobOverhead large_job_overhead = {};  // empty: none
+  std::optional<ProtocolTerms> low_latency = {};
 };
+
+// The library with its low-latency protocol's terms in place of its own.
+CollectiveLibrary low_latency_variant(const CollectiveLibrary& library);
 
 // The overhead of large_job_overhead for one step of `op` moving `step_bytes` per member on a
 // communicator spanning `nodes` nodes; zero where the table does not apply.

@@ -294,7 +294,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   std::vector<CollectiveLibrary> out;
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
     const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold",
-                               "progress", "setup_latency_per_member", "large_job_overhead"});
+                               "progress", "setup_latency_per_member", "large_job_overhead", "low_latency"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -319,6 +319,11 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
     if (map.has("setup_latency_per_member"))
       lib.setup_latency_per_member = read_latency(map.required("setup_latency_per_member"));
     if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));
+    if (map.has("low_latency")) {
+      const MapField ll(map.required("low_latency"), {"step_latency", "bandwidth_efficiency"});
+      lib.low_latency = ProtocolTerms{read_latency(ll.required("step_latency")),
+                                      read_efficiency(ll.required("bandwidth_efficiency"))};
+    }
     out.push_back(lib);
   }
   return out;

@@ -49,9 +49,10 @@ double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& libra
          (phase.inter_node ? phase.steps * nic_overhead_bytes : 0.0);
 }
 
-Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                  double nic_overhead_bytes) {
-  if (program.phases.empty()) return Time::zero();
+namespace {
+
+Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                       double nic_overhead_bytes) {
   double seconds = 0;
   Time latency = call_latency(program, library);
   for (const PricedPhase& p : program.phases) {
@@ -59,6 +60,22 @@ Time program_time(const PricedProgram& program, const CollectiveLibrary& library
     seconds += phase_wire_bytes(p, library, bytes, nic_overhead_bytes) * p.seconds_per_byte;
   }
   return latency + Time::from_seconds(seconds);
+}
+
+}  // namespace
+
+bool uses_low_latency(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                      double nic_overhead_bytes) {
+  return library.low_latency &&
+         one_protocol_time(program, low_latency_variant(library), bytes, nic_overhead_bytes) <
+             one_protocol_time(program, library, bytes, nic_overhead_bytes);
+}
+
+Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                  double nic_overhead_bytes) {
+  if (program.phases.empty()) return Time::zero();
+  const bool ll = uses_low_latency(program, library, bytes, nic_overhead_bytes);
+  return one_protocol_time(program, ll ? low_latency_variant(library) : library, bytes, nic_overhead_bytes);
 }
 
 CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrary& library, GroupGeometry g,

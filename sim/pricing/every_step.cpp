@@ -52,6 +52,8 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
     result.bytes += r.bytes;
   }
   result.delivered = flows.bytes_delivered();
+  result.link_bytes.resize(network.topology().links.size());
+  for (std::size_t l = 0; l < result.link_bytes.size(); ++l) result.link_bytes[l] = flows.link_bytes_delivered(static_cast<int>(l));
   return result;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/pricing/job_network.hpp"
 
@@ -15,6 +16,7 @@ struct EveryStepResult {
   std::uint64_t flows = 0;
   Bytes bytes = 0;         // logical bytes sent
   Bytes delivered = 0;     // wire bytes the network delivered
+  std::vector<double> link_bytes;  // per link of the topology: bytes it carried
 };
 
 EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, CollectiveAlgorithm algorithm,

@@ -24,6 +24,7 @@ int FlowPricing::issue(Time now, const CollectiveCall& call) {
   if (g.size >= 2) {
     c.algorithm = choose_algorithm(network_, library_, g, call.op, call.bytes);
     c.program = &network_.program(g, c.algorithm, call.op, call.bytes, true);
+    c.low_latency = uses_low_latency(*c.program, library_, call.bytes, nic_overhead_bytes_);
     for (const PricedPhase& p : c.program->phases) {
       auto [it, fresh] = shapes_.try_emplace(p.links.get(), -1);
       if (fresh) it->second = flows_.add_shape(*p.links);
@@ -54,9 +55,10 @@ void FlowPricing::start_call(int id, Time t) {
 void FlowPricing::start_phase(int id, Time t) {
   const Call& c = calls_[static_cast<std::size_t>(id)];
   const PricedPhase& p = c.program->phases[c.phase];
-  Time latency = phase_latency(*c.program, p, library_, c.call.bytes);
-  if (c.phase == 0) latency += call_latency(*c.program, library_);
-  const double progress = phase_wire_bytes(p, library_, c.call.bytes, nic_overhead_bytes_);
+  const CollectiveLibrary library = c.low_latency ? low_latency_variant(library_) : library_;
+  Time latency = phase_latency(*c.program, p, library, c.call.bytes);
+  if (c.phase == 0) latency += call_latency(*c.program, library);
+  const double progress = phase_wire_bytes(p, library, c.call.bytes, nic_overhead_bytes_);
   const auto delivered = static_cast<Bytes>(std::llround(progress * p.transfer_weight));
   flows_.start_shaped_flow(t, c.shapes[c.phase], latency, progress, delivered, static_cast<std::uint64_t>(id));
 }

@@ -194,12 +194,10 @@ int JobNetwork::nodes_spanned(GroupGeometry g) {
   return spanned;
 }
 
-std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,
-                                           bool with_links) {
+JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,
+                                     bool with_links) {
   const auto comms = communicators(g);
-  // A pipelined tree (more than one chunk) has every phase the tree can have.
-  const Bytes bytes = algorithm == CollectiveAlgorithm::tree ? 4 * kTreeChunkBytes : program_bytes(algorithm, 0);
-  const CollectiveProgram program = collective_program(algorithm, op, comms, bytes, schedule_options_);
+  const CollectiveProgram program = collective_program(algorithm, op, comms, schedule_options_);
   TrafficRouter& router = router_;
   const RoutingPolicy policy = machine_->network.routing;
   std::vector<PricedPhase> phases;
@@ -213,6 +211,7 @@ std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm 
       PricedPhase p = known->second;
       p.steps = phase.steps;
       p.bytes_fraction = phase.bytes_fraction;
+      p.pipeline = phase.pipeline;
       phases.push_back(std::move(p));
       continue;
     }
@@ -258,6 +257,7 @@ std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm 
     p.path_latency = Time::from_ps(static_cast<std::int64_t>(std::llround(latency_ps)));
     p.steps = phase.steps;
     p.bytes_fraction = phase.bytes_fraction;
+    p.pipeline = phase.pipeline;
     for (const TrafficDemand& t : phase.transfers) p.transfer_weight += t.weight;
     p.inter_node = loads.inter_node;
     if (with_links) p.links = std::make_shared<const std::vector<LinkShare>>(std::move(links));
@@ -271,41 +271,42 @@ std::vector<PricedPhase> JobNetwork::route(GroupGeometry g, CollectiveAlgorithm 
     phases.push_back(std::move(p));
   }
   if (chained) chain_latencies(program, transfer_latency, phases);
-  return phases;
+  return Routed{std::move(phases), program.tree_local_ranks};
 }
 
 const PricedProgram& JobNetwork::program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,
                                          Bytes bytes, bool with_links) {
-  const Key key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op), program_bytes(algorithm, bytes)};
-  auto it = programs_.find(key);
+  const RouteKey route_key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op)};
   const auto lacks_links = [&](const std::vector<PricedPhase>& phases) {
     return with_links && !phases.empty() && phases.front().links == nullptr;
   };
-  if (it != programs_.end() && !lacks_links(it->second.phases)) return it->second;
-  const RouteKey route_key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op)};
   auto r = routed_.find(route_key);
   if (r == routed_.end()) {
     r = routed_.emplace(route_key, route(g, algorithm, op, with_links)).first;
-  } else if (lacks_links(r->second)) {
+  } else if (lacks_links(r->second.phases)) {
     r->second = route(g, algorithm, op, with_links);
   }
+  const int chunks = algorithm == CollectiveAlgorithm::tree
+                         ? tree_chunks(bytes / static_cast<Bytes>(r->second.tree_local_ranks) / 2)
+                         : 1;
+  const Key key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op), chunks};
+  auto it = programs_.find(key);
+  if (it != programs_.end() && !lacks_links(it->second.phases)) return it->second;
   PricedProgram priced;
   priced.algorithm = algorithm;
   priced.op = op;
   priced.members = g.size;
   priced.nodes = nodes_spanned(g);
-  priced.phases = r->second;
-  if (algorithm == CollectiveAlgorithm::tree && !priced.phases.empty()) {
-    // Routed as pipelined: the levels, then the steady phase. Set the chunk count's fractions.
-    const int chunks = tree_chunks(bytes / 2);
-    priced.phases.pop_back();
-    for (PricedPhase& p : priced.phases) p.bytes_fraction = 1.0 / (2.0 * chunks);
-    if (chunks > 1) {
-      PricedPhase steady = r->second.back();
-      steady.bytes_fraction = (chunks - 1.0) / (2.0 * chunks);
-      steady.steps = chunks - 1;
-      priced.phases.push_back(std::move(steady));
+  for (const PricedPhase& routed : r->second.phases) {
+    PricedPhase p = routed;
+    // The tree's pipeline of `chunks` chunks (collective_program.hpp, tree_pipeline).
+    if (p.pipeline == 1) p.bytes_fraction /= chunks;
+    if (p.pipeline == 2) {
+      if (chunks == 1) continue;
+      p.bytes_fraction *= (chunks - 1.0) / chunks;
+      p.steps = chunks - 1;
     }
+    priced.phases.push_back(std::move(p));
   }
   if (it == programs_.end()) return programs_.emplace(key, std::move(priced)).first->second;
   it->second = std::move(priced);

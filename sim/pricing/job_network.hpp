@@ -48,6 +48,7 @@ struct PricedPhase {
   double transfer_weight = 0;    // bytes all its transfers move per byte of the largest one
   bool inter_node = false;       // some transfer leaves its node (pays the NIC's small-message cost)
   double valiant_share = 0;      // of its switch-to-switch traffic (adaptive routing)
+  int pipeline = 0;              // the tree's pipeline phases (CollectivePhase::pipeline)
 };
 
 struct PricedProgram {
@@ -93,7 +94,11 @@ class JobNetwork {
  private:
   // The phases of the program routed and priced (the tree's: for a pipelined tree, its levels and
   // its steady phase; the fractions of a given chunk count are set by program()).
-  std::vector<PricedPhase> route(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op, bool with_links);
+  struct Routed {
+    std::vector<PricedPhase> phases;
+    int tree_local_ranks = 1;
+  };
+  Routed route(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op, bool with_links);
 
   const Machine* machine_;
   int devices_ = 0;
@@ -106,8 +111,8 @@ class JobNetwork {
   TrafficRouter router_;
   std::map<GroupGeometry, int> nodes_spanned_;
   using RouteKey = std::tuple<int, int, int, int>;       // stride, size, algorithm, op
-  using Key = std::tuple<int, int, int, int, Bytes>;     // ... and program bytes
-  std::map<RouteKey, std::vector<PricedPhase>> routed_;
+  using Key = std::tuple<int, int, int, int, int>;       // ... and the tree's pipeline chunks
+  std::map<RouteKey, Routed> routed_;
   // Routed phases by their transfers (two independent 64-bit hashes and the count): the ring's
   // all-reduce, reduce-scatter and all-gather move data between the same members.
   using PatternKey = std::tuple<std::uint64_t, std::uint64_t, std::size_t>;

@@ -101,6 +101,9 @@ class StepExecution {
       variability_ = machine_.variability;
       // The job's slowest device sets the pace: its ranks synchronize with every group each layer.
       slowest_device_ = variability_.device_speed_spread * expected_max_of_normals(schedule.layout.devices());
+      for (int g = 0; g < kStepGroups; ++g)
+        slowest_member_[static_cast<std::size_t>(g)] =
+            expected_max_of_normals(group_size(schedule.layout, static_cast<StepGroup>(g)));
     }
   }
 
@@ -165,12 +168,11 @@ class StepExecution {
   // expected maximum of `members` normal deviates. Grows with the group (about sqrt(2 ln n)).
   Time synchronization_wait(StepGroup group) {
     const auto g = static_cast<std::size_t>(group);
-    const int members = group_size(schedule_.layout, group);
     const double jitter = variability_.collective_entry_jitter.seconds();
     const double spread = std::sqrt(noise_variance_[g] + jitter * jitter);
     noise_variance_[g] = 0.0;
-    if (members <= 1 || spread <= 0.0) return Time::zero();
-    return Time::from_seconds(spread * expected_max_of_normals(members));
+    if (slowest_member_[g] <= 0.0 || spread <= 0.0) return Time::zero();
+    return Time::from_seconds(spread * slowest_member_[g]);
   }
 
   void run_collective(const StepOp& op, std::size_t index) {
@@ -230,6 +232,7 @@ class StepExecution {
   Time now_, compute_, skew_;
   Variability variability_;      // zero when the options turn variability off
   double slowest_device_ = 0.0;  // the slowest device's extra time per unit of compute
+  std::array<double, kStepGroups> slowest_member_{};  // expected maximum of each group's members, in sd
   std::array<double, kStepGroups> noise_variance_{};  // per group since its last synchronization, s^2
   std::map<std::string, Time> compute_by_kind_;
   std::vector<SimulatedEvent> events_;

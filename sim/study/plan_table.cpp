@@ -14,20 +14,20 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, double capacity_bytes) {
   const auto& b = e.step;
   return fmt::format(
-      "{:>5} {:>16} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.1f} {:>6.1f} "
+      "{:>5} {:>16} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.1f} {:>6.1f} "
       "{:>6.1f} {:>7.1f} / {:.0f}\n",
       rank, to_string(e.layout), b.total().seconds(), b.compute.seconds(), b.exposed_x.seconds(),
-      b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(),
+      b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(), b.skew.seconds(),
       e.sustained_flops_per_s / devices * 1e-12, 100.0 * e.hardware_peak_fraction,
       100.0 * e.model_peak_fraction, e.memory.total_bytes() / kGiB, capacity_bytes / kGiB);
 }
 
 std::string table_header() {
-  return fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "rank",
-                     "layout", "step s", "compute", "exp X", "exp Y", "exp Z", "exp data", "TFLOP/s",
+  return fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "rank",
+                     "layout", "step s", "compute", "exp X", "exp Y", "exp Z", "exp data", "skew", "TFLOP/s",
                      "%pk hw", "%MFU", "mem GiB") +
-         fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "",
-                     "Gd x Gx x Gy x Gz", "", "s", "s", "s", "s", "s", "/device", "", "", "/ capacity");
+         fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "",
+                     "Gd x Gx x Gy x Gz", "", "s", "s", "s", "s", "s", "s", "/device", "", "", "/ capacity");
 }
 
 }  // namespace

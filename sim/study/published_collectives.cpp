@@ -10,32 +10,17 @@
 #include <map>
 #include <sstream>
 
-#include "sim/collectives/collective_job.hpp"
+#include "sim/collectives/flow_schedule.hpp"
+#include "sim/net/flow_network.hpp"
+#include "sim/net/routing.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/study/study_plots.hpp"
 
 namespace ws {
 namespace {
-
-constexpr const char* kColumns[] = {"machine", "library", "op", "nodes", "devices", "bytes", "busbw_gbps", "source"};
-constexpr std::size_t kColumnCount = std::size(kColumns);
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (const char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"") == std::string::npos) return s;
@@ -51,25 +36,6 @@ std::string gp_string(const std::string& s) {
     out += c;
   }
   return out + '"';
-}
-
-std::optional<CollectiveOp> parse_op(const std::string& s) {
-  for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
-    if (s == to_string(op)) return op;
-  }
-  return std::nullopt;
-}
-
-int parse_count(const std::string& text, const InputLocation& where) {
-  std::size_t used = 0;
-  int v = 0;
-  try {
-    v = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < 1) throw InputError(where, text, "an integer >= 1");
-  return v;
 }
 
 // osu_bw between device 0 of two nodes: a window of messages, all in flight at once, through the
@@ -96,112 +62,85 @@ CollectiveComparison point_to_point(const Machine& machine, const PublishedColle
 
 }  // namespace
 
-std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(InputLocation{file.string(), 0, ""}, "", "a readable CSV file");
-  std::vector<PublishedCollective> rows;
-  std::string line;
-  int number = 0;
-  bool header = true;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line.front() == '#') continue;
-    const auto f = split_csv(line);
-    const InputLocation at{file.string(), number, ""};
-    if (header) {
-      std::string expected;
-      for (const char* c : kColumns) expected += (expected.empty() ? "" : ",") + std::string(c);
-      if (line != expected) throw InputError(at, line, "the header " + expected);
-      header = false;
-      continue;
-    }
-    if (f.size() != kColumnCount) {
-      throw InputError(at, line, fmt::format("{} comma-separated columns", kColumnCount));
-    }
-    auto where = [&](std::size_t col) { return InputLocation{file.string(), number, kColumns[col]}; };
-    PublishedCollective r;
-    r.machine = f[0];
-    r.library = f[1];
-    r.op = f[2];
-    if (!parse_op(r.op) && r.op != "point-to-point") {
-      throw InputError(where(2), r.op, "all-reduce, reduce-scatter, all-gather or point-to-point");
-    }
-    r.nodes = parse_count(f[3], where(3));
-    r.devices = parse_count(f[4], where(4));
-    const auto bytes = parse_bytes(f[5]);
-    if (!bytes || *bytes < 1) throw InputError(where(5), f[5], "a size with a unit, e.g. \"128 MiB\"");
-    r.bytes = static_cast<Bytes>(std::llround(*bytes));
-    char* end = nullptr;
-    r.busbw_gbps = std::strtod(f[6].c_str(), &end);
-    if (end == f[6].c_str() || *end != '\0' || !(r.busbw_gbps > 0)) {
-      throw InputError(where(6), f[6], "a bandwidth in GB/s > 0");
-    }
-    r.source = f[7];
-    r.file = file.string();
-    r.line = number;
-    rows.push_back(std::move(r));
-  }
-  if (rows.empty()) throw InputError(InputLocation{file.string(), 0, ""}, "", "at least one row");
-  return rows;
-}
-
-std::vector<CollectiveComparison> compare_with_published(const std::vector<PublishedCollective>& rows,
-                                                         const std::string& machines_dir) {
+PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
+                                           const std::string& machines_dir) {
   std::map<std::string, Machine> machines;
-  std::vector<CollectiveComparison> out;
-  for (const auto& row : rows) {
+  PublishedComparison out;
+  const PublishedFit fit = fit_published(rows, machines_dir);
+  out.libraries = fit.libraries;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
     auto it = machines.find(row.machine);
     if (it == machines.end()) it = machines.emplace(row.machine, load_machine_by_name(row.machine, machines_dir)).first;
     const Machine& machine = it->second;
     CollectiveComparison c;
     if (row.op == "point-to-point") {
       c = point_to_point(machine, row);
+      c.fitted_busbw_gbps = c.kfold_busbw_gbps = c.predicted_busbw_gbps;
     } else {
-      CollectiveJobSpec spec;
-      spec.op = *parse_op(row.op);
-      spec.bytes = row.bytes;
-      spec.nodes = row.nodes;
-      spec.devices = row.devices;
-      spec.library = row.library;
-      // A small flow budget keeps the whole table near a minute on two cores; coalesced ring
-      // segments are exact for lockstep rings (sim/collectives/README.md).
-      spec.max_flows = 20'000;
-      spec.top_links = 0;
-      CollectiveJobReport rep;
-      try {
-        rep = run_collective_job(machine, spec);
-      } catch (const InputError& e) {
-        throw InputError(InputLocation{row.file, row.line, ""}, row.machine + " " + row.library + " " + row.op,
-                         std::string("a row the simulator can run (") + e.what() + ")");
-      }
-      c.algorithm = to_string(rep.algorithm);
-      c.predicted_busbw_gbps = rep.busbw_gbps;
-      c.predicted_time_us = rep.time.us();
+      const PublishedRowModel model(machine, row);
+      const CollectiveLibrary* library = nullptr;
+      for (const auto& l : machine.collective_libraries)
+        if (l.name == row.library) library = &l;
+      c.algorithm = model.algorithm(*library);
+      c.predicted_busbw_gbps = model.busbw_gbps(*library);
+      c.predicted_time_us = model.time(*library).us();
+      c.fitted_busbw_gbps = fit.rows[i].fitted_busbw_gbps;
+      c.kfold_busbw_gbps = fit.rows[i].kfold_busbw_gbps;
+      c.scale_busbw_gbps = fit.rows[i].scale_busbw_gbps;
     }
     c.published = row;
     c.relative_error = (c.predicted_busbw_gbps - row.busbw_gbps) / row.busbw_gbps;
-    out.push_back(std::move(c));
+    out.rows.push_back(std::move(c));
   }
   return out;
 }
 
-ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons) {
+ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons, ComparisonScheme scheme) {
   ComparisonSummary s;
-  if (comparisons.empty()) return s;
   std::vector<double> errors;
   for (std::size_t i = 0; i < comparisons.size(); ++i) {
-    const double e = std::abs(comparisons[i].relative_error);
+    const auto& c = comparisons[i];
+    double predicted = c.predicted_busbw_gbps;
+    if (scheme == ComparisonScheme::in_sample) predicted = c.fitted_busbw_gbps;
+    if (scheme == ComparisonScheme::kfold) predicted = c.kfold_busbw_gbps;
+    if (scheme == ComparisonScheme::scale) {
+      if (!c.scale_busbw_gbps) continue;
+      predicted = *c.scale_busbw_gbps;
+    }
+    const double e = std::abs(predicted / c.published.busbw_gbps - 1.0);
     errors.push_back(e);
     if (e > s.worst_abs_error) {
       s.worst_abs_error = e;
       s.worst_row = i;
     }
   }
-  std::sort(errors.begin(), errors.end());
-  const std::size_t n = errors.size();
-  s.median_abs_error = n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+  if (errors.empty()) return s;
+  s.median_abs_error = median(errors);
   return s;
+}
+
+std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir) {
+  std::filesystem::create_directories(out_dir);
+  const auto path = out_dir / "collectives-fit.csv";
+  std::ofstream out(path);
+  out << "machine,library,rows,launch_us_file,step_us_file,efficiency_file,launch_us_fit,step_us_fit,efficiency_fit,"
+         "overhead_per_step_us_fit,median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
+         "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale\n";
+  for (const LibraryFit& f : libraries) {
+    std::string overhead;
+    for (const Time t : f.fitted.overhead_per_step) overhead += fmt::format("{}{:.2f}", overhead.empty() ? "" : " ", t.us());
+    out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{}\n",
+                       f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
+                       f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
+                       f.fitted.bandwidth_efficiency, overhead, f.file.median_abs_error, f.file.worst_abs_error,
+                       f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
+                       f.kfold.worst_abs_error, f.scale.rows,
+                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",
+                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "");
+  }
+  if (!out) throw std::runtime_error("could not write " + path.string());
+  return path;
 }
 
 std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,
@@ -210,11 +149,17 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
   const auto path = out_dir / "collectives-vs-published.csv";
   std::ofstream out(path);
   out << "machine,library,op,nodes,devices,bytes,published_busbw_gbps,predicted_busbw_gbps,relative_error,"
+         "fitted_busbw_gbps,fitted_error,kfold_busbw_gbps,kfold_error,scale_busbw_gbps,scale_error,"
          "algorithm,predicted_time_us,source\n";
   for (const auto& c : comparisons) {
     const auto& p = c.published;
-    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{},{:.2f},{}\n", p.machine, p.library, p.op, p.nodes,
-                       p.devices, p.bytes, p.busbw_gbps, c.predicted_busbw_gbps, c.relative_error, c.algorithm,
+    auto error = [&](double predicted) { return predicted / p.busbw_gbps - 1.0; };
+    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{:.2f},{}\n",
+                       p.machine, p.library, p.op, p.nodes, p.devices, p.bytes, p.busbw_gbps, c.predicted_busbw_gbps,
+                       c.relative_error, c.fitted_busbw_gbps, error(c.fitted_busbw_gbps), c.kfold_busbw_gbps,
+                       error(c.kfold_busbw_gbps),
+                       c.scale_busbw_gbps ? fmt::format("{:.4g}", *c.scale_busbw_gbps) : "",
+                       c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "", c.algorithm,
                        c.predicted_time_us, csv_field(p.source));
   }
   if (!out) throw std::runtime_error("could not write " + path.string());

@@ -4,33 +4,31 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/study/collective_fit.hpp"
+#include "sim/study/published_table.hpp"
 
 namespace ws {
-
-// One published measurement. op: all-reduce, reduce-scatter, all-gather, or point-to-point (an
-// osu_bw-style stream of `window` messages of `bytes` from one node to another, busbw = bytes moved
-// / time). bytes as nccl-tests counts them (all-gather: output; reduce-scatter: input).
-struct PublishedCollective {
-  std::string machine, library, op;
-  int nodes = 0, devices = 0;
-  Bytes bytes = 0;
-  double busbw_gbps = 0;
-  std::string source;
-  std::string file;  // the table it came from, and its line, for messages
-  int line = 0;
-};
 
 struct CollectiveComparison {
   PublishedCollective published;
   std::string algorithm;  // what the simulation ran
-  double predicted_busbw_gbps = 0;
+  double predicted_busbw_gbps = 0;  // the machine file as written
   double predicted_time_us = 0;
   double relative_error = 0;  // (predicted - published) / published
+  // The library's terms fitted to the table (collective_fit.hpp): to every row of its (machine,
+  // library), to the other folds (held out), and to its rows of at most 16 nodes (held out, set
+  // for larger rows only). Point-to-point rows are not fitted: they repeat the prediction.
+  double fitted_busbw_gbps = 0;
+  double kfold_busbw_gbps = 0;
+  std::optional<double> scale_busbw_gbps;
 };
+
+enum class ComparisonScheme { as_written, in_sample, kfold, scale };
 
 struct ComparisonSummary {
   double median_abs_error = 0;
@@ -38,16 +36,19 @@ struct ComparisonSummary {
   std::size_t worst_row = 0;  // index into the comparisons
 };
 
-// Columns (header required, in this order): machine,library,op,nodes,devices,bytes,busbw_gbps,source.
-// Throws InputError naming file, line and column for a bad row.
-std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file);
+struct PublishedComparison {
+  std::vector<CollectiveComparison> rows;
+  std::vector<LibraryFit> libraries;  // the fitted terms and scores of each (machine, library)
+};
 
-// osu_bw's default window: messages in flight per iteration.
-inline constexpr int kPointToPointWindow = 64;
+PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
+                                           const std::string& machines_dir);
 
-std::vector<CollectiveComparison> compare_with_published(const std::vector<PublishedCollective>& rows,
-                                                         const std::string& machines_dir);
-ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons);
+// <out_dir>/collectives-fit.csv: each library's terms as written and fitted, and the four scores.
+std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir);
+// Over the rows a scheme predicts (scale: only the held-out large rows).
+ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons,
+                            ComparisonScheme scheme = ComparisonScheme::as_written);
 
 // <out_dir>/collectives-vs-published.csv; returns its path.
 std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,

@@ -210,7 +210,12 @@ std::string csv_cell(const Cell& cell) {
     std::string operator()(std::monostate) const { return {}; }
     std::string operator()(const std::string& s) const { return csv_text(s); }
     std::string operator()(long long v) const { return fmt::format("{}", v); }
-    std::string operator()(Fixed f) const { return fmt::format("{:.{}f}", f.value, f.decimals); }
+    std::string operator()(Fixed f) const {
+      std::string text = fmt::format("{:.{}f}", f.value, f.decimals);
+      // A value that rounds to zero prints without a sign.
+      if (text.find_first_not_of("-0.") == std::string::npos && text.front() == '-') text.erase(0, 1);
+      return text;
+    }
   };
   return std::visit(Visitor{}, cell);
 }

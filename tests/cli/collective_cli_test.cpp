@@ -55,15 +55,24 @@ void expect_one_line_error(const Run& run, const std::string& flag) {
 
 const std::string kSmall = "collective --machine perlmutter --op all-gather --bytes 64MiB --nodes 4";
 
-TEST(CollectiveCli, PrintsTimeAlgorithmBandwidthRouteMixAndBusiestLinks) {
+TEST(CollectiveCli, PrintsTimeAlgorithmBandwidthPhasesAndBusiestLinks) {
   const auto run = weakscale(kSmall + " --top 3");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("time "));
   EXPECT_THAT(run.out, HasSubstr("algorithm   ring, 4 ring channels (auto)"));
   EXPECT_THAT(run.out, HasSubstr("busbw"));
-  EXPECT_THAT(run.out, HasSubstr("route mix   minimal"));
+  EXPECT_THAT(run.out, HasSubstr("phase 1     15 steps"));
+  EXPECT_THAT(run.out, HasSubstr("non-minimal share"));
   EXPECT_THAT(run.out, HasSubstr("busiest links"));
   EXPECT_THAT(run.out, HasSubstr("   3  "));
+}
+
+TEST(CollectiveCli, EveryStepReferenceRunsEachSendAsAFlow) {
+  const auto phases = weakscale(kSmall);
+  const auto every = weakscale(kSmall + " --every-step");
+  ASSERT_EQ(every.exit_code, 0) << every.err;
+  EXPECT_THAT(every.out, HasSubstr("every step: "));
+  EXPECT_THAT(phases.out, HasSubstr("model       phases"));
 }
 
 TEST(CollectiveCli, LayoutGroupsRunTogether) {
@@ -72,7 +81,7 @@ TEST(CollectiveCli, LayoutGroupsRunTogether) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("x 8 communicators of 8 members"));
   EXPECT_THAT(run.out, HasSubstr("routing minimal"));
-  EXPECT_THAT(run.out, HasSubstr("non-minimal 0 (0.0%)"));
+  EXPECT_THAT(run.out, HasSubstr("non-minimal share 0.0%"));
 }
 
 TEST(CollectiveCli, TwoRunsPrintIdenticalOutput) {

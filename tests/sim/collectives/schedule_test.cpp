@@ -7,7 +7,6 @@
 #include <numeric>
 
 #include "sim/collectives/collective_algorithm.hpp"
-#include "sim/collectives/collective_job.hpp"
 #include "sim/collectives/flow_schedule.hpp"
 #include "sim/collectives/hierarchical_schedule.hpp"
 #include "sim/collectives/rhd_schedule.hpp"
@@ -277,30 +276,6 @@ TEST(AlgorithmSelection, UsesTheMachineFileTreeThresholds) {
   ASSERT_EQ(alps.collective_libraries.front().tree_thresholds.size(), 2u);
   EXPECT_EQ(nccl_tree_threshold(alps.collective_libraries.front(), 2), 4_MiB);
   EXPECT_EQ(nccl_tree_threshold(alps.collective_libraries.front(), 32), 256_MiB);
-}
-
-TEST(CollectiveJob, TwoRunsGiveIdenticalReports) {
-  Machine m = testing::small_machine(4, 4, 4, 2, 2, 1, 25.0, 25.0);
-  m.network.routing = RoutingPolicy::adaptive;
-  CollectiveJobSpec spec;
-  spec.op = CollectiveOp::all_reduce;
-  spec.bytes = 32_MiB;
-  spec.layout = Layout{8, 2, 1, 1};
-  spec.group = GroupKind::data;
-  spec.placement = PlacementKind::scattered;
-  spec.seed = 3;
-  const auto a = run_collective_job(m, spec), b = run_collective_job(m, spec);
-  EXPECT_EQ(a.communicators, 2);
-  EXPECT_EQ(a.members, 8);
-  EXPECT_EQ(a.time, b.time);
-  EXPECT_EQ(a.flows, b.flows);
-  EXPECT_EQ(a.minimal_routes, b.minimal_routes);
-  EXPECT_EQ(a.non_minimal_routes, b.non_minimal_routes);
-  ASSERT_EQ(a.busiest.size(), b.busiest.size());
-  for (std::size_t i = 0; i < a.busiest.size(); ++i) {
-    EXPECT_EQ(a.busiest[i].link, b.busiest[i].link);
-    EXPECT_EQ(a.busiest[i].bytes, b.busiest[i].bytes);
-  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/pricing/collective_job.hpp"
 #include "sim/pricing/every_step.hpp"
 #include "sim/pricing/flow_pricing.hpp"
 #include "tests/sim/net/test_machine.hpp"
@@ -189,6 +190,30 @@ TEST(AlgorithmChoice, NcclAllReduceTakesTheTreeForTinyBuffersOnManyNodesAndTheRi
   EXPECT_EQ(choose_algorithm(network, nccl, g, CollectiveOp::all_reduce, 8), CollectiveAlgorithm::tree);
   EXPECT_EQ(choose_algorithm(network, nccl, g, CollectiveOp::all_reduce, 1_GiB), CollectiveAlgorithm::ring);
   EXPECT_EQ(choose_algorithm(network, nccl, g, CollectiveOp::all_gather, 8), CollectiveAlgorithm::ring);
+}
+
+TEST(CollectiveJob, TwoRunsGiveIdenticalReports) {
+  using namespace ws::literals;
+  Machine m = testing::small_machine(4, 4, 4, 2, 2, 1, 25.0, 25.0);
+  m.network.routing = RoutingPolicy::adaptive;
+  CollectiveJobSpec spec;
+  spec.op = CollectiveOp::all_reduce;
+  spec.bytes = 32_MiB;
+  spec.layout = Layout{8, 2, 1, 1};
+  spec.group = GroupKind::data;
+  spec.placement = NodeAllocation::scattered;
+  spec.seed = 3;
+  const auto a = run_collective_job(m, spec), b = run_collective_job(m, spec);
+  EXPECT_EQ(a.communicators, 2);
+  EXPECT_EQ(a.members, 8);
+  EXPECT_EQ(a.time, b.time);
+  ASSERT_EQ(a.phases.size(), b.phases.size());
+  for (std::size_t i = 0; i < a.phases.size(); ++i) EXPECT_EQ(a.phases[i].valiant_share, b.phases[i].valiant_share);
+  ASSERT_EQ(a.busiest.size(), b.busiest.size());
+  for (std::size_t i = 0; i < a.busiest.size(); ++i) {
+    EXPECT_EQ(a.busiest[i].link, b.busiest[i].link);
+    EXPECT_EQ(a.busiest[i].bytes, b.busiest[i].bytes);
+  }
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ TEST(StudyRun, OneRowPerPointWithEfficiencyRelativeToTheFirst) {
     EXPECT_GE(row.layouts_fitting, 1);
     EXPECT_TRUE(row.best.fits_memory);
     const auto& b = row.best.step;
-    EXPECT_EQ(b.total(), b.compute + b.exposed_x + b.exposed_y + b.exposed_z + b.exposed_data);
+    EXPECT_EQ(b.total(), b.compute + b.exposed_x + b.exposed_y + b.exposed_z + b.exposed_data + b.skew);
     EXPECT_NEAR(row.efficiency, flops_per_device(row) / flops_per_device(result.rows[0]), 1e-12);
   }
   EXPECT_DOUBLE_EQ(result.rows[0].efficiency, 1.0);

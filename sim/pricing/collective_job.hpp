@@ -1,18 +1,22 @@
 // One collective experiment on a machine: place a job, form its communicators (the whole job, or
-// every group of one kind of a 4D layout), run them all at once on one FlowNetwork, and report
-// time, NCCL-style bandwidths, the route mix and the busiest links, so that routing is observable.
+// every group of one kind of a 4D layout), run them all at once, and report time, NCCL-style
+// bandwidths, each phase's Valiant share and the busiest links, so that routing is observable.
+// Two models: the phases (every communicator of a phase as one shaped flow, as studies price
+// collectives) and the every-step reference (each send of each step its own flow).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/schedule/layout.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
-#include "sim/net/placement.hpp"
-#include "sim/net/topology.hpp"
+#include "sim/pricing/job_network.hpp"
 
 namespace ws {
+
+enum class CollectiveJobModel { phases, every_step };
 
 struct CollectiveJobSpec {
   CollectiveOp op = CollectiveOp::all_reduce;
@@ -24,16 +28,9 @@ struct CollectiveJobSpec {
   std::optional<CollectiveAlgorithm> algorithm;  // none: the library's selection
   std::string library;                           // empty: the machine's default library
   std::optional<RoutingPolicy> routing;          // none: the machine's
-  // Adaptive routing's bias against Valiant paths (RouterOptions). 1: a flow goes non-minimal
-  // whenever that path is less loaded, our per-flow stand-in for Slingshot's per-packet adaptivity,
-  // which spreads a hot pair's packets over other paths (estimate, fitted to the published
-  // all-gather rows at 16-32 nodes, which show no local-link hotspot: sim/collectives/README.md).
-  double non_minimal_bias = 1.0;
-  PlacementKind placement = PlacementKind::contiguous;
-  std::uint64_t seed = 1;
-  // Above this many flows (estimated for one send per ring step), ring steps are coalesced into
-  // segments (append_ring) so the run stays fast; 0: never coalesce.
-  std::uint64_t max_flows = 200'000;
+  NodeAllocation placement = NodeAllocation::contiguous;
+  std::uint64_t seed = 1;  // scattered placement
+  CollectiveJobModel model = CollectiveJobModel::phases;
   int top_links = 10;
 };
 
@@ -44,25 +41,32 @@ struct LinkUsage {
   double bytes = 0;
 };
 
+struct PhaseUsage {
+  int steps = 1;
+  double valiant_share = 0;
+  Time time;  // alone: its latency and its bytes at its most loaded link's rate
+};
+
 struct CollectiveJobReport {
   std::string machine, library;
   CollectiveOp op = CollectiveOp::all_reduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   RoutingPolicy routing = RoutingPolicy::adaptive;
+  CollectiveJobModel model = CollectiveJobModel::phases;
   Bytes bytes = 0;
   int nodes = 0, devices = 0;
   int communicators = 0, members = 0;  // communicators run at once, members of each
-  int ring_channels = 1, max_segments = 0;  // 0: not coalesced
-  Time time;            // launch of all calls to the last receive of any
+  int ring_channels = 1;
+  Time time;              // launch of all calls to the last receive of any
   double algbw_gbps = 0;  // bytes / time (NCCL's algbw; per communicator)
   double busbw_gbps = 0;  // algbw x 2(p - 1)/p (all-reduce) or (p - 1)/p (NCCL's busbw)
-  std::uint64_t flows = 0;
-  std::uint64_t minimal_routes = 0, non_minimal_routes = 0;  // inter-node flows by route kind
-  Bytes bytes_sent = 0;   // logical bytes of all sends
+  std::vector<PhaseUsage> phases;
+  std::uint64_t flows = 0;  // every-step model: flows run
   std::vector<LinkUsage> busiest;  // by bytes carried, most first (ties: lower link id)
 };
 
 const char* to_string(LinkKind kind);  // "intra-node", "NIC injection", "NIC endpoint", "local", "global"
+const char* to_string(CollectiveJobModel model);  // "phases", "every-step"
 
 // Throws InputError for impossible requests (more devices than the machine, a layout that does not
 // fit, an unknown library, an algorithm that does not do the op).

@@ -1,0 +1,180 @@
+// Job -> communicators -> program (or every step) -> report.
+#include "sim/pricing/collective_job.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/core/input_error.hpp"
+#include "sim/pricing/collective_pricing.hpp"
+#include "sim/pricing/every_step.hpp"
+
+namespace ws {
+
+const char* to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::intra_node: return "intra-node";
+    case LinkKind::injection: return "NIC injection";
+    case LinkKind::endpoint: return "NIC endpoint";
+    case LinkKind::local: return "local";
+    case LinkKind::global: return "global";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveJobModel model) {
+  return model == CollectiveJobModel::every_step ? "every-step" : "phases";
+}
+
+namespace {
+
+InputError flag_error(const std::string& flag, const std::string& value, const std::string& expected) {
+  return InputError(InputLocation{"", 0, flag}, value, expected);
+}
+
+std::string vertex_name(const Topology& t, int v) {
+  const TopologyVertex& x = t.graph[static_cast<std::size_t>(v)];
+  switch (x.kind) {
+    case VertexKind::device: return fmt::format("device {}", x.index);
+    case VertexKind::nic: return fmt::format("nic {}", x.index);
+    case VertexKind::network_switch: return fmt::format("switch {}", x.index);
+  }
+  return "?";
+}
+
+StepGroup step_group(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::x: return StepGroup::x;
+    case GroupKind::y: return StepGroup::y;
+    case GroupKind::z: return StepGroup::z;
+    case GroupKind::data: return StepGroup::data;
+  }
+  return StepGroup::data;
+}
+
+// The machine with the requested library first (the models price with the default library) and
+// the requested routing.
+Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
+  Machine m = machine;
+  if (!spec.library.empty()) {
+    const auto it = std::find_if(m.collective_libraries.begin(), m.collective_libraries.end(),
+                                 [&](const CollectiveLibrary& l) { return l.name == spec.library; });
+    if (it == m.collective_libraries.end()) {
+      std::string names;
+      for (const auto& l : m.collective_libraries) names += (names.empty() ? "" : ", ") + l.name;
+      throw flag_error("--library", spec.library, fmt::format("one of the machine's libraries: {}", names));
+    }
+    std::rotate(m.collective_libraries.begin(), it, it + 1);
+  }
+  if (spec.routing) m.network.routing = *spec.routing;
+  return m;
+}
+
+}  // namespace
+
+CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJobSpec& spec) {
+  const int dpn = machine.node.devices;
+  CollectiveJobReport rep;
+  rep.machine = machine.name;
+  rep.op = spec.op;
+  rep.bytes = spec.bytes;
+  rep.model = spec.model;
+  if (spec.bytes == 0) throw flag_error("--bytes", "0", "a size > 0 B");
+
+  int devices = spec.devices;
+  if (spec.layout) {
+    if (devices != 0 && devices != spec.layout->devices()) {
+      throw flag_error("--devices", std::to_string(devices),
+                       fmt::format("the layout's device count {} (or no --devices)", spec.layout->devices()));
+    }
+    devices = spec.layout->devices();
+  }
+  int nodes = spec.nodes;
+  if (devices == 0) {
+    if (nodes <= 0) throw flag_error("--nodes", std::to_string(nodes), "--nodes N or --devices N (N >= 1)");
+    devices = nodes * dpn;
+  }
+  if (nodes == 0) nodes = (devices + dpn - 1) / dpn;
+  if (nodes > machine.nodes) {
+    throw flag_error("--nodes", std::to_string(nodes), fmt::format("at most the machine's {} nodes", machine.nodes));
+  }
+  if (static_cast<long long>(devices) > static_cast<long long>(nodes) * dpn || devices < 1) {
+    throw flag_error("--devices", std::to_string(devices),
+                     fmt::format("1 to nodes x {} devices per node = {}", dpn, static_cast<long long>(nodes) * dpn));
+  }
+  rep.nodes = nodes;
+  rep.devices = devices;
+
+  const Machine m = job_machine(machine, spec);
+  const CollectiveLibrary& library = m.collective_libraries.front();
+  rep.library = library.name;
+  rep.routing = m.network.routing;
+  JobNetwork network(m, devices, spec.placement, spec.seed);
+  const GroupGeometry g = spec.layout ? geometry(*spec.layout, step_group(spec.group)) : GroupGeometry{1, devices};
+  rep.communicators = static_cast<int>(network.communicators(g).size());
+  rep.members = g.size;
+  rep.algorithm = spec.algorithm.value_or(choose_algorithm(network, library, g, spec.op, spec.bytes));
+  if (!supports(rep.algorithm, spec.op)) {
+    std::string allowed = "auto";
+    for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
+                         CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::binomial}) {
+      if (supports(a, spec.op)) allowed += std::string(", ") + to_string(a);
+    }
+    throw flag_error("--algorithm", to_string(rep.algorithm),
+                     fmt::format("an algorithm that does {}: {}", to_string(spec.op), allowed));
+  }
+  if (rep.algorithm == CollectiveAlgorithm::ring && g.size > 1) {
+    const auto first = network.communicators(g).front();
+    std::vector<int> per_node(static_cast<std::size_t>(machine.nodes), 0);
+    for (const int d : first) ++per_node[static_cast<std::size_t>(d / dpn)];
+    const int local = per_node[static_cast<std::size_t>(first.front() / dpn)];
+    const bool uniform = std::all_of(first.begin(), first.end(),
+                                     [&](int d) { return per_node[static_cast<std::size_t>(d / dpn)] == local; });
+    rep.ring_channels = uniform && local > 1 ? network.schedule_options().channels : 1;
+  }
+
+  const double h = m.node.nic_efficiency.half_bandwidth_bytes;
+  const PricedProgram& program = network.program(g, rep.algorithm, spec.op, spec.bytes, true);
+  for (const PricedPhase& p : program.phases) {
+    rep.phases.push_back({p.steps, p.valiant_share,
+                          phase_latency(program, p, library, spec.bytes) +
+                              Time::from_seconds(phase_wire_bytes(p, library, spec.bytes, h) * p.seconds_per_byte)});
+  }
+  std::vector<double> link_bytes(network.topology().links.size(), 0.0);
+  if (spec.model == CollectiveJobModel::phases) {
+    rep.time = program_time(program, library, spec.bytes, h);
+    for (const PricedPhase& p : program.phases) {
+      const double wire = phase_wire_bytes(p, library, spec.bytes, h);
+      for (const LinkShare& s : *p.links) link_bytes[static_cast<std::size_t>(s.link)] += wire * s.weight;
+    }
+  } else {
+    EveryStepResult r = every_step_collective(network, g, rep.algorithm, spec.op, spec.bytes);
+    rep.time = r.time;
+    rep.flows = r.flows;
+    link_bytes = std::move(r.link_bytes);
+  }
+  const double p = g.size;
+  rep.algbw_gbps = rep.time > Time::zero() ? static_cast<double>(spec.bytes) / rep.time.seconds() * 1e-9 : 0.0;
+  const double factor = spec.op == CollectiveOp::all_reduce ? 2.0 * (p - 1) / p : (p - 1) / p;
+  rep.busbw_gbps = rep.algbw_gbps * factor;
+
+  const Topology& topology = network.topology();
+  std::vector<int> order(topology.links.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto top = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(0, spec.top_links)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(), [&](int a, int b) {
+    const double ba = link_bytes[static_cast<std::size_t>(a)], bb = link_bytes[static_cast<std::size_t>(b)];
+    return ba > bb || (ba == bb && a < b);
+  });
+  for (std::size_t i = 0; i < top; ++i) {
+    const int l = order[i];
+    const Link& link = topology.links[static_cast<std::size_t>(l)];
+    if (link_bytes[static_cast<std::size_t>(l)] <= 0) break;
+    rep.busiest.push_back({l, link.kind, vertex_name(topology, link.from), vertex_name(topology, link.to),
+                           link_bytes[static_cast<std::size_t>(l)]});
+  }
+  return rep;
+}
+
+}  // namespace ws

@@ -1,0 +1,33 @@
+// The published-collectives table (benchmarks/collectives/published.csv): one measured bus
+// bandwidth per row with its source, read with errors that name file, line and column.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace ws {
+
+// One published measurement. op: all-reduce, reduce-scatter, all-gather, or point-to-point (an
+// osu_bw-style stream of `window` messages of `bytes` from one node to another, busbw = bytes moved
+// / time). bytes as nccl-tests counts them (all-gather: output; reduce-scatter: input).
+struct PublishedCollective {
+  std::string machine, library, op;
+  int nodes = 0, devices = 0;
+  Bytes bytes = 0;
+  double busbw_gbps = 0;
+  std::string source;
+  std::string file;  // the table it came from, and its line, for messages
+  int line = 0;
+};
+
+// Columns (header required, in this order): machine,library,op,nodes,devices,bytes,busbw_gbps,source.
+// Throws InputError naming file, line and column for a bad row.
+std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file);
+
+// osu_bw's default window: messages in flight per iteration.
+inline constexpr int kPointToPointWindow = 64;
+
+}  // namespace ws
