@@ -1,54 +1,112 @@
-// 4-ary heap sift-up / sift-down for EventQueue.
+// Radix-heap buckets for EventQueue.
 #include "sim/core/event_queue.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cassert>
 #include <utility>
 
 namespace ws {
 
-namespace {
-constexpr std::size_t kArity = 4;
+std::size_t EventQueue::bucket_of(std::uint64_t key) const {
+  const std::uint64_t d = key ^ last_;
+  if (d == 0) return 0;
+  const auto digit = static_cast<std::size_t>(63 - std::countl_zero(d)) / 8;
+  return 1 + digit * 256 + static_cast<std::size_t>((key >> (8 * digit)) & 0xFF);
+}
+
+void EventQueue::put(const Event& e) {
+  const std::size_t b = bucket_of(key_of(e.time));
+  buckets_[b].push_back(e);
+  if (b > 0) {
+    const std::size_t digit = (b - 1) / 256, value = (b - 1) % 256;
+    occupied_[digit][value / 64] |= std::uint64_t{1} << (value % 64);
+  }
 }
 
 void EventQueue::push(Time time, EventPayload payload) {
-  Event e{time, next_sequence_++, payload};
-  std::size_t i = heap_.size();
-  heap_.push_back(e);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / kArity;
-    if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
+  const Event e{time, next_sequence_++, payload};
+  ++size_;
+  if (key_of(time) < last_) {
+    // Earlier than every pending event's reference: make the new time the reference and re-bucket
+    // everything, in insertion order so that each bucket stays in it.
+    std::vector<Event> pending;
+    pending.reserve(size_);
+    pending.insert(pending.end(), buckets_[0].begin() + static_cast<std::ptrdiff_t>(front_), buckets_[0].end());
+    for (auto& b : buckets_) {
+      if (&b != &buckets_[0]) pending.insert(pending.end(), b.begin(), b.end());
+      b.clear();
+    }
+    front_ = 0;
+    occupied_ = {};
+    std::sort(pending.begin(), pending.end(), [](const Event& a, const Event& b) { return a.sequence < b.sequence; });
+    last_ = key_of(time);
+    buckets_[0].push_back(e);
+    for (const Event& p : pending) put(p);
+    return;
   }
-  heap_[i] = e;
+  put(e);
+}
+
+void EventQueue::settle() {
+  while (front_ == buckets_[0].size()) {
+    buckets_[0].clear();
+    front_ = 0;
+    std::size_t b = 0;
+    for (std::size_t digit = 0; digit < kDigits && b == 0; ++digit) {
+      for (std::size_t w = 0; w < 4; ++w) {
+        if (const std::uint64_t bits = occupied_[digit][w]; bits != 0) {
+          const std::size_t value = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+          occupied_[digit][w] &= ~(std::uint64_t{1} << (value % 64));
+          b = 1 + digit * 256 + value;
+          break;
+        }
+      }
+    }
+    assert(b > 0);
+    std::vector<Event>& from = buckets_[b];
+    if (key_of(from.front().time) == key_of(from.back().time) &&
+        std::all_of(from.begin(), from.end(), [&](const Event& e) { return e.time == from.front().time; })) {
+      // One time (often one event): the bucket, in insertion order, is the next run of bucket 0.
+      last_ = key_of(from.front().time);
+      std::swap(buckets_[0], from);
+      continue;
+    }
+    // The bucket's smallest possible time (its byte set, every lower byte zero) becomes the
+    // reference: no pending time is below it, and each event of the bucket moves to a lower digit in
+    // the bucket's order, so no pass looks for the minimum and every bucket stays in insertion order.
+    const std::size_t digit = (b - 1) / 256;
+    const std::uint64_t value = (b - 1) % 256;
+    const unsigned shift = 8 * static_cast<unsigned>(digit);
+    const std::uint64_t keep = shift + 8 >= 64 ? 0 : ~std::uint64_t{0} << (shift + 8);
+    last_ = (last_ & keep) | (value << shift);
+    std::vector<Event> moving = std::move(from);
+    from = {};
+    for (const Event& e : moving) put(e);
+    moving.clear();
+    if (from.capacity() < moving.capacity()) from = std::move(moving);  // keep the storage
+  }
+}
+
+const Event& EventQueue::top() {
+  assert(size_ > 0);
+  settle();
+  return buckets_[0][front_];
 }
 
 Event EventQueue::pop() {
-  assert(!heap_.empty());
-  Event result = heap_.front();
-  const Event last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
-  if (n == 0) return result;
-  std::size_t i = 0;
-  for (;;) {
-    const std::size_t first = i * kArity + 1;
-    if (first >= n) break;
-    const std::size_t end = first + kArity < n ? first + kArity : n;
-    std::size_t best = first;
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
-    }
-    if (!before(heap_[best], last)) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  heap_[i] = last;
-  return result;
+  assert(size_ > 0);
+  settle();
+  --size_;
+  return buckets_[0][front_++];
 }
 
 void EventQueue::clear() {
-  heap_.clear();
+  for (auto& b : buckets_) b.clear();
+  occupied_ = {};
+  front_ = 0;
+  last_ = 0;
+  size_ = 0;
   next_sequence_ = 0;
 }
 

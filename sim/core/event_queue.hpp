@@ -3,6 +3,7 @@
 // Events carry a small POD payload; the queue does not know what an event means.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -12,7 +13,7 @@
 namespace ws {
 
 // What an event is about, interpreted only by whoever pushed it (e.g. kind = "flow activates",
-// id = flow index). Plain data so that the heap moves 32-byte records and never allocates.
+// id = flow index). Plain data so that the queue moves 32-byte records and never allocates.
 struct EventPayload {
   std::uint32_t kind = 0;
   std::uint32_t id = 0;
@@ -25,26 +26,46 @@ struct Event {
   EventPayload payload;
 };
 
-// Min-heap on (time, sequence). A 4-ary implicit heap in one vector: shallower than a binary heap
-// and cache-friendly; no allocation once the vector has grown to the peak number of pending events.
+// A radix heap on time, one byte a digit. A discrete-event simulation never schedules before the
+// event it is handling, so times only grow past the queue's reference (at most the earliest pending
+// time); each event sits in the bucket named by the highest byte where its time differs from the
+// reference and that byte's value (bucket order is time order), and moves down at most once per
+// byte (about three times for delays of a few microseconds), instead of paying log n cache-missing
+// comparisons per push and pop as a heap does (3.8-4.8 M events/s at 262,144 pending with a 4-ary
+// heap; benchmarks/bench_event_queue.cpp). Equal times always share a bucket, and every bucket
+// holds its events in insertion order (a bucket only receives moved events while it is empty), so
+// ties pop first-in first-out with no comparison of sequences. A push earlier than the reference is
+// still correct: the queue re-buckets every pending event (O(n log n); a DES never does it).
 class EventQueue {
  public:
-  void reserve(std::size_t n) { heap_.reserve(n); }
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
+  void reserve(std::size_t) {}
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
   std::uint64_t pushed() const { return next_sequence_; }
 
   void push(Time time, EventPayload payload);
-  // Precondition: !empty().
-  const Event& top() const { return heap_.front(); }
+  // Precondition: !empty(). Valid until the next push or pop.
+  const Event& top();
   Event pop();
   void clear();
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.sequence < b.sequence);
-  }
-  std::vector<Event> heap_;
+  // The time's bits with the sign flipped: unsigned order is time order.
+  static std::uint64_t key_of(Time t) { return static_cast<std::uint64_t>(t.ps()) ^ (std::uint64_t{1} << 63); }
+  // 0 for a key equal to the reference, else 1 + 256 x (the highest byte where they differ) + the
+  // key's value of that byte.
+  std::size_t bucket_of(std::uint64_t key) const;
+  void put(const Event& e);
+  // Brings the earliest events into bucket 0 (from front_ on), where all share one time.
+  void settle();
+
+  static constexpr std::size_t kDigits = 8;
+  static constexpr std::size_t kBuckets = 1 + kDigits * 256;
+  std::vector<std::vector<Event>> buckets_ = std::vector<std::vector<Event>>(kBuckets);
+  std::array<std::array<std::uint64_t, 4>, kDigits> occupied_{};  // non-empty buckets per digit
+  std::size_t front_ = 0;   // bucket 0's next event
+  std::uint64_t last_ = 0;  // the reference key: no pending key is below it
+  std::size_t size_ = 0;
   std::uint64_t next_sequence_ = 0;
 };
 

@@ -95,5 +95,34 @@ TEST(EventQueue, ClearResetsSequence) {
   EXPECT_EQ(q.top().sequence, 0u);
 }
 
+// Interleaved pushes and pops, some pushes earlier than the last popped time and some at negative
+// times, against a reference that sorts by (time, insertion): the same events in the same order.
+TEST(EventQueue, MatchesASortedReferenceUnderInterleavedAndOutOfOrderPushes) {
+  EventQueue q;
+  RandomStream rng(5, StreamId::test);
+  std::vector<std::pair<std::int64_t, std::uint64_t>> pending;  // (time, sequence)
+  std::uint64_t sequence = 0;
+  std::int64_t now = 0;
+  for (int i = 0; i < 60000; ++i) {
+    const auto r = rng.uniform_below(100);
+    if (r < 55 || pending.empty()) {
+      // Mostly later than now; 2 % before it (and below zero), as a non-DES caller might push.
+      const auto offset = static_cast<std::int64_t>(rng.uniform_below(1u << 24));
+      const std::int64_t t = r < 2 ? now - offset - 1 : now + (r < 20 ? 0 : offset);
+      q.push(Time::from_ps(t), {0, static_cast<std::uint32_t>(sequence), 0});
+      pending.emplace_back(t, sequence++);
+    } else {
+      const auto first = std::min_element(pending.begin(), pending.end());
+      ASSERT_EQ(q.top().time.ps(), first->first);
+      const Event e = q.pop();
+      EXPECT_EQ(e.time.ps(), first->first);
+      EXPECT_EQ(e.sequence, first->second);
+      now = e.time.ps();
+      pending.erase(first);
+    }
+    ASSERT_EQ(q.size(), pending.size());
+  }
+}
+
 }  // namespace
 }  // namespace ws
