@@ -21,6 +21,8 @@ struct PlanArgs {
   std::string precision = "bf16";
   bool no_recompute = false, no_oar = false, no_ors = false, no_oag = false;
   bool overlap_data = false;
+  std::string evaluator = "closed-form";  // or "flow": the top layouts re-ranked by the step simulator
+  int simulate_top = 16;
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);

@@ -61,9 +61,10 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
                   "skip node allocation x routing at the largest points");
   study->add_flag("--no-sensitivity", a.no_sensitivity, "skip the one-at-a-time sensitivity table");
   study->add_option("--evaluator", a.evaluator,
-                    "how the analytic top k are scored: 'simulated' (the step simulator re-ranks them) or "
-                    "'analytic' (closed form only)")
-      ->check(CLI::IsMember({"simulated", "analytic"}))
+                    "how layouts are scored: 'flow' (the closed form's fastest --simulate-top re-ranked by the "
+                    "step simulator, every collective in flight on one flow network) or 'closed-form' (each "
+                    "collective alone, closed form only); 'simulated' and 'analytic' are older names of the two")
+      ->check(CLI::IsMember({"flow", "closed-form", "simulated", "analytic"}))
       ->capture_default_str();
   study->add_option("--simulate-top", a.simulate_top,
                     "how many of the analytic ranking's fastest layouts the simulator re-ranks (at least --top-k)")
@@ -82,7 +83,8 @@ void run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     const std::filesystem::path out_dir(a.out_dir);
     std::filesystem::create_directories(out_dir);
     StudyRunOptions options;
-    options.evaluator = a.evaluator == "analytic" ? analytic_evaluator() : simulated_evaluator(a.simulate_top);
+    options.evaluator = a.evaluator == "closed-form" || a.evaluator == "analytic" ? analytic_evaluator()
+                                                                                   : simulated_evaluator(a.simulate_top);
     options.top_k = a.top_k > 0 ? a.top_k : spec.top_k;
     options.samples = a.samples;
     options.seed = a.seed;

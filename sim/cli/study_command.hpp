@@ -21,7 +21,7 @@ struct StudyArgs {
   bool no_placement_routing = false;
   bool no_sensitivity = false;
   bool restart = false;
-  std::string evaluator = "simulated";  // or "analytic"
+  std::string evaluator = "flow";  // or "closed-form" ("simulated", "analytic": older names)
   int simulate_top = kDefaultSimulatedLayouts;             // layouts of the analytic ranking the simulator re-ranks
 };
 

@@ -70,9 +70,10 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
       out += fmt::format("  ... {} more fitting layouts (--top N shows more)\n", plan.ranked.size() - shown);
     }
   }
+  const std::size_t fitting = std::max(options.fitting, plan.ranked.size());
   out += fmt::format(
       "\n{} layouts fit in memory, {} valid but over memory, {} invalid for this model and batch{}\n",
-      plan.ranked.size(), plan.over_memory.size(), plan.invalid.size(),
+      fitting, plan.over_memory.size(), plan.invalid.size(),
       options.show_invalid || (plan.over_memory.empty() && plan.invalid.empty())
           ? ""
           : " (--show-invalid lists them)");

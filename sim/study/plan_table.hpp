@@ -11,6 +11,9 @@ namespace ws {
 struct PlanTableOptions {
   int top = 10;               // rows of the ranked table
   bool show_invalid = false;  // list over-memory and invalid layouts with their reasons
+  // Layouts that fit, where plan.ranked holds only some of them (the flow evaluator's re-ranked
+  // top); 0: plan.ranked.size().
+  std::size_t fitting = 0;
 };
 
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,

@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -130,6 +132,31 @@ TEST(Cli, PlanPrintsARankedTableOfLayouts) {
   EXPECT_THAT(run.out, MatchesRegex("(.|\n)*\n +1 +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +[0-9.]+(.|\n)*"));
   EXPECT_THAT(run.out, MatchesRegex("(.|\n)*\n +3 +[0-9]+x[0-9]+x[0-9]+x[0-9]+ (.|\n)*"));
   EXPECT_THAT(run.out, Not(MatchesRegex("(.|\n)*\n +4 +[0-9]+x[0-9]+x(.|\n)*")));
+}
+
+// --evaluator flow re-ranks the closed form's fastest layouts by the step simulator on the flow
+// network: the same layouts fit, the table's steps are the simulated ones (sorted), and a bad name
+// is refused with the allowed values.
+TEST(Cli, PlanWithTheFlowEvaluatorReRanksTheClosedFormsTop) {
+  const std::string args = "plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 4";
+  const auto closed = weakscale(args);
+  const auto flow = weakscale(args + " --evaluator flow --simulate-top 8");
+  ASSERT_EQ(flow.exit_code, 0) << flow.err;
+  EXPECT_THAT(flow.out, HasSubstr("flow evaluator: the closed form's fastest 8 of "));
+  auto footer = [](const std::string& out) { return out.substr(out.rfind("layouts fit in memory") - 6); };
+  EXPECT_EQ(footer(flow.out), footer(closed.out));
+  std::vector<double> steps;
+  std::istringstream lines(flow.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream row(line);
+    int rank = 0;
+    std::string layout;
+    double step = 0;
+    if (row >> rank >> layout >> step && layout.find('x') != std::string::npos) steps.push_back(step);
+  }
+  ASSERT_EQ(steps.size(), 4u) << flow.out;
+  EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end())) << flow.out;
+  expect_one_line_error(weakscale(args + " --evaluator fluid"));
 }
 
 TEST(Cli, PlanAcceptsACustomModelAndShowsInvalidLayouts) {
