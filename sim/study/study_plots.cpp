@@ -180,10 +180,10 @@ std::string breakdown_plot_script(const StudyResult& result) {
   std::string s = "$steps << EOD\n";
   for (const auto* row : rows) {
     const auto& b = row->best.step;
-    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
+    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
                      gp_string(row->point.model.name), gp_string(to_string(row->best.layout)),
                      b.compute.seconds(), b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(),
-                     b.exposed_data.seconds());
+                     b.exposed_data.seconds(), b.skew.seconds());
   }
   s += "EOD\n";
   s += fmt::format(
@@ -205,8 +205,52 @@ std::string breakdown_plot_script(const StudyResult& result) {
       "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
       "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
       "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
-      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\"\n",
+      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\", \\\n"
+      "     '' using 9 lc rgb \"#937860\" title \"skew (slowest device and member)\"\n",
       gp_string(figure_title(result, "step-time breakdown of the best layout")), rows.size());
+  return s;
+}
+
+// Where the efficiency goes: per point, the terms of EfficiencyDecomposition in percentage points
+// (clustered bars, above zero a gain over the first point, below a loss), and the efficiency itself
+// as a line on the right axis, so a point below or above 100 % shows its causes at a glance.
+std::string decomposition_plot_script(const StudyResult& result) {
+  const auto rows = feasible_rows(result);
+  std::string s = "$terms << EOD\n";
+  for (const auto* row : rows) {
+    const auto& d = row->decomposition;
+    s += fmt::format("{} {} {} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f}\n", row->point.devices,
+                     gp_string(row->point.model.name), gp_string(to_string(row->best.layout)), 100 * d.compute,
+                     100 * d.x, 100 * d.y, 100 * d.z, 100 * d.data, 100 * d.skew, 100 * d.contention,
+                     100 * row->efficiency);
+  }
+  s += "EOD\n";
+  s += fmt::format(
+      "set title {} font \",15\"\n"
+      "set style data histograms\n"
+      "set style histogram clustered gap 1.5\n"
+      "set style fill solid 0.85 border -1\n"
+      "set xrange [-0.6:{} - 0.4]\n"
+      "set bmargin 7\n"
+      "set xlabel \"devices, model and best layout (Gdata x Gx x Gy x Gz)\" offset 0,-1.8\n"
+      "set ylabel \"efficiency gained (+) or lost (-) vs the first point (percentage points)\"\n"
+      "set y2label \"weak-scaling efficiency (%)\"\n"
+      "set y2tics\n"
+      "set ytics nomirror\n"
+      "set grid ytics lc rgb \"#d0d0d0\"\n"
+      "set xzeroaxis lt -1\n"
+      "set key outside right top box opaque\n"
+      "set xtics nomirror\n"
+      "plot $terms using 4:xtic(sprintf(\"%d\\n%s\\n%s\", $1, strcol(2), strcol(3))) lc rgb \"#4c72b0\" "
+      "title \"compute efficiency\", \\\n"
+      "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
+      "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
+      "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
+      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\", \\\n"
+      "     '' using 9 lc rgb \"#937860\" title \"skew and noise\", \\\n"
+      "     '' using 10 lc rgb \"#da8bc3\" title \"contention\", \\\n"
+      "     '' using 0:11 axes x1y2 with linespoints lw 2 pt 7 lc rgb \"black\" title \"efficiency (right)\"\n",
+      gp_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size());
   return s;
 }
 
@@ -265,6 +309,7 @@ std::vector<std::filesystem::path> plot_study(const StudyResult& result,
   };
   const Figure figures[] = {{result.spec.name, efficiency_plot_script(result)},
                             {result.spec.name + "-breakdown", breakdown_plot_script(result)},
+                            {result.spec.name + "-efficiency", decomposition_plot_script(result)},
                             {result.spec.name + "-candidates", candidates_plot_script(result)}};
   std::string script;
   std::vector<std::filesystem::path> files;

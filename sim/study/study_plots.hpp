@@ -33,9 +33,10 @@ void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& scr
 // The gnuplot commands for one figure (terminal and output excluded), for inspection and tests.
 std::string efficiency_plot_script(const StudyResult& result);
 std::string breakdown_plot_script(const StudyResult& result);
+std::string decomposition_plot_script(const StudyResult& result);
 std::string candidates_plot_script(const StudyResult& result);
 
-// Draws the three figures in PNG and SVG into out_dir and returns the files written.
+// Draws the four figures (efficiency, breakdown, efficiency decomposition, candidates) in PNG and SVG into out_dir and returns the files written.
 std::vector<std::filesystem::path> plot_study(const StudyResult& result,
                                               const std::filesystem::path& out_dir);
 

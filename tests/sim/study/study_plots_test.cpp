@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/study/study_run.hpp"
 
@@ -38,9 +40,34 @@ TEST(StudyPlots, EfficiencyScriptUsesLog2DeviceAxisWithEveryPoint) {
 TEST(StudyPlots, BreakdownScriptStacksComputeAndEveryExposedPart) {
   const std::string script = breakdown_plot_script(small_result());
   EXPECT_THAT(script, HasSubstr("rowstacked"));
-  for (const char* part : {"compute", "exposed X", "exposed Y", "exposed Z", "exposed data"}) {
+  for (const char* part : {"compute", "exposed X", "exposed Y", "exposed Z", "exposed data", "skew"}) {
     EXPECT_THAT(script, HasSubstr(part));
   }
+}
+
+// One cluster per point with every term of the decomposition, in percentage points, and the
+// efficiency itself: the terms of each data line add up to the efficiency minus 100.
+TEST(StudyPlots, DecompositionScriptCarriesEveryTermAndAddsUpToTheEfficiency) {
+  const StudyResult r = small_result();
+  const std::string script = decomposition_plot_script(r);
+  EXPECT_THAT(script, HasSubstr("clustered"));
+  for (const char* part : {"compute efficiency", "exposed X", "exposed Y", "exposed Z", "exposed data", "skew",
+                           "contention", "efficiency (right)"}) {
+    EXPECT_THAT(script, HasSubstr(part));
+  }
+  std::istringstream lines(script.substr(script.find("$terms << EOD\n") + 14));
+  std::string line;
+  std::getline(lines, line);  // the first point: every term zero
+  std::getline(lines, line);
+  std::istringstream fields(line);
+  std::string devices, model, layout;
+  fields >> devices >> model >> layout;
+  double sum = 0, v = 0;
+  std::vector<double> values;
+  while (fields >> v) values.push_back(v);
+  ASSERT_EQ(values.size(), 8u) << line;
+  for (std::size_t i = 0; i + 1 < values.size(); ++i) sum += values[i];
+  EXPECT_NEAR(sum, values.back() - 100.0, 1e-3) << line;
 }
 
 TEST(StudyPlots, BandsAreDrawnOnlyForSampledStudies) {
@@ -70,9 +97,10 @@ TEST(StudyPlots, GnuplotWritesPngAndSvgForEveryFigure) {
   const auto dir = std::filesystem::temp_directory_path() / ("weakscale-plots-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto files = plot_study(small_result(), dir);
-  ASSERT_EQ(files.size(), 6u);
+  ASSERT_EQ(files.size(), 8u);
   for (const char* name : {"perlmutter-plot-test.png", "perlmutter-plot-test.svg",
                            "perlmutter-plot-test-breakdown.png", "perlmutter-plot-test-breakdown.svg",
+                           "perlmutter-plot-test-efficiency.png", "perlmutter-plot-test-efficiency.svg",
                            "perlmutter-plot-test-candidates.png", "perlmutter-plot-test-candidates.svg"}) {
     const auto path = dir / name;
     ASSERT_TRUE(std::filesystem::exists(path)) << name;
