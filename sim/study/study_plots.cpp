@@ -233,7 +233,7 @@ std::string decomposition_plot_script(const StudyResult& result) {
       "set xrange [-0.6:{} - 0.4]\n"
       "set bmargin 7\n"
       "set xlabel \"devices, model and best layout (Gdata x Gx x Gy x Gz)\" offset 0,-1.8\n"
-      "set ylabel \"efficiency gained (+) or lost (-) vs the first point (percentage points)\"\n"
+      "set ylabel \"gain (+) or loss (-) vs the first point (% points)\"\n"
       "set y2label \"weak-scaling efficiency (%)\"\n"
       "set y2tics\n"
       "set ytics nomirror\n"
