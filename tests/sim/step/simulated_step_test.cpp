@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/compute/gemm_efficiency.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {
@@ -40,6 +41,65 @@ SimulatedStepConfig frontier_sized(const Layout& layout) {
   c.layout = layout;
   c.sequences = 64L * layout.data * layout.z / 8;
   return c;
+}
+
+// Machine-file variability, one term at a time (sim/step/README.md "Skew and noise").
+Machine with_variability(double spread, double noise, Time jitter) {
+  Machine m = machine("frontier.yaml");
+  m.variability = Variability{spread, noise, jitter};
+  return m;
+}
+
+// Off (the StepOptions switch, or a machine without variability): no skew, and the same step.
+TEST(SimulatedStepVariability, SwitchedOffGivesNoSkewAndTheNoiselessStep) {
+  const SimulatedStepConfig on = frontier_sized(Layout{8, 2, 2, 2});
+  SimulatedStepConfig off = on;
+  off.options.variability = false;
+  const Machine noisy = machine("frontier.yaml");
+  ASSERT_GT(noisy.variability.device_speed_spread, 0.0);
+  const SimulatedStep without = simulate_step(noisy, off);
+  EXPECT_EQ(without.skew_s, 0.0);
+  EXPECT_EQ(without.step_s, simulate_step(with_variability(0, 0, Time::zero()), on).step_s);
+  EXPECT_GT(simulate_step(noisy, on).step_s, without.step_s);
+}
+
+// The slowest device alone: every compute task runs longer by spread x E[max of N normals], the
+// job's pace, so the skew is exactly that share of the compute and grows with the job.
+TEST(SimulatedStepVariability, SlowestDeviceStretchesComputeByTheExpectedMaximumOfTheJob) {
+  const double spread = 0.02;
+  const Machine m = with_variability(spread, 0, Time::zero());
+  double previous = 0;
+  for (const Layout& layout : {Layout{2, 1, 1, 2}, Layout{8, 2, 2, 2}, Layout{64, 2, 2, 4}}) {
+    const SimulatedStep step = simulate_step(m, frontier_sized(layout));
+    const double expected = step.compute_s * spread * expected_max_of_normals(layout.devices());
+    EXPECT_NEAR(step.skew_s, expected, 1e-6 * expected) << to_string(layout);
+    const double share = step.skew_s / step.compute_s;
+    EXPECT_GT(share, previous) << to_string(layout);
+    previous = share;
+  }
+}
+
+// Entry jitter alone: each synchronizing call waits jitter x E[max over the group's members], so
+// the skew is linear in the jitter and larger for a larger data-parallel group.
+TEST(SimulatedStepVariability, EntryJitterWaitIsLinearAndGrowsWithTheGroup) {
+  const SimulatedStepConfig small_group = frontier_sized(Layout{2, 1, 1, 2});
+  const SimulatedStepConfig large_group = frontier_sized(Layout{32, 1, 1, 2});
+  const double one = simulate_step(with_variability(0, 0, Time::from_us(5)), small_group).skew_s;
+  const double two = simulate_step(with_variability(0, 0, Time::from_us(10)), small_group).skew_s;
+  ASSERT_GT(one, 0.0);
+  EXPECT_NEAR(two, 2 * one, 1e-6 * two);
+  // Same schedule per rank, more data-parallel members to wait for.
+  EXPECT_GT(simulate_step(with_variability(0, 0, Time::from_us(5)), large_group).skew_s, one);
+}
+
+// Compute noise alone: it accumulates between a group's synchronizations, so it adds skew, and
+// more noise never less.
+TEST(SimulatedStepVariability, ComputeNoiseAddsWaitsThatGrowWithTheNoise) {
+  const SimulatedStepConfig c = frontier_sized(Layout{8, 2, 2, 2});
+  const double low = simulate_step(with_variability(0, 0.01, Time::zero()), c).skew_s;
+  const double high = simulate_step(with_variability(0, 0.03, Time::zero()), c).skew_s;
+  EXPECT_GT(low, 0.0);
+  EXPECT_NEAR(high, 3 * low, 1e-6 * high);
 }
 
 TEST(SimulatedStep, OneRankStepIsTheSumOfItsComputeTasks) {
