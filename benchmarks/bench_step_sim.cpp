@@ -1,12 +1,14 @@
 // Time to simulate one training step with the step simulator (sim/step/) on Frontier
-// (machines/frontier.yaml): the Frontier studies' largest points (benchmarks/studies), GPT 80B on
-// 8,192 GCDs (layout 128 x 1 x 2 x 32) and GPT 175B on 32,768 GCDs (256 x 1 x 2 x 64), one 2,048-token
-// sequence per GCD, bf16, recomputation, OAR / ORS / OAG on; collectives on the flow network (every
-// call in flight sharing links) or in closed form (each alone). The job network (placement,
-// topology, routed programs) is built inside the timed loop: the figure is a cold step.
+// (machines/frontier.yaml): every point of the Frontier 32,768-GCD study (benchmarks/studies) at the
+// layout the study chose, GPT 5B on 512 GCDs to 175B on 32,768, one 2,048-token sequence per GCD,
+// bf16, recomputation, OAR / ORS / OAG on; collectives on the flow network (every call in flight
+// sharing links) or in closed form (each alone). The job network (placement, topology, routed
+// programs) is built inside the timed loop: the figure is a cold step. Counter peak_rss_mib is the
+// process's peak so far (the points run smallest first, so it shows how memory grows).
 // Reproduce: cmake --build <build> --target bench_step_sim && /usr/bin/time -v
 // <build>/benchmarks/bench_step_sim
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <string>
 
@@ -21,10 +23,13 @@ struct Point {
   ws::Layout layout;
 };
 
-// state.range(0): 0 = 80B on 8,192 GCDs, 1 = 175B on 32,768 GCDs; state.range(1): 1 flow, 0 closed form.
+// state.range(0): the point (0 = 5B on 512 GCDs ... 6 = 175B on 32,768); state.range(1): 1 flow, 0 closed form.
 void BM_SimulateStep(benchmark::State& state) {
   const ws::Machine machine = ws::load_machine(WEAKSCALE_SOURCE_DIR "/machines/frontier.yaml");
-  const Point points[] = {{"80B", ws::Layout{128, 1, 2, 32}}, {"175B", ws::Layout{256, 1, 2, 64}}};
+  const Point points[] = {{"5B", ws::Layout{16, 1, 2, 16}},    {"10B", ws::Layout{32, 1, 2, 16}},
+                          {"20B", ws::Layout{32, 1, 2, 32}},   {"40B", ws::Layout{64, 1, 2, 32}},
+                          {"80B", ws::Layout{128, 1, 2, 32}},  {"160B", ws::Layout{256, 1, 1, 64}},
+                          {"175B", ws::Layout{512, 1, 1, 64}}};
   const Point& point = points[state.range(0)];
   ws::SimulatedStepConfig config;
   config.model = *ws::find_model(point.model);
@@ -37,10 +42,13 @@ void BM_SimulateStep(benchmark::State& state) {
     step_s = step.step_s;
     benchmark::ClobberMemory();  // DoNotOptimize on a double garbles it with some GCC versions
   }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   state.SetLabel(std::string(point.model) + " on " + std::to_string(config.layout.devices()) + " GCDs, " +
                  ws::to_string(config.collectives) + ", simulated step " + std::to_string(step_s) + " s");
 }
 
-BENCHMARK(BM_SimulateStep)->ArgsProduct({{0, 1}, {1, 0}})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateStep)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1, 0}})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
