@@ -5,8 +5,8 @@
 // suppress leaks whose allocation stack passes through Open MPI's libraries, and nothing else: a
 // leak in our own code still fails the test. The suppression only matches if the stack reaches
 // those libraries, and Open MPI is built without frame pointers: the suppressions need allocation
-// stacks from the slow, DWARF-based unwinder, which scripts/test.sh turns on for the sanitizer run
-// (ASAN_OPTIONS=fast_unwind_on_malloc=0).
+// stacks from the slow, DWARF-based unwinder. It is these programs' default (below) and no one
+// else's: on every malloc it costs 10-100x, which made the simulator's own tests take minutes.
 
 extern "C" const char* __lsan_default_suppressions() {
   return "leak:libopen-pal.so\n"
@@ -17,3 +17,5 @@ extern "C" const char* __lsan_default_suppressions() {
          "leak:libhwloc.so\n"
          "leak:libevent\n";
 }
+
+extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }

@@ -251,7 +251,8 @@ TEST(FlowNetwork, ShapedFlowMovesAtItsMostLoadedLinksShare) {
   const Time latency = net.path_latency(net.path(f));
   std::vector<LinkShare> links;
   for (const int l : net.path(f).view()) links.push_back({l, 1.0});
-  for (const int l : router.route(1, 0, net.link_load()).view()) links.push_back({l, 1.0});
+  const auto back = router.route(1, 0, net.link_load());  // a named path: view() does not own it
+  for (const int l : back.view()) links.push_back({l, 1.0});
   std::sort(links.begin(), links.end(), [](const LinkShare& a, const LinkShare& b) { return a.link < b.link; });
   const int g = net.start_shaped_flow(Time::zero(), net.add_shape(links), latency, 4.0 * (1 << 20), 8_MiB, 1);
   std::vector<CompletedFlow> done;
@@ -279,7 +280,8 @@ std::vector<std::int64_t> repeated_pattern(bool memoize, std::uint64_t* hits) {
   std::vector<int> shapes;
   for (const auto& [a, b] : {std::pair{0, 4}, std::pair{1, 6}, std::pair{2, 3}}) {
     std::vector<LinkShare> links;
-    for (const int l : router.route(a, b, net.link_load()).view()) links.push_back({l, 1.0 + a});
+    const auto path = router.route(a, b, net.link_load());  // a named path: view() does not own it
+    for (const int l : path.view()) links.push_back({l, 1.0 + a});
     std::sort(links.begin(), links.end(), [](const LinkShare& x, const LinkShare& y) { return x.link < y.link; });
     shapes.push_back(net.add_shape(links));
   }
