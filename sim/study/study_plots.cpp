@@ -175,6 +175,20 @@ std::string efficiency_plot_script(const StudyResult& result) {
   return s;
 }
 
+// The bars both per-point figures share: columns 4-9 of the data block `block` (compute, exposed X,
+// Y, Z, data, skew), each point labelled with its devices, model and layout.
+static std::string part_bars(std::string_view block, std::string_view compute_title, std::string_view skew_title) {
+  return fmt::format(
+      "{} using 4:xtic(sprintf(\"%d\\n%s\\n%s\", $1, strcol(2), strcol(3))) lc rgb \"#4c72b0\" "
+      "title \"{}\", \\\n"
+      "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
+      "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
+      "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
+      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\", \\\n"
+      "     '' using 9 lc rgb \"#937860\" title \"{}\"",
+      block, compute_title, skew_title);
+}
+
 std::string breakdown_plot_script(const StudyResult& result) {
   const auto rows = feasible_rows(result);
   std::string s = "$steps << EOD\n";
@@ -200,14 +214,9 @@ std::string breakdown_plot_script(const StudyResult& result) {
       "set grid ytics lc rgb \"#d0d0d0\"\n"
       "set key top left box opaque reverse Left\n"
       "set xtics nomirror\n"
-      "plot $steps using 4:xtic(sprintf(\"%d\\n%s\\n%s\", $1, strcol(2), strcol(3))) lc rgb \"#4c72b0\" "
-      "title \"compute\", \\\n"
-      "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
-      "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
-      "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
-      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\", \\\n"
-      "     '' using 9 lc rgb \"#937860\" title \"skew (slowest device and member)\"\n",
-      gp_string(figure_title(result, "step-time breakdown of the best layout")), rows.size());
+      "plot {}\n",
+      gp_string(figure_title(result, "step-time breakdown of the best layout")), rows.size(),
+      part_bars("$steps", "compute", "skew (slowest device and member)"));
   return s;
 }
 
@@ -241,16 +250,11 @@ std::string decomposition_plot_script(const StudyResult& result) {
       "set xzeroaxis lt -1\n"
       "set key outside right top box opaque\n"
       "set xtics nomirror\n"
-      "plot $terms using 4:xtic(sprintf(\"%d\\n%s\\n%s\", $1, strcol(2), strcol(3))) lc rgb \"#4c72b0\" "
-      "title \"compute efficiency\", \\\n"
-      "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
-      "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
-      "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
-      "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\", \\\n"
-      "     '' using 9 lc rgb \"#937860\" title \"skew and noise\", \\\n"
+      "plot {}, \\\n"
       "     '' using 10 lc rgb \"#da8bc3\" title \"contention\", \\\n"
       "     '' using 0:11 axes x1y2 with linespoints lw 2 pt 7 lc rgb \"black\" title \"efficiency (right)\"\n",
-      gp_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size());
+      gp_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size(),
+      part_bars("$terms", "compute efficiency", "skew and noise"));
   return s;
 }
 
