@@ -6,16 +6,19 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/comm/mpi_check.hpp"
 #include "engine/comm/process_grid.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/memorization.hpp"
 #include "engine/train/step_summary.hpp"
 #include "engine/train/trace_writer.hpp"
 #include "engine/train/trainer.hpp"
@@ -32,7 +35,49 @@ struct Options {
   int warmup = -1;  // -1: min(2, steps - 1)
   std::string machine_file, csv_file, trace_file, checkpoint_dir, resume_dir;
   int checkpoint_every = 0;
+  std::string data_order = "random";
+  // Memorization evaluation (engine/train/memorization.hpp); off without --eval-memorization.
+  std::string eval_file, validation_file;
+  ws::MemorizationOptions eval{0, -1, -1};  // sequences 0: --batch; prefix / length -1: seq/2 and the rest
+  int eval_every = 0;
 };
+
+// One memorization evaluation: a JSON line on stdout and a CSV row in --eval-memorization.
+struct MemorizationRow {
+  long long step = 0;
+  long long sequences_trained = 0;
+  ws::MemorizationResult result;
+  std::optional<double> validation_loss;
+  double seconds = 0;
+};
+
+void report_memorization(const Options& o, const MemorizationRow& row) {
+  const auto& r = row.result;
+  const nlohmann::json line{{"event", "memorization"},
+                            {"step", row.step},
+                            {"sequences_trained", row.sequences_trained},
+                            {"goldfish_k", o.run.goldfish.k},
+                            {"goldfish_context", o.run.goldfish.context},
+                            {"sequences", r.sequences},
+                            {"prefix", o.eval.prefix},
+                            {"length", o.eval.length},
+                            {"exact_match_rate", r.exact_match_rate()},
+                            {"token_accuracy", r.token_accuracy()},
+                            {"train_loss", r.loss},
+                            {"validation_loss", row.validation_loss ? nlohmann::json(*row.validation_loss) : nlohmann::json()},
+                            {"seconds", row.seconds}};
+  std::printf("%s\n", line.dump().c_str());
+  std::fflush(stdout);
+  const bool fresh = !std::ifstream(o.eval_file).good() || std::ifstream(o.eval_file).peek() == EOF;
+  std::ofstream csv(o.eval_file, std::ios::app);
+  if (fresh)
+    csv << "layout,goldfish_k,goldfish_context,step,sequences_trained,sequences,prefix,length,exact_matches,"
+           "exact_match_rate,token_accuracy,train_loss,validation_loss,seconds\n";
+  csv << ws::to_string(o.run.layout) << ',' << o.run.goldfish.k << ',' << o.run.goldfish.context << ',' << row.step
+      << ',' << row.sequences_trained << ',' << r.sequences << ',' << o.eval.prefix << ',' << o.eval.length << ','
+      << r.exact_matches << ',' << r.exact_match_rate() << ',' << r.token_accuracy() << ',' << r.loss << ','
+      << (row.validation_loss ? std::to_string(*row.validation_loss) : std::string()) << ',' << row.seconds << '\n';
+}
 
 // Every rank parses the same argv, so every rank reaches the same verdict; only rank 0 prints.
 std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
@@ -49,8 +94,10 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
   app.add_option("--seq", m.sequence_length, "sequence length (tokens)")->capture_default_str();
   app.add_option("--vocab", m.vocabulary, "vocabulary size (>= 256 with --data)")->capture_default_str();
   app.add_option("--batch", o.run.batch_sequences, "global sequences per step")->capture_default_str();
-  app.add_option("--steps", o.steps, "training steps (after a resume: more steps)")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "training steps (after a resume: more steps; 0 with --eval-memorization: "
+                                     "evaluate only)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", o.warmup,
                  "first steps left out of the summary (default min(2, steps - 1): 10 steps, the last 8 averaged)");
   app.add_option("--machine", o.machine_file, "machine file (machines/*.yaml) whose fp32 device peak gives percent of peak");
@@ -65,7 +112,31 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
   app.add_option("--layout", o.layout_text, "Gdata x Gx x Gy x Gz, e.g. 4x1x1x1 (default: ranks x1x1x1)");
   app.add_option("--seed", o.run.seed, "seed of initialisation and synthetic data")->capture_default_str();
   app.add_option("--data", o.data_file, "train on the bytes of this text file instead of synthetic tokens");
+  app.add_option("--data-order", o.data_order,
+                 "random: each sequence at a seeded random offset of --data; chunks: the file cut into "
+                 "documents of --seq + 1 bytes, read in order (batch = documents: one epoch per step)")
+      ->check(CLI::IsMember({"random", "chunks"}))
+      ->capture_default_str();
   app.add_option("--lr", o.run.optimizer.learning_rate, "AdamW learning rate")->capture_default_str();
+  app.add_option("--goldfish-k", o.run.goldfish.k,
+                 "Goldfish loss: leave 1 in K targets out of the loss, chosen by a hash of the tokens before "
+                 "it (0 = off)")
+      ->capture_default_str();
+  app.add_option("--goldfish-context", o.run.goldfish.context, "Goldfish loss: tokens hashed to choose (h)")
+      ->capture_default_str();
+  app.add_option("--eval-memorization", o.eval_file,
+                 "append memorization rows (exact-match rate, token accuracy, losses) to this CSV; also printed "
+                 "as JSON lines");
+  app.add_option("--eval-sequences", o.eval.sequences,
+                 "memorization: training sequences evaluated, the first of step 0 (default --batch)");
+  app.add_option("--eval-prefix", o.eval.prefix, "memorization: prompt tokens P (default --seq / 2)");
+  app.add_option("--eval-length", o.eval.length, "memorization: tokens generated greedily L (default --seq - P)");
+  app.add_option("--eval-every", o.eval_every,
+                 "memorization: also evaluate before training and every N steps (default: at the end only)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--validation-data", o.validation_file,
+                 "memorization: held-out text (read like --data) whose mean loss over --eval-sequences "
+                 "sequences is reported");
   app.add_flag("--no-tune", no_tune, "skip GEMM layout tuning (always the plain row-major call)");
   app.add_flag("--no-overlap-dp", no_overlap, "all-reduce gradients after backward instead of block by block");
   app.add_flag("--no-oar", no_oar, "blocking backward dX all-reduce (no overlap with the dW product)");
@@ -81,7 +152,30 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
   o.run.overlap_data_parallel = !no_overlap;
   o.run.overlap = ws::OverlapOptions{!no_oar, !no_ors, !no_oag};
   o.run.recompute = recompute;
+  o.eval.prefix = o.eval.prefix < 0 ? m.sequence_length / 2 : o.eval.prefix;
+  o.eval.length = o.eval.length < 0 ? m.sequence_length - o.eval.prefix : o.eval.length;
+  if (o.eval.sequences == 0) o.eval.sequences = static_cast<int>(std::min<long long>(o.run.batch_sequences, 1 << 30));
   return std::nullopt;
+}
+
+// The memorization options against the model and layout; throws ConfigError naming the flag.
+void check_memorization(const Options& o) {
+  const bool evaluating = !o.eval_file.empty();
+  if (!evaluating) {
+    if (o.steps == 0) throw ws::ConfigError("--steps 0 trains nothing: give --eval-memorization FILE or --steps >= 1");
+    if (o.eval_every > 0) throw ws::ConfigError("--eval-every needs --eval-memorization FILE");
+    if (!o.validation_file.empty()) throw ws::ConfigError("--validation-data needs --eval-memorization FILE");
+    return;
+  }
+  const int seq = o.run.model.sequence_length;
+  const long long shards = static_cast<long long>(o.run.layout.data) * o.run.layout.z;
+  if (o.eval.sequences <= 0 || o.eval.sequences % shards != 0)
+    throw ws::ConfigError("--eval-sequences " + std::to_string(o.eval.sequences) +
+                          " must be positive and divisible by Gdata*Gz = " + std::to_string(shards));
+  if (o.eval.prefix < 1 || o.eval.length < 1 || o.eval.prefix + o.eval.length > seq)
+    throw ws::ConfigError("--eval-prefix " + std::to_string(o.eval.prefix) + " and --eval-length " +
+                          std::to_string(o.eval.length) + " must be at least 1 each and add up to at most --seq " +
+                          std::to_string(seq));
 }
 
 int run(int argc, char** argv) {
@@ -91,11 +185,11 @@ int run(int argc, char** argv) {
   Options o;
   if (auto code = parse(argc, argv, rank, o)) return *code;
 
-  std::unique_ptr<ws::TokenSource> source;
+  std::unique_ptr<ws::TokenSource> source, validation;
   std::optional<ws::Machine> machine;
   try {
-    if (o.warmup < 0) o.warmup = std::min(2, o.steps - 1);
-    if (o.warmup >= o.steps)
+    if (o.warmup < 0) o.warmup = std::max(0, std::min(2, o.steps - 1));
+    if (o.steps > 0 && o.warmup >= o.steps)
       throw ws::ConfigError("--warmup " + std::to_string(o.warmup) + " must be below --steps " + std::to_string(o.steps) +
                             " (at least one measured step)");
     if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
@@ -106,10 +200,18 @@ int run(int argc, char** argv) {
     if (!layout) throw ws::ConfigError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
     o.run.layout = *layout;
     ws::validate_run(o.run, ranks);
-    if (o.data_file.empty())
+    check_memorization(o);
+    const ws::TextOrder order = o.data_order == "chunks" ? ws::TextOrder::chunks : ws::TextOrder::random_offsets;
+    if (o.data_file.empty()) {
+      if (order == ws::TextOrder::chunks) throw ws::ConfigError("--data-order chunks needs --data FILE");
       source = std::make_unique<ws::SyntheticTokens>(o.run.seed, o.run.model.vocabulary);
-    else
-      source = std::make_unique<ws::TextFileTokens>(o.data_file, o.run.seed, o.run.model.sequence_length);
+    } else {
+      source = std::make_unique<ws::TextFileTokens>(o.data_file, o.run.seed, o.run.model.sequence_length, order,
+                                                    o.run.batch_sequences);
+    }
+    if (!o.validation_file.empty())
+      validation = std::make_unique<ws::TextFileTokens>(o.validation_file, o.run.seed, o.run.model.sequence_length,
+                                                        order, o.eval.sequences, "--validation-data");
     if (source->vocabulary() > o.run.model.vocabulary)
       throw ws::ConfigError("--vocab " + std::to_string(o.run.model.vocabulary) + " is below the data's " +
                             std::to_string(source->vocabulary()) + " token values");
@@ -124,12 +226,13 @@ int run(int argc, char** argv) {
   int outputs_ok = 1;
   std::string output_problem;
   if (rank == 0)
-    for (const std::string* path : {&o.csv_file, &o.trace_file}) {
+    for (const auto& [flag, path] : {std::pair{"--csv ", &o.csv_file}, std::pair{"--trace ", &o.trace_file},
+                                     std::pair{"--eval-memorization ", &o.eval_file}}) {
       if (path->empty()) continue;
       std::ofstream probe(*path, std::ios::app);
       if (!probe) {
         outputs_ok = 0;
-        output_problem = (path == &o.csv_file ? "--csv " : "--trace ") + *path + ": cannot open for writing";
+        output_problem = flag + *path + ": cannot open for writing";
       }
     }
   WS_MPI_CHECK(MPI_Bcast(&outputs_ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
@@ -140,7 +243,10 @@ int run(int argc, char** argv) {
 
   const ws::ProcessGrid grid(MPI_COMM_WORLD, o.run.layout);
   ws::Trainer<float> trainer(o.run, grid, *source);
-  const std::string data_name = o.data_file.empty() ? "synthetic" : o.data_file;
+  // The data order is part of what a checkpoint is bound to: the same file read another way is
+  // other data.
+  const std::string data_name =
+      o.data_file.empty() ? "synthetic" : o.data_file + (o.data_order == "chunks" ? " (chunks)" : "");
   try {
     if (!o.resume_dir.empty()) ws::load_checkpoint(trainer, data_name, o.resume_dir);
   } catch (const ws::CheckpointError& e) {
@@ -161,6 +267,8 @@ int run(int argc, char** argv) {
                                {"seed", o.run.seed},
                                {"data", data_name},
                                {"recompute", o.run.recompute},
+                               {"goldfish_k", o.run.goldfish.k},
+                               {"goldfish_context", o.run.goldfish.context},
                                {"first_step", trainer.steps_done() + 1},
                                {"resumed_from", o.resume_dir}};
     std::printf("%s\n", start.dump().c_str());
@@ -169,6 +277,18 @@ int run(int argc, char** argv) {
   grid.world().barrier();
   grid.timeline().reset_origin();
   grid.timeline().set_tracing(!o.trace_file.empty());
+  auto evaluate = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    MemorizationRow row;
+    row.step = trainer.steps_done();
+    row.sequences_trained = trainer.steps_done() * o.run.batch_sequences;
+    row.result = ws::evaluate_memorization(trainer.model(), grid, *source, o.eval);
+    if (validation) row.validation_loss = ws::evaluate_loss(trainer.model(), grid, *validation, o.eval.sequences);
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rank == 0) report_memorization(o, row);
+  };
+  const bool evaluating = !o.eval_file.empty();
+  if (evaluating && (o.eval_every > 0 || o.steps == 0)) evaluate();
   std::vector<ws::StepRecord> records;
   for (int s = 0; s < o.steps; ++s) {
     const ws::StepResult r = trainer.step();
@@ -194,7 +314,9 @@ int run(int argc, char** argv) {
       std::printf("%s\n", line.dump().c_str());
       std::fflush(stdout);
     }
+    if (evaluating && (last || (o.eval_every > 0 && trainer.steps_done() % o.eval_every == 0))) evaluate();
   }
+  if (o.steps == 0) return 0;  // evaluation only: no steps to summarise
   if (!o.trace_file.empty()) ws::write_trace(grid.timeline(), grid.world(), o.trace_file);
   const std::optional<double> peak =
       machine ? std::optional<double>(ws::peak(machine->device, ws::Precision::fp32).flops()) : std::nullopt;

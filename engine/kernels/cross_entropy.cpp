@@ -18,7 +18,7 @@ double cross_entropy_forward(T* logits, const int* targets, int rows, int vocabu
       sum += row[i];
     }
     for (int i = 0; i < vocabulary; ++i) row[i] /= sum;
-    loss -= std::log(static_cast<double>(row[targets[r]]));
+    if (targets[r] >= 0) loss -= std::log(static_cast<double>(row[targets[r]]));
   }
   return loss;
 }
@@ -27,6 +27,10 @@ template <class T>
 void cross_entropy_backward(T* probs, const int* targets, int rows, int vocabulary, T scale) {
   for (int r = 0; r < rows; ++r) {
     T* row = probs + static_cast<std::size_t>(r) * vocabulary;
+    if (targets[r] < 0) {
+      std::fill(row, row + vocabulary, T(0));
+      continue;
+    }
     row[targets[r]] -= T(1);
     for (int i = 0; i < vocabulary; ++i) row[i] *= scale;
   }

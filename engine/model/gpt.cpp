@@ -72,12 +72,20 @@ void Gpt<T>::set_recompute(bool recompute) {
 
 template <class T>
 double Gpt<T>::forward(const int* tokens, const int* targets, int sequences) {
+  const int m = sequences * spec_.sequence_length;
+  forward_logits(tokens, sequences);
+  targets_.assign(targets, targets + m);
+  const ComputeSpan span(grid_.timeline(), "fwd", -1, "cross_entropy");
+  return cross_entropy_forward(logits_.data(), targets, m, spec_.vocabulary);
+}
+
+template <class T>
+const T* Gpt<T>::forward_logits(const int* tokens, int sequences) {
   const int s = spec_.sequence_length, h = width_, v = spec_.vocabulary;
   const int m = sequences * s;
   const auto mh = static_cast<std::size_t>(m) * h;
   sequences_ = sequences;
   tokens_.assign(tokens, tokens + m);
-  targets_.assign(targets, targets + m);
   for (auto& r : residual_) r.resize(mh);
   const auto ctx = context("fwd");
   Timeline& timeline = grid_.timeline();
@@ -105,8 +113,7 @@ double Gpt<T>::forward(const int* tokens, const int* targets, int sequences) {
     tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
   }
   grid_.group(GroupKind::x).all_reduce_sum(logits_.data(), logits_.size());  // partial over features
-  const ComputeSpan span(timeline, "fwd", -1, "cross_entropy");
-  return cross_entropy_forward(logits_.data(), targets, m, v);
+  return logits_.data();
 }
 
 template <class T>

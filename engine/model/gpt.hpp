@@ -23,8 +23,14 @@ class Gpt {
   // Registers and initialises every parameter from `seed`; tuner and grid outlive the model.
   Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner, std::uint64_t seed);
 
-  // tokens and targets: sequences * seq entries each. Returns the local loss sum.
+  // tokens and targets: sequences * seq entries each. Returns the local loss sum over the targets
+  // that are not negative (a negative target, the Goldfish mask's, is left out of the loss).
   double forward(const int* tokens, const int* targets, int sequences);
+  // The forward pass up to the LM head: returns the [sequences * seq x vocabulary] row-major
+  // logits, complete on every rank of the X x Y grid, valid until the next forward. Row t of a
+  // sequence depends on its tokens 0 .. t only (causal attention), so inference may leave the
+  // tokens after t unset. Collectives are the training forward's: call it on every rank.
+  const T* forward_logits(const int* tokens, int sequences);
   // Accumulates d(scale * loss sum)/d(parameters) into the gradient buffer; call after forward.
   // `ready` (optional) is called with each range of the store whose gradients are final, as soon
   // as they are (block by block, last block first, one block late so that ORS reduce-scatters can

@@ -432,7 +432,8 @@ class ScheduleBuilder {
     gpt_forward();
     gpt_backward();
     if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
-    blocking(StepCollective::all_reduce, StepGroup::data_z, kScalarBytes);  // the loss
+    // The loss sum and the number of supervised targets (the Goldfish mask's).
+    blocking(StepCollective::all_reduce, StepGroup::data_z, 2 * kScalarBytes);
     for (std::size_t issued : data_parallel_) wait(issued);
     if (buckets_bytes_ > 0) untraced("dp.unpack", buckets_bytes_);
     compute("optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);

@@ -16,6 +16,11 @@ double gradient_square_share(const ParameterStore<T>& store) {
   return total;
 }
 
+template <class T>
+void scale_gradients(ParameterStore<T>& store, T factor) {
+  for (T& g : store.grads()) g *= factor;
+}
+
 double clip_factor(double norm, double clip_norm) {
   if (clip_norm <= 0 || norm <= clip_norm) return 1.0;
   return clip_norm / norm;
@@ -53,6 +58,8 @@ void AdamW<T>::step(ParameterStore<T>& store, double grad_scale) {
   }
 }
 
+template void scale_gradients<float>(ParameterStore<float>&, float);
+template void scale_gradients<double>(ParameterStore<double>&, double);
 template double gradient_square_share<float>(const ParameterStore<float>&);
 template double gradient_square_share<double>(const ParameterStore<double>&);
 template class AdamW<float>;

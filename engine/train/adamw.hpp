@@ -15,6 +15,10 @@ namespace ws {
 template <class T>
 double gradient_square_share(const ParameterStore<T>& store);
 
+// Multiplies every gradient of this rank by `factor`.
+template <class T>
+void scale_gradients(ParameterStore<T>& store, T factor);
+
 template <class T>
 class AdamW {
  public:

@@ -41,6 +41,13 @@ void validate_run(const RunConfig& run, int world_size) {
                                      "into Gz = {} shards",
                                      block, l.z));
   }
+  const GoldfishOptions& g = run.goldfish;
+  if (g.k < 0 || g.k == 1)
+    problems.push_back(fmt::format("--goldfish-k {} must be 0 (off) or at least 2 (1 would drop every token)", g.k));
+  if (g.enabled() && m.sequence_length > 0 && (g.context < 1 || g.context >= m.sequence_length))
+    problems.push_back(fmt::format("--goldfish-context {} must be between 1 and --seq - 1 = {} (the tokens hashed "
+                                   "must fit before a target of the sequence)",
+                                   g.context, m.sequence_length - 1));
   if (problems.empty()) return;
   std::string text = problems.front();
   for (std::size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];

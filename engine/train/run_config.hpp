@@ -10,6 +10,7 @@
 #include "engine/model/overlap.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
+#include "engine/train/goldfish.hpp"
 
 namespace ws {
 
@@ -40,6 +41,7 @@ struct RunConfig {
   bool overlap_data_parallel = true;
   OverlapOptions overlap{};  // OAR, ORS, OAG
   bool recompute = false;    // recompute each block's activations in backward instead of storing them
+  GoldfishOptions goldfish{};  // Goldfish loss: off unless goldfish.k > 0
 };
 
 // Throws ConfigError listing every problem. Pure function of its arguments, so every rank reaches

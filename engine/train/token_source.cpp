@@ -28,18 +28,27 @@ void SyntheticTokens::sequence(long long step, long long index, int seq, int* in
   }
 }
 
-TextFileTokens::TextFileTokens(const std::string& path, std::uint64_t seed, int seq) : seed_(seed) {
+TextFileTokens::TextFileTokens(const std::string& path, std::uint64_t seed, int seq, TextOrder order, long long batch,
+                               const std::string& option)
+    : seed_(seed), order_(order), batch_(batch) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("--data {}: cannot open the file", path));
+  if (!in) throw ConfigError(fmt::format("{} {}: cannot open the file", option, path));
   bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (bytes_.size() < static_cast<std::size_t>(seq) + 1)
-    throw ConfigError(fmt::format("--data {}: {} bytes, but one sequence needs --seq + 1 = {}", path, bytes_.size(),
-                                  seq + 1));
+    throw ConfigError(fmt::format("{} {}: {} bytes, but one sequence needs --seq + 1 = {}", option, path,
+                                  bytes_.size(), seq + 1));
+  chunks_ = static_cast<long long>(bytes_.size() / (static_cast<std::size_t>(seq) + 1));
 }
 
 void TextFileTokens::sequence(long long step, long long index, int seq, int* inputs, int* targets) const {
-  SplitMix64 rng(seed_, stream_of(step, index));
-  const std::size_t start = rng.below(bytes_.size() - static_cast<std::size_t>(seq));
+  std::size_t start = 0;
+  if (order_ == TextOrder::chunks) {
+    const long long chunk = (step * batch_ + index) % chunks_;
+    start = static_cast<std::size_t>(chunk) * (static_cast<std::size_t>(seq) + 1);
+  } else {
+    SplitMix64 rng(seed_, stream_of(step, index));
+    start = rng.below(bytes_.size() - static_cast<std::size_t>(seq));
+  }
   for (int i = 0; i < seq; ++i) {
     inputs[i] = bytes_[start + i];
     targets[i] = bytes_[start + i + 1];

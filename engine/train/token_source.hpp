@@ -33,17 +33,33 @@ class SyntheticTokens final : public TokenSource {
   int vocabulary_;
 };
 
-// Bytes of a file as tokens (vocabulary 256); each sequence starts at a seeded random offset.
+// How a text file is cut into sequences.
+enum class TextOrder {
+  random_offsets,  // each sequence starts at a seeded random byte offset (pretraining-like)
+  // The file is cut into consecutive chunks of seq + 1 bytes (the last partial one dropped), each
+  // one document; global sequence g = step * batch + index reads chunk g mod chunks. With batch =
+  // chunks every step is one epoch over the same documents: what a memorization study repeats.
+  chunks,
+};
+
+// Bytes of a file as tokens (vocabulary 256).
 class TextFileTokens final : public TokenSource {
  public:
-  // Throws ConfigError if the file cannot be read or is shorter than seq + 1 bytes.
-  TextFileTokens(const std::string& path, std::uint64_t seed, int seq);
+  // Throws ConfigError if the file cannot be read or is shorter than seq + 1 bytes. `batch`
+  // (global sequences per step) is used by TextOrder::chunks only.
+  TextFileTokens(const std::string& path, std::uint64_t seed, int seq, TextOrder order = TextOrder::random_offsets,
+                 long long batch = 1, const std::string& option = "--data");
   void sequence(long long step, long long index, int seq, int* inputs, int* targets) const override;
   int vocabulary() const override { return 256; }
+  // Documents of TextOrder::chunks (0 for random offsets).
+  long long chunks() const { return order_ == TextOrder::chunks ? chunks_ : 0; }
 
  private:
   std::vector<unsigned char> bytes_;
   std::uint64_t seed_;
+  TextOrder order_;
+  long long batch_;
+  long long chunks_;
 };
 
 // This rank's contiguous share of the global batch: shard d * Gz + z of Gdata * Gz.

@@ -68,7 +68,10 @@ StepResult Trainer<T>::step() {
     batch = load_batch(source_, step_, shard_, seq);
     store.zero_grads();
   }
-  double loss_sum = model_.forward(batch.inputs.data(), batch.targets.data(), batch.sequences);
+  // The Goldfish mask depends on the tokens only, so every layout masks the same global targets.
+  const long long supervised = apply_goldfish_mask(run_.goldfish, batch.inputs.data(), batch.targets.data(),
+                                                   batch.sequences, seq);
+  const double loss_sum = model_.forward(batch.inputs.data(), batch.targets.data(), batch.sequences);
   const double global_tokens = static_cast<double>(run_.batch_sequences) * seq;
   // Z-sharded weights were already reduce-scattered over Z in backward and now sum over data;
   // everything replicated over Z sums over data x Z.
@@ -114,7 +117,10 @@ StepResult Trainer<T>::step() {
     reduce(Tensor{0, store.size()});
   }
   const auto exposed_start = std::chrono::steady_clock::now();
-  batch_group.all_reduce_sum(&loss_sum, 1);
+  // The loss and the number of supervised targets in one call: backward scaled by 1 / all tokens,
+  // and the Goldfish mask's share is known only now (each rank saw its shard).
+  double sums[2] = {loss_sum, static_cast<double>(supervised)};
+  batch_group.all_reduce_sum(sums, 2);
   for (GradientBucket<T>& b : buckets) b.request.wait();
   const double exposed = std::chrono::duration<double>(std::chrono::steady_clock::now() - exposed_start).count();
   for (const GradientBucket<T>& b : buckets) {
@@ -128,6 +134,9 @@ StepResult Trainer<T>::step() {
   double square = 0;
   {
     const ComputeSpan span(timeline, "optimizer", -1, "grad_norm");
+    // d(mean over supervised targets) = d(mean over all tokens) * all / supervised: exact, and
+    // a no-op without the mask.
+    if (sums[1] > 0 && sums[1] != global_tokens) scale_gradients(store, static_cast<T>(global_tokens / sums[1]));
     square = gradient_square_share(store);
   }
   grid_.group(GroupKind::x).all_reduce_sum(&square, 1);
@@ -141,7 +150,7 @@ StepResult Trainer<T>::step() {
   ++step_;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu_seconds = process_cpu_seconds() - cpu_start;
-  return StepResult{step_, loss_sum / global_tokens, norm, seconds, cpu_seconds, exposed,
+  return StepResult{step_, sums[1] > 0 ? sums[0] / sums[1] : 0.0, norm, seconds, cpu_seconds, exposed,
                     difference(timeline.totals(), before)};
 }
 

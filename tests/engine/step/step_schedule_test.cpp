@@ -64,9 +64,9 @@ std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long 
   const double dp = o.overlap_data_parallel;
   add(StepCollective::all_reduce, StepGroup::data, dp ? L : 1, L * block_weights / Z);
   // Replicated over Z: 4 layer-norm vectors and the biases (3h + h + 4h + h features); wte, wpe,
-  // lnf; the loss.
+  // lnf; the loss and the supervised-target count (two doubles).
   const double replicated = L * (4 * h / X + 7 * h / Y + 2 * h / X) + V * h / X + S * h / X + 2 * h / X;
-  add(StepCollective::all_reduce, StepGroup::data_z, (dp ? L + 2 : 1) + 1, replicated * e + 8);
+  add(StepCollective::all_reduce, StepGroup::data_z, (dp ? L + 2 : 1) + 1, replicated * e + 16);
   return t;
 }
 
