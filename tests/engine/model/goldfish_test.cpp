@@ -16,6 +16,7 @@
 #include "engine/train/memorization.hpp"
 #include "engine/train/run_config.hpp"
 #include "engine/train/token_source.hpp"
+#include "tests/engine/model/central_differences.hpp"
 
 namespace ws {
 namespace {
@@ -25,6 +26,14 @@ std::vector<int> random_tokens(std::size_t count, int vocabulary, std::uint64_t 
   std::vector<int> tokens(count);
   for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint64_t>(vocabulary)));
   return tokens;
+}
+
+// Hidden 16, 2 heads.
+ModelSpec tiny_model(int layers, int seq, int vocabulary) {
+  ModelSpec spec;
+  spec.name = "tiny";
+  spec.layers = layers, spec.hidden = 16, spec.heads = 2, spec.sequence_length = seq, spec.vocabulary = vocabulary;
+  return spec;
 }
 
 TEST(GoldfishMask, OffChangesNothing) {
@@ -113,9 +122,7 @@ TEST(MaskedCrossEntropy, IgnoredRowsAddNoLossAndGetNoGradient) {
 // differences of the forward pass, for every parameter of a tiny model, with a mask that drops
 // about half of the targets.
 TEST(GoldfishGradient, MatchesCentralFiniteDifferencesWithTheMaskOn) {
-  ModelSpec spec;
-  spec.name = "tiny";
-  spec.layers = 2, spec.hidden = 16, spec.heads = 2, spec.sequence_length = 8, spec.vocabulary = 32;
+  const ModelSpec spec = tiny_model(2, 8, 32);
   const ProcessGrid grid = ProcessGrid::serial();
   GemmTuner<double> tuner;
   Gpt<double> model(spec, grid, tuner, 7);
@@ -133,24 +140,10 @@ TEST(GoldfishGradient, MatchesCentralFiniteDifferencesWithTheMaskOn) {
   loss();
   model.backward(1.0 / supervised);
   const std::vector<double> analytic = store.grads();
-  const double h = 1e-5;
-  double norm = 0;
-  for (const TensorInfo& info : store.tensors())
-    for (std::size_t i = 0; i < info.tensor.size; ++i) {
-      double& p = store.value(info.tensor)[i];
-      const double saved = p;
-      p = saved + h;
-      const double up = loss();
-      p = saved - h;
-      const double down = loss();
-      p = saved;
-      const double numeric = (up - down) / (2 * h);
-      const double want = analytic[info.tensor.offset + i];
-      ASSERT_LT(std::fabs(numeric - want) / std::max(1e-3, std::fabs(numeric) + std::fabs(want)), 1e-6)
-          << info.name << "[" << i << "]: analytic " << want << " numeric " << numeric;
-      norm += want * want;
-    }
-  EXPECT_GT(std::sqrt(norm), 1e-2);
+  const GradientCheck check = compare_with_central_differences(store, analytic, loss);
+  EXPECT_LT(check.worst, 1e-6) << check.worst_at;
+  EXPECT_EQ(check.checked, store.size());
+  EXPECT_GT(check.analytic_norm, 1e-2);
 }
 
 TEST(GreedyToken, PicksTheLargestAndTheLowestIdAmongEquals) {
@@ -163,9 +156,7 @@ TEST(GreedyToken, PicksTheLargestAndTheLowestIdAmongEquals) {
 // and asking for a continuation longer than the window is rejected up front by the engine; here
 // the evaluation's bookkeeping: N sequences, L positions, rates in [0, 1], loss near log V.
 TEST(Memorization, UntrainedModelScoresNearChance) {
-  ModelSpec spec;
-  spec.name = "tiny";
-  spec.layers = 1, spec.hidden = 16, spec.heads = 2, spec.sequence_length = 16, spec.vocabulary = 64;
+  const ModelSpec spec = tiny_model(1, 16, 64);
   const ProcessGrid grid = ProcessGrid::serial();
   GemmTuner<double> tuner;
   Gpt<double> model(spec, grid, tuner, 9);

@@ -9,6 +9,7 @@
 
 #include "engine/model/gpt.hpp"
 #include "engine/train/token_source.hpp"
+#include "tests/engine/model/central_differences.hpp"
 
 namespace ws {
 namespace {
@@ -41,34 +42,13 @@ TEST(GptGradient, MatchesCentralFiniteDifferencesInDouble) {
   model.backward(1.0 / tokens);
   const std::vector<double> analytic = store.grads();
 
-  // Step: large enough that rounding (1e-16 / h) is tiny, small enough that the O(h^2)
-  // truncation error is below the tolerance.
-  const double h = 1e-5;
-  double worst = 0;
-  std::size_t checked = 0;
-  for (const TensorInfo& info : store.tensors())
-    for (std::size_t i = 0; i < info.tensor.size; ++i) {
-      double& p = store.value(info.tensor)[i];
-      const double saved = p;
-      p = saved + h;
-      const double up = loss();
-      p = saved - h;
-      const double down = loss();
-      p = saved;
-      const double numeric = (up - down) / (2 * h);
-      const double want = analytic[info.tensor.offset + i];
-      const double error = std::fabs(numeric - want) / std::max(1e-3, std::fabs(numeric) + std::fabs(want));
-      worst = std::max(worst, error);
-      ASSERT_LT(error, 1e-6) << info.name << "[" << i << "]: analytic " << want << " numeric " << numeric;
-      ++checked;
-    }
-  EXPECT_EQ(checked, store.size());
+  const GradientCheck check = compare_with_central_differences(store, analytic, loss);
+  EXPECT_LT(check.worst, 1e-6) << check.worst_at;
+  EXPECT_EQ(check.checked, store.size());
   std::ostringstream text;
-  text << std::scientific << worst;
+  text << std::scientific << check.worst;
   RecordProperty("worst_relative_error", text.str());
-  double norm = 0;
-  for (double g : analytic) norm += g * g;
-  EXPECT_GT(std::sqrt(norm), 1e-2);  // the check is not vacuous: gradients are far from zero
+  EXPECT_GT(check.analytic_norm, 1e-2);  // the check is not vacuous: gradients are far from zero
 }
 
 TEST(GptGradient, FloatAndDoubleModelsAgree) {
