@@ -29,6 +29,16 @@ Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batc
       continue;
     }
     LayoutEstimate est = estimate_step(network, model, batch, c.layout, options);
+    // A step past Time's range (106 days) saturates instead of wrapping; it is still no answer:
+    // say which inputs make it so rather than rank it.
+    if (est.step.total().saturated()) {
+      const Machine& machine = network.machine();
+      throw InputError({machine.source_file, 0, "device.peak"}, machine.device.name,
+                       "rates that give a step time below 106 days; layout " + to_string(c.layout) + " of " +
+                           model.name + " on " + std::to_string(network.devices()) + " devices of " + machine.name +
+                           " takes longer: the device peak, GEMM efficiencies or link bandwidths are far too low "
+                           "for this model");
+    }
     (est.fits_memory ? plan.ranked : plan.over_memory).push_back(est);
   }
   // Candidates come in layout order, so a stable sort breaks ties by layout order.

@@ -1,6 +1,7 @@
 #include "sim/core/quantity.hpp"
 
 #include <array>
+#include <cmath>
 #include <charconv>
 #include <string>
 #include <utility>
@@ -23,7 +24,7 @@ std::optional<Split> split_number(std::string_view text) {
   text = trim(text);
   double value = 0.0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  if (ec != std::errc() || end == text.data() || !std::isfinite(value)) return std::nullopt;
   std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(text.data() + text.size() - end)));
   if (unit.empty()) return std::nullopt;
   return Split{value, unit};

@@ -10,13 +10,30 @@
 
 namespace ws {
 
-// Each returns nullopt when the text is not a number followed by one of the allowed units.
+// Each returns nullopt when the text is not a finite number followed by one of the allowed units
+// ("inf GB/s" and "nan s" are not quantities).
 // Signs are kept: range checks (a bandwidth must be positive) belong to the caller, which knows
 // the key to name in the error.
 std::optional<Time> parse_time(std::string_view text);
 std::optional<Bandwidth> parse_bandwidth(std::string_view text);
 std::optional<double> parse_bytes(std::string_view text);  // double: sizes like "1.5 GiB"
 std::optional<FlopRate> parse_flop_rate(std::string_view text);
+
+// Plausible ranges, checked by every loader of machine files and command-line quantities: a
+// value outside is a typo of its unit ("300 B/s" meant GB/s, "312 FLOP/s" meant TFLOP/s), not a
+// machine, and would take simulated durations past Time's range. Bounds are wide on purpose: the
+// slowest shaped test link is 1 Gb/s, the fastest HBM 8 TB/s, the slowest device a CPU core.
+struct PlausibleRange {
+  double low;
+  double high;
+  std::string_view text;  // for error messages, e.g. "between 1 MB/s and 100 TB/s"
+};
+inline constexpr PlausibleRange kBandwidthRange{1e6, 1e14, "between 1 MB/s and 100 TB/s"};
+inline constexpr PlausibleRange kLatencyRange{0.0, 1.0, "between 0 s and 1 s"};  // seconds
+inline constexpr PlausibleRange kFlopRateRange{1e6, 1e18, "between 1 MFLOP/s and 1000 PFLOP/s"};
+inline constexpr PlausibleRange kCapacityRange{1.0, 1125899906842624.0, "between 1 B and 1 PiB"};
+inline constexpr PlausibleRange kSizeRange{0.0, 1125899906842624.0, "between 0 B and 1 PiB"};
+inline constexpr bool within(const PlausibleRange& r, double v) { return v >= r.low && v <= r.high; }
 
 // Human-readable lists of accepted units, for error messages.
 inline constexpr std::string_view kTimeUnits = "ps, ns, us, ms, s";

@@ -1,6 +1,9 @@
 // Strong types for simulated time, bandwidth and compute rate, and the one place where
 // bytes / bandwidth becomes time. Time is integer picoseconds: exact, ordered, and wide enough
-// (int64 ps = 106 days) for any training step.
+// (int64 ps = 106 days) for any training step. Beyond that range it saturates at Time::max()
+// (or min()) instead of wrapping: a duration that overflowed sorts last, never first; a NaN
+// converts to max(). The loaders keep inputs in plausible ranges (sim/core/quantity.hpp), so
+// saturation is the last line, not the first.
 #pragma once
 
 #include <cmath>
@@ -30,12 +33,23 @@ class Time {
   constexpr double ms() const { return static_cast<double>(ps_) * 1e-9; }
   constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
 
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
-  friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
-  friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
-  friend constexpr Time operator*(Time a, std::int64_t k) { return Time(a.ps_ * k); }
-  friend constexpr Time operator*(std::int64_t k, Time a) { return Time(a.ps_ * k); }
+  constexpr Time& operator+=(Time o) { return *this = *this + o; }
+  constexpr Time& operator-=(Time o) { return *this = *this - o; }
+  friend constexpr Time operator+(Time a, Time b) {
+    std::int64_t r = 0;
+    return __builtin_add_overflow(a.ps_, b.ps_, &r) ? saturated(b.ps_ > 0) : Time(r);
+  }
+  friend constexpr Time operator-(Time a, Time b) {
+    std::int64_t r = 0;
+    return __builtin_sub_overflow(a.ps_, b.ps_, &r) ? saturated(b.ps_ < 0) : Time(r);
+  }
+  friend constexpr Time operator*(Time a, std::int64_t k) {
+    std::int64_t r = 0;
+    return __builtin_mul_overflow(a.ps_, k, &r) ? saturated((a.ps_ > 0) == (k > 0)) : Time(r);
+  }
+  friend constexpr Time operator*(std::int64_t k, Time a) { return a * k; }
+  // Whether this time is a saturated (overflowed) one.
+  constexpr bool saturated() const { return ps_ == std::numeric_limits<std::int64_t>::max() || ps_ == kMin; }
   // Scaling by a real factor (efficiencies, fractions) rounds to the nearest picosecond.
   friend constexpr Time scale(Time a, double f) { return Time(round_ps(static_cast<double>(a.ps_) * f)); }
   friend constexpr double operator/(Time a, Time b) { return static_cast<double>(a.ps_) / static_cast<double>(b.ps_); }
@@ -43,7 +57,14 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  // The lowest value is -max (not int64's -max - 1), so that negating a saturated time stays one.
+  static constexpr std::int64_t kMin = -std::numeric_limits<std::int64_t>::max();
+  static constexpr Time saturated(bool positive) { return Time(positive ? max().ps_ : kMin); }
   static constexpr std::int64_t round_ps(double ps) {
+    // 9.2e18 < 2^63: the conversion below is defined for every value that passes; NaN fails both
+    // comparisons and saturates high.
+    if (!(ps < 9.2e18)) return std::numeric_limits<std::int64_t>::max();
+    if (ps <= -9.2e18) return kMin;
     return static_cast<std::int64_t>(ps < 0 ? ps - 0.5 : ps + 0.5);
   }
   std::int64_t ps_ = 0;

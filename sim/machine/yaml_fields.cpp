@@ -123,42 +123,43 @@ double read_positive_number(const Field& f) {
   return value;
 }
 
-std::string quantity_expected(std::string_view kind, std::string_view units) {
-  return fmt::format("{} with a unit (one of: {})", kind, units);
+std::string quantity_expected(std::string_view kind, std::string_view units, const PlausibleRange& range) {
+  return fmt::format("{} {} with a unit (one of: {})", kind, range.text, units);
 }
 
 Bandwidth read_bandwidth(const Field& f) {
-  const std::string expected = quantity_expected("a positive bandwidth", kBandwidthUnits);
+  const std::string expected = quantity_expected("a bandwidth", kBandwidthUnits, kBandwidthRange);
   const auto value = parse_bandwidth(scalar(f, expected));
-  if (!value || !(value->bytes_per_s() > 0.0)) f.fail(expected);
+  if (!value || !within(kBandwidthRange, value->bytes_per_s())) f.fail(expected);
   return *value;
 }
 
 Time read_latency(const Field& f) {
-  const std::string expected = quantity_expected("a non-negative time", kTimeUnits);
+  const std::string expected = quantity_expected("a time", kTimeUnits, kLatencyRange);
+  // A value past Time's range saturates in parse_time and fails the range check here.
   const auto value = parse_time(scalar(f, expected));
-  if (!value || *value < Time::zero()) f.fail(expected);
+  if (!value || !within(kLatencyRange, value->seconds())) f.fail(expected);
   return *value;
 }
 
 double read_capacity(const Field& f) {
-  const std::string expected = quantity_expected("a positive size", kBytesUnits);
+  const std::string expected = quantity_expected("a size", kBytesUnits, kCapacityRange);
   const auto value = parse_bytes(scalar(f, expected));
-  if (!value || !(*value > 0.0)) f.fail(expected);
+  if (!value || !within(kCapacityRange, *value)) f.fail(expected);
   return *value;
 }
 
 double read_size_non_negative(const Field& f) {
-  const std::string expected = quantity_expected("a non-negative size", kBytesUnits);
+  const std::string expected = quantity_expected("a size", kBytesUnits, kSizeRange);
   const auto value = parse_bytes(scalar(f, expected));
-  if (!value || *value < 0.0) f.fail(expected);
+  if (!value || !within(kSizeRange, *value)) f.fail(expected);
   return *value;
 }
 
 FlopRate read_flop_rate(const Field& f) {
-  const std::string expected = quantity_expected("a positive compute rate", kFlopRateUnits);
+  const std::string expected = quantity_expected("a compute rate", kFlopRateUnits, kFlopRateRange);
   const auto value = parse_flop_rate(scalar(f, expected));
-  if (!value || !(value->flops() > 0.0)) f.fail(expected);
+  if (!value || !within(kFlopRateRange, value->flops())) f.fail(expected);
   return *value;
 }
 

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/quantity.hpp"
 #include "sim/core/units.hpp"
 
 namespace ws::yaml_fields {
@@ -60,7 +61,8 @@ double read_number(const Field& f, const std::string& what);
 double read_efficiency(const Field& f);       // (0, 1]
 double read_positive_number(const Field& f);  // > 0
 double read_fraction(const Field& f);         // [0, 1)
-std::string quantity_expected(std::string_view kind, std::string_view units);
+// "a bandwidth between 1 MB/s and 100 TB/s with a unit (one of: ...)".
+std::string quantity_expected(std::string_view kind, std::string_view units, const PlausibleRange& range);
 Bandwidth read_bandwidth(const Field& f);
 Time read_latency(const Field& f);             // >= 0
 double read_capacity(const Field& f);          // size > 0

@@ -41,9 +41,10 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 
 Bandwidth parse_netns_rate(const std::string& text) {
   const auto rate = parse_bandwidth(text);
-  if (!rate || !(rate->bytes_per_s() > 0)) {
+  if (!rate || !within(kBandwidthRange, rate->bytes_per_s())) {
     throw InputError(InputLocation{"", 0, "--netns-rate"}, text,
-                     fmt::format("a positive bandwidth with its unit, e.g. \"1 Gb/s\" (units: {})", kBandwidthUnits));
+                     fmt::format("a bandwidth {} with its unit, e.g. \"1 Gb/s\" (units: {})", kBandwidthRange.text,
+                                 kBandwidthUnits));
   }
   return *rate;
 }

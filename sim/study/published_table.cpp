@@ -90,12 +90,13 @@ std::vector<PublishedCollective> load_published_collectives(const std::filesyste
     r.nodes = parse_count(f[3], where(3));
     r.devices = parse_count(f[4], where(4));
     const auto bytes = parse_bytes(f[5]);
-    if (!bytes || *bytes < 1) throw InputError(where(5), f[5], "a size with a unit, e.g. \"128 MiB\"");
+    if (!bytes || *bytes < 1 || !within(kSizeRange, *bytes))
+      throw InputError(where(5), f[5], fmt::format("a size {} with a unit, e.g. \"128 MiB\"", kSizeRange.text));
     r.bytes = static_cast<Bytes>(std::llround(*bytes));
     char* end = nullptr;
     r.busbw_gbps = std::strtod(f[6].c_str(), &end);
-    if (end == f[6].c_str() || *end != '\0' || !(r.busbw_gbps > 0)) {
-      throw InputError(where(6), f[6], "a bandwidth in GB/s > 0");
+    if (end == f[6].c_str() || *end != '\0' || !within(kBandwidthRange, r.busbw_gbps * 1e9)) {
+      throw InputError(where(6), f[6], fmt::format("a bandwidth in GB/s (plain number), {}", kBandwidthRange.text));
     }
     r.source = f[7];
     r.file = file.string();

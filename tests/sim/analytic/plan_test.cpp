@@ -46,5 +46,19 @@ TEST(Plan, RejectsDeviceCountsOutsideTheMachine) {
   EXPECT_THROW(plan_layouts(m, small_model(), Batch{32}, m.total_devices() + 1, StepOptions{}), InputError);
 }
 
+// A step past Time's range saturates; the plan names the machine and says why rather than rank
+// it (before: the sum wrapped negative and that layout was ranked first).
+TEST(Plan, RejectsStepsPastTimesRange) {
+  Machine m = fake_machine();
+  m.device.peak_bf16 = m.device.peak_fp16 = m.device.peak_fp32 = FlopRate::from_flops(1e-3);
+  try {
+    plan_layouts(m, small_model(), Batch{32}, 32, StepOptions{});
+    ADD_FAILURE() << "a step of 1e16 s was ranked";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("step time below 106 days"), std::string::npos) << e.what();
+    EXPECT_EQ(e.where().key, "device.peak");
+  }
+}
+
 }  // namespace
 }  // namespace ws

@@ -21,6 +21,14 @@ TEST(ParseTime, RejectsMissingOrUnknownUnits) {
   EXPECT_FALSE(parse_time(""));
 }
 
+TEST(ParseQuantities, RejectNonFiniteNumbers) {
+  for (const char* text : {"inf GB/s", "nan GB/s", "-inf GB/s", "infinity GB/s"}) EXPECT_FALSE(parse_bandwidth(text)) << text;
+  for (const char* text : {"inf s", "nan us"}) EXPECT_FALSE(parse_time(text)) << text;
+  EXPECT_FALSE(parse_bytes("inf GiB"));
+  EXPECT_FALSE(parse_flop_rate("nan TFLOP/s"));
+  EXPECT_FALSE(parse_bandwidth("1e400 GB/s"));  // out of double's range
+}
+
 TEST(ParseBandwidth, DecimalBinaryAndBits) {
   EXPECT_DOUBLE_EQ(parse_bandwidth("25 GB/s")->bytes_per_s(), 25e9);
   EXPECT_DOUBLE_EQ(parse_bandwidth("200 Gb/s")->bytes_per_s(), 25e9);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace ws {
 namespace {
 using namespace ws::literals;
@@ -19,6 +21,29 @@ TEST(Time, ArithmeticIsExactInPicoseconds) {
   EXPECT_DOUBLE_EQ(t.us(), 2.35);
   EXPECT_EQ(t * 2, 700_ns + 4_us);
   EXPECT_EQ(scale(1_us, 0.5), 500_ns);
+}
+
+// Past int64 picoseconds (~106 days) a time saturates at max (or -max) instead of wrapping to
+// the other sign: an overflowed step sorts last, never first.
+TEST(Time, SaturatesInsteadOfWrapping) {
+  const Time big = Time::from_seconds(9e6);  // 104 days: representable
+  EXPECT_FALSE(big.saturated());
+  EXPECT_EQ(big + big, Time::max());
+  EXPECT_TRUE((big + big).saturated());
+  EXPECT_EQ(big * 3, Time::max());
+  EXPECT_EQ(big * -3, Time::zero() - Time::max());
+  EXPECT_EQ(Time::zero() - big - big, Time::zero() - Time::max());
+  EXPECT_EQ(Time::max() + 1_ps, Time::max());
+  EXPECT_EQ(Time::from_seconds(1e30), Time::max());
+  EXPECT_EQ(Time::from_seconds(-1e30), Time::zero() - Time::max());
+  EXPECT_EQ(Time::from_seconds(std::numeric_limits<double>::infinity()), Time::max());
+  EXPECT_EQ(Time::from_seconds(std::numeric_limits<double>::quiet_NaN()), Time::max());
+  // The case: 1 TB over a link typed as 300 B/s is 105 years, not a negative time.
+  EXPECT_EQ(transfer_time(1e12, Bandwidth::from_bytes_per_s(300)), Time::max());
+  EXPECT_GT(transfer_time(1e9, Bandwidth::from_bytes_per_s(1e-300)), Time::zero());
+  Time sum = big;
+  sum += big;
+  EXPECT_EQ(sum, Time::max());
 }
 
 TEST(TransferTime, BytesOverBandwidth) {

@@ -167,21 +167,38 @@ TEST(MachineLoader, RejectsWrongUnit) {
 
 TEST(MachineLoader, RejectsNonPositiveBandwidth) {
   expect_rejected(with("    - {device: 1, bandwidth: \"25 GB/s\"", "    - {device: 1, bandwidth: \"0 GB/s\""), 15,
-                  "node.nics[1].bandwidth", "a positive bandwidth");
+                  "node.nics[1].bandwidth", "a bandwidth between 1 MB/s and 100 TB/s");
+}
+
+// Typos of a unit that parse as valid quantities but would wrap int64 picoseconds or rank a
+// nonsense layout first: each is rejected naming the key and the plausible range.
+TEST(MachineLoader, RejectsImplausibleQuantitiesWithTheirRange) {
+  expect_rejected(with("    - {device: 1, bandwidth: \"25 GB/s\"", "    - {device: 1, bandwidth: \"300 B/s\""), 15,
+                  "node.nics[1].bandwidth", "between 1 MB/s and 100 TB/s");
+  expect_rejected(with("    - {device: 1, bandwidth: \"25 GB/s\"", "    - {device: 1, bandwidth: \"1e-300 B/s\""), 15,
+                  "node.nics[1].bandwidth", "between 1 MB/s and 100 TB/s");
+  expect_rejected(with("    - {device: 1, bandwidth: \"25 GB/s\"", "    - {device: 1, bandwidth: \"inf GB/s\""), 15,
+                  "node.nics[1].bandwidth", "between 1 MB/s and 100 TB/s");
+  expect_rejected(with("bandwidth: \"100 GB/s\", latency: \"1 us\"", "bandwidth: \"100 GB/s\", latency: \"4294967296 us\""),
+                  12, "node.links[0].latency", "a time between 0 s and 1 s");
+  expect_rejected(with("bandwidth: \"100 GB/s\", latency: \"1 us\"", "bandwidth: \"100 GB/s\", latency: \"nan s\""), 12,
+                  "node.links[0].latency", "a time between 0 s and 1 s");
+  expect_rejected(with("fp32: \"10 TFLOP/s\"", "fp32: \"312 FLOP/s\""), 5, "device.peak.fp32",
+                  "between 1 MFLOP/s and 1000 PFLOP/s");
 }
 
 TEST(MachineLoader, RejectsNonPositiveCapacity) {
-  expect_rejected(with("capacity: \"16 GiB\"", "capacity: \"0 GiB\""), 6, "device.memory.capacity", "a positive size");
+  expect_rejected(with("capacity: \"16 GiB\"", "capacity: \"0 GiB\""), 6, "device.memory.capacity", "a size between 1 B and 1 PiB");
 }
 
 TEST(MachineLoader, RejectsNonPositivePeak) {
   expect_rejected(with("fp32: \"10 TFLOP/s\"", "fp32: \"-10 TFLOP/s\""), 5, "device.peak.fp32",
-                  "a positive compute rate");
+                  "a compute rate between 1 MFLOP/s and 1000 PFLOP/s");
 }
 
 TEST(MachineLoader, RejectsNegativeLatency) {
   expect_rejected(with("bandwidth: \"100 GB/s\", latency: \"1 us\"", "bandwidth: \"100 GB/s\", latency: \"-1 us\""), 12,
-                  "node.links[0].latency", "a non-negative time");
+                  "node.links[0].latency", "a time between 0 s and 1 s");
 }
 
 TEST(MachineLoader, RejectsEfficiencyOutsideZeroOne) {
