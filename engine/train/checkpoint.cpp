@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/comm/mpi_check.hpp"
+#include "engine/train/checkpoint_format.hpp"
 
 namespace ws {
 
@@ -17,24 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'W', 'S', 'C', 'K', 'P', 'T', '0', '1'};
-constexpr int kVersion = 1;
 constexpr const char* kManifest = "manifest.json";
 constexpr std::size_t kMessageBytes = 2048;
-
-std::string shard_name(int rank, long long step) {
-  return fmt::format("rank{:05d}.step{:08d}.bin", rank, step);
-}
-
-// The shard file: magic, then int64 header fields, then the GEMM choices, then values, first and
-// second moments (each `parameters` scalars).
-struct ShardHeader {
-  std::int64_t version = kVersion, scalar_bytes = 0, rank = 0, steps_done = 0, optimizer_steps = 0,
-               parameters = 0, gemm_choices = 0;
-};
-
-// One GEMM choice: op_a, op_b, m, n, k, variant.
-constexpr int kChoiceFields = 6;
 
 nlohmann::json identity(const RunConfig& run, const std::string& data, std::size_t scalar_bytes) {
   const ModelSpec& m = run.model;
@@ -94,7 +79,7 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) return fmt::format("checkpoint shard {}: cannot create {}", path, temp);
-    write_all(out, hash, kMagic, sizeof kMagic);
+    write_all(out, hash, kCheckpointMagic, sizeof kCheckpointMagic);
     write_all(out, hash, &h, sizeof h);
     write_all(out, hash, table.data(), table.size() * sizeof(std::int64_t));
     const std::size_t n = store.size() * sizeof(T);
@@ -109,13 +94,6 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
   fs::rename(temp, path, ec);
   if (ec)
     return fmt::format("checkpoint shard {}: cannot rename {} into place: {}", path, temp, ec.message());
-  return {};
-}
-
-std::string check_field(const nlohmann::json& got, const nlohmann::json& want, const std::string& key) {
-  if (!got.contains(key)) return fmt::format("has no \"{}\"", key);
-  if (got[key] != want[key])
-    return fmt::format("{} {} differs from this run's {}", key, got[key].dump(), want[key].dump());
   return {};
 }
 
@@ -137,7 +115,7 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
   if (ec) problem = fmt::format("--checkpoint-dir {}: cannot create the directory: {}", dir, ec.message());
   throw_if(agree(problem, world));
 
-  const std::string file = shard_name(world.rank(), step);
+  const std::string file = shard_file_name(world.rank(), step);
   std::uint64_t bytes = 0, hash = 0;
   problem = write_shard(trainer, (fs::path(dir) / file).string(), bytes, hash);
   throw_if(agree(problem, world));
@@ -152,12 +130,12 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
   if (world.rank() == 0) {
     nlohmann::json manifest = identity(trainer.run(), data, sizeof(T));
     manifest["format"] = "weakscale-engine-checkpoint";
-    manifest["version"] = kVersion;
+    manifest["version"] = kCheckpointVersion;
     manifest["step"] = step;
     nlohmann::json shards = nlohmann::json::array();
     for (int r = 0; r < world.size(); ++r)
       shards.push_back({{"rank", r},
-                        {"file", shard_name(r, step)},
+                        {"file", shard_file_name(r, step)},
                         {"bytes", all[2 * static_cast<std::size_t>(r)]},
                         {"fnv1a64", fmt::format("{:016x}", all[2 * static_cast<std::size_t>(r) + 1])}});
     manifest["shards"] = shards;
@@ -192,65 +170,44 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
   const std::size_t n = store.size();
   std::vector<char> bytes;  // this rank's shard, once checked
   ShardHeader h;
+  std::vector<std::int64_t> choice_fields;
   auto problem_with_manifest = [&]() -> std::string {
     std::ifstream in(manifest_path);
     if (!in) return fmt::format("--resume {}: {} is missing", dir, manifest_path);
-    nlohmann::json manifest;
-    try {
-      manifest = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      return fmt::format("--resume {}: {} is not valid JSON ({})", dir, manifest_path, e.what());
-    }
-    if (manifest.value("format", "") != "weakscale-engine-checkpoint" ||
-        manifest.value("version", 0) != kVersion)
-      return fmt::format("--resume {}: {} is not a version-{} weakscale-engine checkpoint manifest", dir,
-                         manifest_path, kVersion);
-    const nlohmann::json want = identity(trainer.run(), data, sizeof(T));
-    for (const auto& [key, value] : want.items())
-      if (auto p = check_field(manifest, want, key); !p.empty())
-        return fmt::format("--resume {}: {}: {}", dir, manifest_path, p);
-    if (!manifest.contains("shards") || !manifest["shards"].is_array() ||
-        manifest["shards"].size() != static_cast<std::size_t>(world.size()))
-      return fmt::format("--resume {}: {}: expected {} shards", dir, manifest_path, world.size());
-    const auto& entry = manifest["shards"][static_cast<std::size_t>(world.rank())];
-    const std::string shard_path = (fs::path(dir) / entry.value("file", "")).string();
-    const auto want_bytes = entry.value("bytes", std::uint64_t{0});
-    const std::string want_hash = entry.value("fnv1a64", "");
-
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ShardEntry entry;
+    if (auto p = check_manifest(text, manifest_path, identity(trainer.run(), data, sizeof(T)), world.size(),
+                                world.rank(), entry);
+        !p.empty())
+      return fmt::format("--resume {}: {}", dir, p);
+    const std::string shard_path = (fs::path(dir) / entry.file).string();
+    std::error_code ec;
+    if (!fs::is_regular_file(shard_path, ec)) return fmt::format("--resume {}: shard {} is missing", dir, shard_path);
     std::ifstream shard(shard_path, std::ios::binary);
     if (!shard) return fmt::format("--resume {}: shard {} is missing", dir, shard_path);
     bytes.assign(std::istreambuf_iterator<char>(shard), std::istreambuf_iterator<char>());
-    if (bytes.size() != want_bytes)
+    if (bytes.size() != entry.bytes)
       return fmt::format("--resume {}: shard {} is truncated or overwritten: {} bytes, the manifest says {}",
-                         dir, shard_path, bytes.size(), want_bytes);
-    if (fmt::format("{:016x}", fnv1a(bytes.data(), bytes.size())) != want_hash)
+                         dir, shard_path, bytes.size(), entry.bytes);
+    if (fmt::format("{:016x}", fnv1a(bytes.data(), bytes.size())) != entry.fnv1a64)
       return fmt::format(
           "--resume {}: shard {} is corrupt: its FNV-1a checksum differs from the manifest's {}", dir,
-          shard_path, want_hash);
-    if (bytes.size() < sizeof kMagic + sizeof h)
-      return fmt::format("--resume {}: shard {} is shorter than its header", dir, shard_path);
-    std::copy_n(bytes.data() + sizeof kMagic, sizeof h, reinterpret_cast<char*>(&h));
-    const std::size_t table = static_cast<std::size_t>(h.gemm_choices) * kChoiceFields * sizeof(std::int64_t);
-    if (!std::equal(kMagic, kMagic + sizeof kMagic, bytes.data()) || h.version != kVersion ||
-        h.scalar_bytes != static_cast<std::int64_t>(sizeof(T)) || h.rank != world.rank() ||
-        h.parameters != static_cast<std::int64_t>(n) || h.steps_done != manifest.value("step", -1LL) ||
-        bytes.size() != sizeof kMagic + sizeof h + table + 3 * n * sizeof(T))
-      return fmt::format(
-          "--resume {}: shard {} does not match this rank (rank {}, {} parameters of {} bytes, step {})", dir,
-          shard_path, world.rank(), n, sizeof(T), manifest.value("step", -1LL));
+          shard_path, entry.fnv1a64);
+    const ShardExpectation want{static_cast<std::int64_t>(sizeof(T)), world.rank(), static_cast<std::int64_t>(n),
+                                entry.step};
+    if (auto p = check_shard(bytes, shard_path, want, h, choice_fields); !p.empty())
+      return fmt::format("--resume {}: {} (this rank: {}, {} parameters of {} bytes, step {})", dir, p,
+                         world.rank(), n, sizeof(T), entry.step);
     return {};
   };
   throw_if(agree(problem_with_manifest(), world));
 
   // Every rank's shard checked out: restore.
   {
-    const std::size_t table = static_cast<std::size_t>(h.gemm_choices) * kChoiceFields * sizeof(std::int64_t);
-    const char* p = bytes.data() + sizeof kMagic + sizeof h;
-    std::vector<std::int64_t> fields(static_cast<std::size_t>(h.gemm_choices) * kChoiceFields);
-    std::copy_n(p, table, reinterpret_cast<char*>(fields.data()));
-    p += table;
+    const std::vector<std::int64_t>& fields = choice_fields;
+    const char* p = bytes.data() + sizeof kCheckpointMagic + sizeof h + fields.size() * sizeof(std::int64_t);
     std::map<GemmShape, GemmChoice> choices;
-    for (std::size_t i = 0; i < fields.size(); i += kChoiceFields) {
+    for (std::size_t i = 0; i < fields.size(); i += kGemmChoiceFields) {
       const GemmShape shape{static_cast<Op>(fields[i]), static_cast<Op>(fields[i + 1]),
                             static_cast<int>(fields[i + 2]), static_cast<int>(fields[i + 3]),
                             static_cast<int>(fields[i + 4])};
