@@ -17,6 +17,7 @@ packages=(
   nlohmann-json3-dev                  # JSON results and traces
   libfmt-dev                          # formatting of tables and messages
   iproute2                            # ip and tc for calibrate/validate --netns-rate (shaped veth links)
+  clang libclang-rt-dev               # libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh
 )
 
 missing=()

@@ -56,6 +56,10 @@ int parse_count(const std::string& text, const InputLocation& where) {
 std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw InputError(InputLocation{file.string(), 0, ""}, "", "a readable CSV file");
+  return parse_published_collectives(in, file);
+}
+
+std::vector<PublishedCollective> parse_published_collectives(std::istream& in, const std::filesystem::path& file) {
   std::vector<PublishedCollective> rows;
   std::string line;
   int number = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct PublishedCollective {
 // Columns (header required, in this order): machine,library,op,nodes,devices,bytes,busbw_gbps,source.
 // Throws InputError naming file, line and column for a bad row.
 std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file);
+// The same from a stream; `file` names it in errors.
+std::vector<PublishedCollective> parse_published_collectives(std::istream& in, const std::filesystem::path& file);
 
 // osu_bw's default window: messages in flight per iteration.
 inline constexpr int kPointToPointWindow = 64;

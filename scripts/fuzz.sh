@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of every input format with libFuzzer + ASan + UBSan (clang, Debian's
+# clang and libclang-rt-dev packages): builds tests/fuzz's targets in build-fuzz/ and runs each
+# for SECONDS (default 60), starting from the seed corpus tests/fuzz/corpus/<target>/ and the
+# regressions tests/fuzz/regressions/<target>/. New coverage is kept in build-fuzz/corpus/; a
+# crash, leak, UB or timeout (> 10 s for one input) stops that target, its input is left in
+# build-fuzz/artifacts/<target>/, and the script exits 1 after the other targets ran: copy the
+# input into tests/fuzz/regressions/<target>/ and fix the bug (CTest replays it from then on).
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]    (targets: the fuzz_*.cpp names without fuzz_)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(quantity machine_yaml study_spec published_csv checkpoint text_tokens)
+
+bash scripts/install-deps.sh
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEAKSCALE_FUZZ=ON \
+  -DWEAKSCALE_BUILD_TESTS=OFF -DWEAKSCALE_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_targets
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  program=build-fuzz/tests/fuzz/fuzz_$t
+  [ -x "$program" ] || { echo "fuzz: no target '$t' (tests/fuzz/fuzz_$t.cpp)" >&2; exit 2; }
+  corpus=build-fuzz/corpus/$t
+  artifacts=build-fuzz/artifacts/$t/
+  mkdir -p "$corpus" "$artifacts" "tests/fuzz/regressions/$t"
+  log=build-fuzz/fuzz-$t.log
+  echo "fuzz: $t for ${seconds}s" >&2
+  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$program" -max_total_time="$seconds" \
+      -timeout=10 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" \
+      "$corpus" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >"$log" 2>&1; then
+    result=ok
+  else
+    result="FAILED (see $log and $artifacts)"
+    status=1
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
+  summary+=("$(printf '%-14s %10s executions  %6s edges  %7s features  %s' "$t" "$runs" "$cov" "$ft" "$result")")
+done
+printf '%s\n' "${summary[@]}"
+exit $status
