@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -200,6 +202,14 @@ int run(int argc, char** argv) {
     if (!layout) throw ws::ConfigError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
     o.run.layout = *layout;
     ws::validate_run(o.run, ranks);
+    // Buffers that cannot fit are refused here, with their size, not by std::bad_alloc mid-run.
+    const double need = ws::engine_memory_bytes(o.run);
+    const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (have > 0 && need > have)
+      throw ws::ConfigError(fmt::format(
+          "the run needs {:.1f} GiB per rank (weights, gradients, AdamW state, activations, logits) but this host "
+          "has {:.1f} GiB: lower --hidden, --layers, --seq, --vocab or --batch, or shard over more ranks",
+          need / 1073741824.0, have / 1073741824.0));
     check_memorization(o);
     const ws::TextOrder order = o.data_order == "chunks" ? ws::TextOrder::chunks : ws::TextOrder::random_offsets;
     if (o.data_file.empty()) {

@@ -1,7 +1,11 @@
 #include "engine/train/run_config.hpp"
 
+#include "engine/schedule/memory.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
 #include <utility>
 #include <vector>
 
@@ -20,6 +24,21 @@ void validate_run(const RunConfig& run, int world_size) {
   need_positive("--seq", m.sequence_length);
   need_positive("--vocab", m.vocabulary);
   need_positive("--batch", run.batch_sequences);
+  for (const auto& [flag, value] : {std::pair{"--layers", static_cast<long long>(m.layers)},
+                                    std::pair{"--hidden", static_cast<long long>(m.hidden)},
+                                    std::pair{"--heads", static_cast<long long>(m.heads)},
+                                    std::pair{"--seq", static_cast<long long>(m.sequence_length)},
+                                    std::pair{"--vocab", static_cast<long long>(m.vocabulary)}})
+    if (value > kMaxDimension) problems.push_back(fmt::format("{} {} is above the engine's limit {}", flag, value, kMaxDimension));
+  const long long shards_of_batch = static_cast<long long>(std::max(1, l.data)) * std::max(1, l.z);
+  if (run.batch_sequences > 0 && m.sequence_length > 0 &&
+      static_cast<double>(run.batch_sequences) / static_cast<double>(shards_of_batch) * m.sequence_length > INT_MAX)
+    problems.push_back(fmt::format("--batch {} x --seq {} is {} tokens per rank (Gdata*Gz = {}), above the engine's "
+                                   "limit 2147483647",
+                                   run.batch_sequences, m.sequence_length,
+                                   static_cast<double>(run.batch_sequences) / static_cast<double>(shards_of_batch) *
+                                       m.sequence_length,
+                                   shards_of_batch));
   if (m.heads > 0 && m.hidden % m.heads != 0)
     problems.push_back(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
   if (l.devices() != world_size)
@@ -52,6 +71,15 @@ void validate_run(const RunConfig& run, int world_size) {
   std::string text = problems.front();
   for (std::size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
   throw ConfigError(text);
+}
+
+double engine_memory_bytes(const RunConfig& run) {
+  const Layout& l = run.layout;
+  const double tokens = static_cast<double>(run.batch_sequences) / (static_cast<double>(l.data) * l.z) *
+                        run.model.sequence_length;
+  const double logits = 2.0 * tokens * run.model.vocabulary * sizeof(float);
+  return estimate_memory(run.model, Batch{run.batch_sequences}, l, sizeof(float), run.recompute).total_bytes() +
+         logits;
 }
 
 }  // namespace ws

@@ -45,7 +45,14 @@ struct RunConfig {
 };
 
 // Throws ConfigError listing every problem. Pure function of its arguments, so every rank reaches
-// the same verdict without communicating.
+// the same verdict without communicating. Sizes are bounded so that no index product of the
+// engine overflows (each dimension at most kMaxDimension, a rank's tokens at most 2^31 - 1).
 void validate_run(const RunConfig& run, int world_size);
+inline constexpr long long kMaxDimension = 1 << 24;
+
+// Bytes one rank allocates for the run: sharded weights, gradients, AdamW moments, activations
+// and communication buffers (engine/schedule/memory.hpp, fp32), plus the engine's complete
+// logits and their gradient (tokens of the rank x vocabulary, twice).
+double engine_memory_bytes(const RunConfig& run);
 
 }  // namespace ws

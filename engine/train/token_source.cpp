@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -31,6 +32,9 @@ void SyntheticTokens::sequence(long long step, long long index, int seq, int* in
 TextFileTokens::TextFileTokens(const std::string& path, std::uint64_t seed, int seq, TextOrder order, long long batch,
                                const std::string& option)
     : seed_(seed), order_(order), batch_(batch) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError(fmt::format("{} {}: is a directory, expected a text file", option, path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{} {}: cannot open the file", option, path));
   bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
