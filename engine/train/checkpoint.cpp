@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -48,6 +53,18 @@ std::string agree(const std::string& local, const Communicator& world) {
   return std::string(text.data());
 }
 
+// Flushes a file's (or directory's) data to the device: a checkpoint whose manifest survives a
+// power cut must find its shards there too. Returns "" or the problem.
+std::string sync_to_disk(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fmt::format("cannot open {} to sync it: {}", path, std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (rc != 0) return fmt::format("fsync of {} failed: {}", path, std::strerror(error));
+  return {};
+}
+
 void throw_if(const std::string& message) {
   if (!message.empty()) throw CheckpointError(message);
 }
@@ -90,6 +107,7 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
     if (!out) return fmt::format("checkpoint shard {}: write to {} failed", path, temp);
     bytes = static_cast<std::uint64_t>(out.tellp());
   }
+  if (auto p = sync_to_disk(temp); !p.empty()) return fmt::format("checkpoint shard {}: {}", path, p);
   std::error_code ec;
   fs::rename(temp, path, ec);
   if (ec)
@@ -114,6 +132,13 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
   fs::create_directories(dir, ec);
   if (ec) problem = fmt::format("--checkpoint-dir {}: cannot create the directory: {}", dir, ec.message());
   throw_if(agree(problem, world));
+  // What a killed writer left behind: this rank's half-written shards (rank 0: the manifest's).
+  const std::string own = fmt::format("rank{:05d}.step", world.rank());
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".tmp") && (name.starts_with(own) || (world.rank() == 0 && name == std::string(kManifest) + ".tmp")))
+      fs::remove(entry.path(), ec);
+  }
 
   const std::string file = shard_file_name(world.rank(), step);
   std::uint64_t bytes = 0, hash = 0;
@@ -127,6 +152,10 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
   else
     WS_MPI_CHECK(MPI_Gather(mine.data(), 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0, world.comm()));
   world.barrier();
+  // Every shard is on disk (synced, renamed) before the directory entries are synced and the
+  // manifest that names them is written.
+  problem = sync_to_disk(dir);
+  throw_if(agree(problem.empty() ? problem : "--checkpoint-dir " + problem, world));
   if (world.rank() == 0) {
     nlohmann::json manifest = identity(trainer.run(), data, sizeof(T));
     manifest["format"] = "weakscale-engine-checkpoint";
@@ -146,19 +175,27 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
       out.flush();
       if (!out) problem = fmt::format("checkpoint manifest {}: write to {} failed", path, temp);
     }
+    if (problem.empty()) problem = sync_to_disk(temp);
     if (problem.empty()) {
       fs::rename(temp, path, ec);
       if (ec)
         problem =
             fmt::format("checkpoint manifest {}: cannot rename {} into place: {}", path, temp, ec.message());
     }
+    if (problem.empty()) problem = sync_to_disk(dir);
   }
   throw_if(agree(problem, world));
-  // The new manifest is in place: this rank's shards of other steps are no longer referenced.
-  const std::string prefix = fmt::format("rank{:05d}.step", world.rank());
+  // The new manifest is in place: this rank's shards of other steps are no longer referenced, and
+  // rank 0 removes shards no rank of this job writes (an earlier job with more ranks).
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name != file) fs::remove(entry.path(), ec);
+    if (!name.starts_with("rank") || !name.ends_with(".bin") || name == file) continue;
+    if (name.starts_with(own)) {
+      fs::remove(entry.path(), ec);
+    } else if (world.rank() == 0) {
+      int owner = -1;
+      if (std::sscanf(name.c_str(), "rank%5d.step", &owner) == 1 && owner >= world.size()) fs::remove(entry.path(), ec);
+    }
   }
 }
 
