@@ -98,7 +98,7 @@ std::string check_shard(const std::vector<char>& bytes, const std::string& path,
   if (bytes.size() != kFixed + table + state)
     return fmt::format("shard {}: {} bytes, but its header describes {}", path, bytes.size(), kFixed + table + state);
   choices.resize(static_cast<std::size_t>(h.gemm_choices) * kGemmChoiceFields);
-  std::memcpy(choices.data(), bytes.data() + kFixed, table);
+  if (table > 0) std::memcpy(choices.data(), bytes.data() + kFixed, table);  // an empty vector's data() may be null
   for (std::size_t i = 0; i < choices.size(); i += kGemmChoiceFields) {
     const std::int64_t* c = choices.data() + i;
     constexpr auto kVariants = static_cast<std::int64_t>(std::size(kGemmVariants));

@@ -1,5 +1,7 @@
-// The `weakscale` command: parses arguments, calls the libraries, and turns every input error
-// into one line on stderr (exit 2) so that scripts and people see what to fix.
+// The `weakscale` command: parses arguments, calls the libraries, and turns every error into one
+// line on stderr and an exit code a script can tell apart (README, "Reliability"):
+// 0 success, 1 any other failure, 2 bad input, 3 nothing feasible (no layout fits / no feasible
+// study point; the outputs still say so), 4 an output could not be written (stdout included).
 #include <yaml-cpp/exceptions.h>
 
 #include <CLI/CLI.hpp>
@@ -12,11 +14,14 @@
 #include "sim/cli/study_command.hpp"
 #include "sim/cli/validate_command.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/output_file.hpp"
 
 namespace {
 
-constexpr int kInputErrorExit = 2;
 constexpr int kFailureExit = 1;
+constexpr int kInputErrorExit = 2;
+constexpr int kNothingFeasibleExit = 3;
+constexpr int kOutputErrorExit = 4;
 
 // ./machines wins so that a checkout's edited machine files are used from its root; otherwise the
 // source tree this binary was built from.
@@ -66,9 +71,10 @@ int main(int argc, char** argv) {
     return fail(kInputErrorExit, e.what());
   }
 
+  bool feasible = true;
   try {
-    if (plan->parsed()) ws::cli::run_plan_command(plan_args, machines_dir, std::cout);
-    if (study->parsed()) ws::cli::run_study_command(study_args, machines_dir, std::cout, std::cerr);
+    if (plan->parsed()) feasible = ws::cli::run_plan_command(plan_args, machines_dir, std::cout);
+    if (study->parsed()) feasible = ws::cli::run_study_command(study_args, machines_dir, std::cout, std::cerr);
     if (collective->parsed()) ws::cli::run_collective_command(collective_args, machines_dir, std::cout);
     if (vs_published->parsed()) {
       ws::cli::run_collectives_vs_published_command(vs_published_args, machines_dir, std::cout);
@@ -77,10 +83,15 @@ int main(int argc, char** argv) {
     if (validate->parsed()) ws::cli::run_validate_command(validate_options, validate_netns_rate, validate->count("--repeat") > 0, std::cout);
   } catch (const ws::InputError& e) {
     return fail(kInputErrorExit, e.what());
+  } catch (const ws::OutputError& e) {
+    return fail(kOutputErrorExit, e.what());
   } catch (const YAML::Exception& e) {
     return fail(kInputErrorExit, e.what());
   } catch (const std::exception& e) {
     return fail(kFailureExit, e.what());
   }
-  return 0;
+  // A table lost on a full or closed stdout is a failed run, not a silent success.
+  std::cout.flush();
+  if (!std::cout) return fail(kOutputErrorExit, "cannot write to standard output");
+  return feasible ? 0 : kNothingFeasibleExit;
 }

@@ -59,7 +59,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   return plan;
 }
 
-void run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
+bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
   if (a.model.empty() && a.layers == 0) {
     throw InputError(InputLocation{"", 0, "--model"}, "",
                      "--model NAME, or --layers, --hidden and --heads for another model");
@@ -93,6 +93,7 @@ void run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   }
   out << format_plan_table(machine, model, batch, a.devices, step, plan,
                            table);
+  return !plan.ranked.empty();
 }
 
 }  // namespace ws::cli

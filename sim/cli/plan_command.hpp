@@ -26,6 +26,7 @@ struct PlanArgs {
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
-void run_plan_command(const PlanArgs& args, const std::string& machines_dir, std::ostream& out);
+// Returns whether any layout fits (the table says so either way).
+bool run_plan_command(const PlanArgs& args, const std::string& machines_dir, std::ostream& out);
 
 }  // namespace ws::cli

@@ -1,5 +1,9 @@
 #include "sim/cli/study_command.hpp"
 
+#include "sim/core/output_file.hpp"
+
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -74,14 +78,17 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
   return study;
 }
 
-void run_study_command(const StudyArgs& a, const std::string& machines_dir, std::ostream& out,
+bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std::ostream& out,
                        std::ostream& progress) {
   StudyMpiSession mpi;  // does nothing unless started by mpirun
   try {
     const StudySpec spec = load_study_spec(a.spec_file);
     const Machine machine = load_machine_by_name(spec.machine, machines_dir);
     const std::filesystem::path out_dir(a.out_dir);
-    std::filesystem::create_directories(out_dir);
+    // Checked before hours of simulation: an --out that cannot be created is an output error now.
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) throw OutputError(fmt::format("--out {}: cannot create the directory: {}", out_dir.string(), ec.message()));
     StudyRunOptions options;
     options.evaluator = a.evaluator == "closed-form" || a.evaluator == "analytic" ? analytic_evaluator()
                                                                                    : simulated_evaluator(a.simulate_top);
@@ -102,21 +109,29 @@ void run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     }
 
     const auto result = execute_study(spec, machine, options);
-    if (!result) return;  // not rank 0: its results went to rank 0
+    if (!result) return true;  // not rank 0: its results went to rank 0
     out << format_study_summary(*result) << "\n";
     out << "wrote " << write_study_csv(*result, out_dir).string() << "\n";
     out << "wrote " << write_study_json(*result, out_dir).string() << "\n";
     for (const auto& file : write_study_tables(*result, out_dir)) out << "wrote " << file.string() << "\n";
     // Every rank has sent its results, so the partial file is no longer needed.
     std::filesystem::remove(options.partial_file);
+    const bool feasible = std::any_of(result->rows.begin(), result->rows.end(), [](const StudyRow& r) { return r.feasible; });
+    if (!feasible) {
+      progress << "weakscale: no point of study '" << spec.name << "' is feasible (see the table); no plots drawn"
+               << std::endl;
+      return false;
+    }
     if (!a.no_plot) {
       for (const auto& file : plot_study(*result, out_dir)) out << "wrote " << file.string() << "\n";
     }
+    return true;
   } catch (const std::exception& e) {
     if (mpi.size() <= 1) throw;
     std::cerr << "weakscale: error (rank " << mpi.rank() << "): " << e.what() << std::endl;
     mpi.abort(2);
   }
+  return true;
 }
 
 }  // namespace ws::cli

@@ -27,7 +27,9 @@ struct StudyArgs {
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);
 // Results and the summary go to `out`, progress to `progress` (a bar when it is a terminal).
-void run_study_command(const StudyArgs& args, const std::string& machines_dir, std::ostream& out,
+// Returns whether any point of the study is feasible (false: the tables say why, no plots drawn).
+// MPI ranks other than 0 return true.
+bool run_study_command(const StudyArgs& args, const std::string& machines_dir, std::ostream& out,
                        std::ostream& progress);
 
 }  // namespace ws::cli

@@ -35,7 +35,11 @@ std::optional<double> scaled(std::string_view text, const std::array<std::pair<s
   auto s = split_number(text);
   if (!s) return std::nullopt;
   for (const auto& [name, factor] : units) {
-    if (s->unit == name) return s->number * factor;
+    // "1e307 TB" is a finite number times a unit that is not: found by fuzzing.
+    if (s->unit == name) {
+      const double value = s->number * factor;
+      return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+    }
   }
   return std::nullopt;
 }

@@ -17,6 +17,8 @@
 //     holds the device for its whole time, counted as compute (progress), and its wait is free.
 #include "sim/step/simulated_step.hpp"
 
+#include "sim/core/output_file.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -280,9 +282,7 @@ void write_simulated_trace(const SimulatedStep& step, const std::string& path) {
     events.push_back(std::move(event));
   }
   const nlohmann::json trace{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << trace.dump() << '\n';
-  if (!out) throw std::runtime_error("simulated trace: cannot write " + path);
+  write_file_atomically(path, trace.dump() + "\n");
 }
 
 }  // namespace ws

@@ -1,8 +1,6 @@
 #include "sim/study/published_collectives.hpp"
 
-// gnuplot-iostream is included as a system header (see study_plots.cpp).
 #include <fmt/format.h>
-#include <gnuplot-iostream.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +15,7 @@
 #include "sim/core/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/core/statistics.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/study/study_plots.hpp"
 
 namespace ws {
@@ -121,9 +120,8 @@ ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons
 }
 
 std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir) {
-  std::filesystem::create_directories(out_dir);
   const auto path = out_dir / "collectives-fit.csv";
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "machine,library,rows,launch_us_file,step_us_file,efficiency_file,launch_us_fit,step_us_fit,efficiency_fit,"
          "overhead_per_step_us_fit,median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
          "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale\n";
@@ -139,15 +137,14 @@ std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, co
                        f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",
                        f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "");
   }
-  if (!out) throw std::runtime_error("could not write " + path.string());
+  write_file_atomically(path, out.str());
   return path;
 }
 
 std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,
                                            const std::filesystem::path& out_dir) {
-  std::filesystem::create_directories(out_dir);
   const auto path = out_dir / "collectives-vs-published.csv";
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "machine,library,op,nodes,devices,bytes,published_busbw_gbps,predicted_busbw_gbps,relative_error,"
          "fitted_busbw_gbps,fitted_error,kfold_busbw_gbps,kfold_error,scale_busbw_gbps,scale_error,"
          "algorithm,predicted_time_us,source\n";
@@ -162,7 +159,7 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
                        c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "", c.algorithm,
                        c.predicted_time_us, csv_field(p.source));
   }
-  if (!out) throw std::runtime_error("could not write " + path.string());
+  write_file_atomically(path, out.str());
   return path;
 }
 
@@ -210,23 +207,13 @@ std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveC
   std::string script;
   for (const char* format : {"png", "svg"}) {
     const auto file = out_dir / fmt::format("collectives-vs-published.{}", format);
-    std::filesystem::remove(file);
     const std::string terminal = std::string(format) == "png"
                                      ? "set terminal pngcairo size 1000,1000 noenhanced font \"Sans,13\" linewidth 2\n"
                                      : "set terminal svg size 900,900 noenhanced font \"Sans,12\" background \"white\"\n";
-    script += "reset\n" + terminal + "set output " + gp_string(file.string()) + "\n" + body + "unset output\n";
+    script += "reset\n" + terminal + set_output(file) + body + "unset output\n";
     files.push_back(file);
   }
-  {
-    Gnuplot gp(fmt::format("'{}'", gnuplot->string()));
-    gp << script << std::flush;
-  }
-  for (const auto& file : files) {
-    std::error_code ec;
-    if (std::filesystem::file_size(file, ec) == 0 || ec) {
-      throw PlotError(fmt::format("gnuplot did not write {}", file.string()));
-    }
-  }
+  render_gnuplot(*gnuplot, script, files);
   return files;
 }
 

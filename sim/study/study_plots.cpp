@@ -1,9 +1,14 @@
 #include "sim/study/study_plots.hpp"
 
+#include "sim/core/output_file.hpp"
+
 // gnuplot-iostream is isolated here (and included as a system header) because its Boost-based
 // code does not build warning-free under our flags.
 #include <fmt/format.h>
 #include <gnuplot-iostream.h>
+
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,15 +73,35 @@ void run_gnuplot(const std::filesystem::path& gnuplot, const std::string& script
 
 }  // namespace
 
+std::string set_output(const std::filesystem::path& file) {
+  return "set output " + gp_string(temporary_path(file).string()) + "\n";
+}
+
+namespace {
+// Whether a figure gnuplot wrote is whole: PNG's last chunk is IEND (then a 4-byte CRC), an SVG
+// closes its root element.
+bool figure_is_complete(const std::filesystem::path& temp, const std::filesystem::path& file) {
+  std::ifstream in(temp, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (file.extension() == ".png") return text.size() >= 12 && text.compare(text.size() - 8, 4, "IEND") == 0;
+  if (file.extension() == ".svg") return text.find("</svg>", text.size() > 64 ? text.size() - 64 : 0) != std::string::npos;
+  return !text.empty();
+}
+}  // namespace
+
 void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
                     const std::vector<std::filesystem::path>& files) {
   run_gnuplot(gnuplot, script);
   for (const auto& file : files) {
-    std::error_code ec;
-    if (std::filesystem::file_size(file, ec) == 0 || ec) {
-      throw PlotError(fmt::format("gnuplot did not write {} (see its messages above)", file.string()));
+    const auto temp = temporary_path(file);
+    if (!figure_is_complete(temp, file)) {
+      for (const auto& f : files) std::filesystem::remove(temporary_path(f));
+      throw OutputError(fmt::format("{}: gnuplot did not write the figure completely (see its messages above; "
+                                    "a full disk?)",
+                                    file.string()));
     }
   }
+  for (const auto& file : files) commit_file(file);
 }
 
 std::optional<std::filesystem::path> find_gnuplot() {
@@ -320,9 +345,7 @@ std::vector<std::filesystem::path> plot_study(const StudyResult& result,
   for (const auto& figure : figures) {
     for (const char* format : {"png", "svg"}) {
       const auto file = out_dir / fmt::format("{}.{}", figure.stem, format);
-      std::filesystem::remove(file);
-      script += "reset\n" + terminal(format) + "set output " + gp_string(file.string()) + "\n" + figure.body +
-                "unset output\n";
+      script += "reset\n" + terminal(format) + set_output(file) + figure.body + "unset output\n";
       files.push_back(file);
     }
   }

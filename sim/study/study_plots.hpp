@@ -25,8 +25,14 @@ class PlotError : public std::runtime_error {
 // The gnuplot executable on PATH, if any.
 std::optional<std::filesystem::path> find_gnuplot();
 
+// "set output ...\n" for figure `file`: gnuplot writes to its temporary name (sim/core/output_file),
+// render_gnuplot moves it into place once complete.
+std::string set_output(const std::filesystem::path& file);
+
 // Runs `script` through gnuplot and checks that it wrote every one of `files` (the figures the
-// script sets as outputs); a missing or empty file is a PlotError.
+// script sets as outputs with set_output) completely: a missing, empty or truncated figure (a PNG
+// without its IEND chunk, an SVG without </svg>, e.g. on a full disk) is an OutputError and the
+// previous figure stays; complete ones are renamed into place.
 void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
                     const std::vector<std::filesystem::path>& files);
 

@@ -49,6 +49,9 @@ template <std::size_t N>
 void check_keys(const Reader& r, const YAML::Node& map, const std::string& prefix,
                 const std::string_view (&allowed)[N]) {
   for (const auto& kv : map) {
+    // A complex key ("? {a: 1}: x") is valid YAML but no setting: found by fuzzing.
+    if (!kv.first.IsScalar())
+      throw InputError(r.at(kv.first, prefix), "", fmt::format("plain keys, one of {}", join(allowed)));
     const auto key = kv.first.as<std::string>();
     if (std::find(std::begin(allowed), std::end(allowed), key) == std::end(allowed)) {
       throw InputError(r.at(kv.first, prefix + key), key, fmt::format("one of the keys {}", join(allowed)));

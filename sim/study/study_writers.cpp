@@ -1,5 +1,7 @@
 #include "sim/study/study_writers.hpp"
 
+#include "sim/core/output_file.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -308,16 +310,8 @@ std::string format_study_json(const StudyResult& result) {
 
 std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
                                       const std::string& text) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
   const std::filesystem::path path = out_dir / file_name;
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (ec || !out) {
-    throw InputError(InputLocation{path.string(), 0, ""}, "",
-                     "an output directory that can be created and written");
-  }
+  write_file_atomically(path, text);
   return path;
 }
 

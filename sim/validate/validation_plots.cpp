@@ -148,8 +148,7 @@ std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationR
   std::vector<std::filesystem::path> files;
   for (const auto& [format, terminal] : terminals) {
     const auto file = out_dir / fmt::format("validation.{}", format);
-    std::filesystem::remove(file);
-    script += fmt::format("reset\n{}set output \"{}\"\n{}unset output\n", terminal, file.string(), body);
+    script += fmt::format("reset\n{}{}{}unset output\n", terminal, set_output(file), body);
     files.push_back(file);
   }
   render_gnuplot(*gnuplot, script, files);

@@ -124,6 +124,21 @@ TEST(Cli, BadArgumentsAreOneLineErrors) {
   expect_one_line_error(weakscale(""));
 }
 
+// Exit codes a script can tell apart (README, "Reliability"): 3 when nothing fits (the table
+// still says why), 4 when an output cannot be written: a full stdout (before: exit 0, table
+// lost) or an --out directory that cannot be created.
+TEST(Cli, ExitCodesTellNothingFeasibleAndOutputErrorsApart) {
+  const auto none = weakscale("plan --machine perlmutter --model 175B --devices 8 --batch 8");
+  EXPECT_EQ(none.exit_code, 3) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("0 layouts fit in memory"));
+  const auto full = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 >/dev/full");
+  EXPECT_EQ(full.exit_code, 4) << full.err;
+  EXPECT_THAT(full.err, HasSubstr("weakscale: error: cannot write to standard output"));
+  const auto out = weakscale("study benchmarks/studies/perlmutter-small.yaml --no-plot --out /proc/weakscale-out");
+  EXPECT_EQ(out.exit_code, 4) << out.err;
+  EXPECT_THAT(out.err, HasSubstr("--out /proc/weakscale-out: cannot create the directory"));
+}
+
 TEST(Cli, PlanPrintsARankedTableOfLayouts) {
   const auto run = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 3");
   ASSERT_EQ(run.exit_code, 0) << run.err;

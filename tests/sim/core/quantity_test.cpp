@@ -27,6 +27,8 @@ TEST(ParseQuantities, RejectNonFiniteNumbers) {
   EXPECT_FALSE(parse_bytes("inf GiB"));
   EXPECT_FALSE(parse_flop_rate("nan TFLOP/s"));
   EXPECT_FALSE(parse_bandwidth("1e400 GB/s"));  // out of double's range
+  EXPECT_FALSE(parse_bytes("1e307 TB"));          // finite number, infinite product (found by fuzzing)
+  EXPECT_FALSE(parse_flop_rate("1e300 PFLOP/s"));
 }
 
 TEST(ParseBandwidth, DecimalBinaryAndBits) {
