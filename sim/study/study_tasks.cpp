@@ -5,19 +5,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/core/fnv1a.hpp"
+#include "sim/study/study_writers.hpp"
 #include "sim/study/uncertainty.hpp"
 
 namespace ws {
 namespace {
 
-// FNV-1a, 64 bit: stable across platforms and runs, which std::hash is not.
-std::uint64_t fnv1a(std::uint64_t h, std::string_view text) {
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -115,7 +109,9 @@ int task_top_k(const StudyTask& task, int top_k) { return task.kind == TaskKind:
 
 std::string study_hash(const StudySpec& spec, const Machine& machine, const std::string& evaluator, int top_k) {
   const StepOptions& o = spec.options;
-  std::string canon = fmt::format("evaluator {}\ntop_k {}\nmachine {}\n", evaluator, top_k, machine.name);
+  // The program's version and commit: another build may compute other numbers.
+  std::string canon = fmt::format("program {}\nevaluator {}\ntop_k {}\nmachine {}\n", program_version(), evaluator,
+                                  top_k, machine.name);
   canon += fmt::format("options {} {} {} {} {} {} {}\n", to_string(o.precision), o.recompute, o.overlap_all_reduce,
                        o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel,
                        to_string(o.allocation));
@@ -126,7 +122,7 @@ std::string study_hash(const StudySpec& spec, const Machine& machine, const std:
   }
   // The machine file itself: any edit to it invalidates what was computed from it.
   canon += file_bytes(machine.source_file);
-  return fmt::format("{:016x}", fnv1a(0xcbf29ce484222325ULL, canon));
+  return fmt::format("{:016x}", fnv1a64(canon));
 }
 
 }  // namespace ws

@@ -308,6 +308,8 @@ std::string format_study_json(const StudyResult& result) {
   return doc.dump(2) + "\n";
 }
 
+std::string program_version() { return fmt::format("{} {}", WEAKSCALE_VERSION, WEAKSCALE_GIT_COMMIT); }
+
 std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
                                       const std::string& text) {
   const std::filesystem::path path = out_dir / file_name;

@@ -21,6 +21,9 @@ std::string format_study_json(const StudyResult& result);
 std::filesystem::path write_study_csv(const StudyResult& result, const std::filesystem::path& out_dir);
 std::filesystem::path write_study_json(const StudyResult& result, const std::filesystem::path& out_dir);
 
+// "0.1.0 <git commit>": what built this program (study results and resume records carry it).
+std::string program_version();
+
 // Creates out_dir and writes `text` to out_dir/file_name; InputError if that is impossible.
 std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
                                       const std::string& text);

@@ -1,6 +1,7 @@
 #include "sim/study/task_records.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/core/fnv1a.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace ws {
@@ -71,18 +73,27 @@ PointEvaluation evaluation_from_json(const Json& j) {
 
 }  // namespace
 
+namespace {
+// The record's checksum: FNV-1a of its JSON without the "check" key (keys sorted, numbers in
+// shortest round-trip form: the same bytes when written and when read back).
+std::string record_check(const Json& record_without_check) {
+  return fmt::format("{:016x}", fnv1a64(record_without_check.dump()));
+}
+}  // namespace
+
 std::string format_task_record(const std::string& study_hash, const std::string& task_key,
                                const PointEvaluation& result) {
   Json candidates = Json::array();
   for (const auto& c : result.candidates) candidates.push_back(estimate_json(c));
-  const Json record{{"study", study_hash},
-                    {"task", task_key},
-                    {"result",
-                     {{"feasible", result.feasible},
-                      {"reason", result.reason},
-                      {"layouts_valid", result.layouts_valid},
-                      {"layouts_fitting", result.layouts_fitting},
-                      {"candidates", candidates}}}};
+  Json record{{"study", study_hash},
+              {"task", task_key},
+              {"result",
+               {{"feasible", result.feasible},
+                {"reason", result.reason},
+                {"layouts_valid", result.layouts_valid},
+                {"layouts_fitting", result.layouts_fitting},
+                {"candidates", candidates}}}};
+  record["check"] = record_check(record);
   return record.dump() + "\n";
 }
 
@@ -92,8 +103,12 @@ std::map<std::string, PointEvaluation> parse_task_records(const std::string& tex
   for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
     const std::string_view line(text.data() + start, end - start);
     try {
-      const Json j = Json::parse(line);
+      Json j = Json::parse(line);
       if (j.at("study").get<std::string>() != study_hash) continue;
+      // An edited record (still valid JSON) is recomputed, not trusted.
+      const std::string check = j.at("check").get<std::string>();
+      j.erase("check");
+      if (check != record_check(j)) continue;
       out[j.at("task").get<std::string>()] = evaluation_from_json(j.at("result"));
     } catch (const Json::exception&) {
       continue;  // a line cut short by an interruption, or not ours: recompute that task

@@ -3,6 +3,7 @@
 // contain their median; the side tables are consistent with the main rows.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
@@ -103,6 +104,23 @@ TEST(StudyResume, RecordsOfAnotherStudyAreIgnored) {
   const auto records = parse_task_records(text, hash);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records.begin()->first, "point 1");
+}
+
+// A record edited into another valid line (here a step time) fails its checksum and is
+// recomputed rather than trusted; the untouched record still loads.
+TEST(StudyResume, AnEditedRecordIsNotTrusted) {
+  const StudySpec spec = small_spec();
+  const auto result = execute_study(spec, perlmutter(), StudyRunOptions{});
+  const StudyRow& row = result->rows.front();
+  ASSERT_FALSE(row.candidates.empty());
+  const PointEvaluation e{row.feasible, row.reason, row.layouts_valid, row.layouts_fitting, row.candidates};
+  const std::string good = format_task_record("h", "a", e);
+  nlohmann::json edited = nlohmann::json::parse(format_task_record("h", "b", e));
+  ASSERT_TRUE(edited.contains("check"));
+  edited["result"]["candidates"][0]["analytic_step_ps"] = 1;
+  const auto records = parse_task_records(good + edited.dump() + "\n", "h");
+  EXPECT_EQ(records.size(), 1u);
+  EXPECT_TRUE(records.count("a"));
 }
 
 TEST(StudyResume, RecordRoundTripIsExact) {
