@@ -442,6 +442,9 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
 }
 
 Machine load_machine(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(InputLocation{path, 0, ""}, path, "a machine file (YAML), not a directory");
   std::ifstream in(path);
   if (!in) throw InputError(InputLocation{path, 0, ""}, path, "a readable machine file (file not found)");
   std::ostringstream text;

@@ -187,6 +187,15 @@ TEST(MachineLoader, RejectsImplausibleQuantitiesWithTheirRange) {
                   "between 1 MFLOP/s and 1000 PFLOP/s");
 }
 
+TEST(MachineLoader, ADirectoryIsNotAMachineFile) {
+  try {
+    load_machine(::testing::TempDir());
+    ADD_FAILURE() << "a directory loaded as a machine";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a machine file (YAML), not a directory"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MachineLoader, RejectsNonPositiveCapacity) {
   expect_rejected(with("capacity: \"16 GiB\"", "capacity: \"0 GiB\""), 6, "device.memory.capacity", "a size between 1 B and 1 PiB");
 }
