@@ -10,7 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
+#include <sstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,9 +26,16 @@
 #include "engine/train/trace_writer.hpp"
 #include "engine/train/trainer.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace {
+
+// Exit codes, the same scheme as weakscale's (README "Reliability"): 0 success, 1 a failure during
+// training (the MPI job is aborted), 2 bad input (flags, machine file, a refused checkpoint),
+// 4 an output (CSV, trace, checkpoint, standard output) could not be written.
+constexpr int kExitBadInput = 2;
+constexpr int kExitOutputError = 4;
 
 struct Options {
   ws::RunConfig run;
@@ -70,15 +78,29 @@ void report_memorization(const Options& o, const MemorizationRow& row) {
                             {"seconds", row.seconds}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
-  const bool fresh = !std::ifstream(o.eval_file).good() || std::ifstream(o.eval_file).peek() == EOF;
-  std::ofstream csv(o.eval_file, std::ios::app);
-  if (fresh)
-    csv << "layout,goldfish_k,goldfish_context,step,sequences_trained,sequences,prefix,length,exact_matches,"
-           "exact_match_rate,token_accuracy,train_loss,validation_loss,seconds\n";
+  const std::string header =
+      "layout,goldfish_k,goldfish_context,step,sequences_trained,sequences,prefix,length,exact_matches,"
+      "exact_match_rate,token_accuracy,train_loss,validation_loss,seconds\n";
+  std::ostringstream csv;
   csv << ws::to_string(o.run.layout) << ',' << o.run.goldfish.k << ',' << o.run.goldfish.context << ',' << row.step
       << ',' << row.sequences_trained << ',' << r.sequences << ',' << o.eval.prefix << ',' << o.eval.length << ','
       << r.exact_matches << ',' << r.exact_match_rate() << ',' << r.token_accuracy() << ',' << r.loss << ','
       << (row.validation_loss ? std::to_string(*row.validation_loss) : std::string()) << ',' << row.seconds << '\n';
+  ws::append_file_atomically(o.eval_file, header, csv.str());
+}
+
+// Why `path` cannot be an output of this run, or nothing: its directory must exist and be
+// writable (files are written to PATH.tmp there, then renamed), or it is a device such as
+// /dev/stdout. Checked before training, so that a typo does not cost the run.
+std::optional<std::string> output_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (ws::is_special_file(path)) return std::nullopt;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "is a directory, expected a file";
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "cannot open for writing: " + dir.string() + " is not a directory";
+  if (::access(dir.c_str(), W_OK) != 0) return "cannot open for writing: " + dir.string() + " is not writable";
+  return std::nullopt;
 }
 
 // Every rank parses the same argv, so every rank reaches the same verdict; only rank 0 prints.
@@ -147,8 +169,9 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (rank == 0) return app.exit(e);
-    return e.get_exit_code();
+    // --help is not an error; every parse error is bad input.
+    const int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+    return code == 0 ? 0 : kExitBadInput;
   }
   o.run.tune_gemm = !no_tune;
   o.run.overlap_data_parallel = !no_overlap;
@@ -227,10 +250,10 @@ int run(int argc, char** argv) {
                             std::to_string(source->vocabulary()) + " token values");
   } catch (const ws::ConfigError& e) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
-    return 1;
+    return kExitBadInput;
   } catch (const ws::InputError& e) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: --machine: %s\n", e.what());
-    return 1;
+    return kExitBadInput;
   }
   // Output files are opened before training so that a bad path fails at once, on every rank.
   int outputs_ok = 1;
@@ -238,17 +261,16 @@ int run(int argc, char** argv) {
   if (rank == 0)
     for (const auto& [flag, path] : {std::pair{"--csv ", &o.csv_file}, std::pair{"--trace ", &o.trace_file},
                                      std::pair{"--eval-memorization ", &o.eval_file}}) {
-      if (path->empty()) continue;
-      std::ofstream probe(*path, std::ios::app);
-      if (!probe) {
+      if (path->empty() || !outputs_ok) continue;
+      if (const auto problem = ::output_problem(*path)) {
         outputs_ok = 0;
-        output_problem = flag + *path + ": cannot open for writing";
+        output_problem = flag + *path + ": " + *problem;
       }
     }
   WS_MPI_CHECK(MPI_Bcast(&outputs_ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
   if (!outputs_ok) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", output_problem.c_str());
-    return 1;
+    return kExitOutputError;
   }
 
   const ws::ProcessGrid grid(MPI_COMM_WORLD, o.run.layout);
@@ -261,7 +283,7 @@ int run(int argc, char** argv) {
     if (!o.resume_dir.empty()) ws::load_checkpoint(trainer, data_name, o.resume_dir);
   } catch (const ws::CheckpointError& e) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
-    return 1;
+    return kExitBadInput;
   }
   if (rank == 0) {
     const nlohmann::json start{{"event", "start"},
@@ -310,7 +332,7 @@ int run(int argc, char** argv) {
         ws::save_checkpoint(trainer, data_name, o.checkpoint_dir);
       } catch (const ws::CheckpointError& e) {
         if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
-        return 1;
+        return kExitOutputError;
       }
     }
     if (rank == 0) {
@@ -327,22 +349,24 @@ int run(int argc, char** argv) {
     if (evaluating && (last || (o.eval_every > 0 && trainer.steps_done() % o.eval_every == 0))) evaluate();
   }
   if (o.steps == 0) return 0;  // evaluation only: no steps to summarise
-  if (!o.trace_file.empty()) ws::write_trace(grid.timeline(), grid.world(), o.trace_file);
+  std::string trace;
+  if (!o.trace_file.empty()) trace = ws::gather_trace_json(grid.timeline(), grid.world());
   const std::optional<double> peak =
       machine ? std::optional<double>(ws::peak(machine->device, ws::Precision::fp32).flops()) : std::nullopt;
   const std::string machine_name = machine ? machine->name : "";
   const ws::RunSummary summary = ws::summarize(records, o.warmup, o.run.model, o.run.batch_sequences,
                                                o.run.recompute, ranks, peak);
-  if (rank == 0) {
-    std::printf("%s\n", ws::summary_json(summary, machine_name).c_str());
-    if (!o.csv_file.empty()) {
-      const bool fresh = !std::ifstream(o.csv_file).good() || std::ifstream(o.csv_file).peek() == EOF;
-      std::ofstream csv(o.csv_file, std::ios::app);
-      if (fresh) csv << ws::csv_header() << '\n';
-      csv << ws::csv_row(summary, o.run, machine_name) << '\n';
-    }
+  if (rank != 0) return 0;  // what follows is rank 0's output, no collective left
+  std::printf("%s\n", ws::summary_json(summary, machine_name).c_str());
+  try {
+    if (!o.trace_file.empty()) ws::write_file_atomically(o.trace_file, trace);
+    if (!o.csv_file.empty())
+      ws::append_file_atomically(o.csv_file, ws::csv_header() + "\n", ws::csv_row(summary, o.run, machine_name) + "\n");
+  } catch (const ws::OutputError& e) {
+    std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
+    return kExitOutputError;
   }
-  if (rank == 0) {
+  {
     // What layout tuning gained on this rank: the plain call's time vs the winner's, per shape.
     double baseline = 0, best = 0;
     for (const auto& [shape, choice] : trainer.tuner().choices()) baseline += choice.baseline_seconds, best += choice.best_seconds;
@@ -351,6 +375,10 @@ int run(int argc, char** argv) {
                                 {"row_major_s", baseline},
                                 {"tuned_s", best}};
     std::printf("%s\n", tuning.dump().c_str());
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "weakscale-engine: error: cannot write to standard output\n");
+    return kExitOutputError;
   }
   return 0;
 }
@@ -362,6 +390,13 @@ int main(int argc, char** argv) {
   int code = 0;
   try {
     code = run(argc, argv);
+  } catch (const ws::OutputError& e) {
+    // A memorization row that cannot be written mid-run: the other ranks are already in the next
+    // step's collectives, so the job is aborted, with the output error's code.
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "weakscale-engine: rank %d: error: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, kExitOutputError);
   } catch (const std::exception& e) {
     // A failure during training may leave other ranks inside a collective: abort the job.
     int rank = 0;

@@ -1,9 +1,6 @@
 #include "engine/train/trace_writer.hpp"
 
-#include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <vector>
 
 #include "engine/comm/mpi_check.hpp"
@@ -38,7 +35,7 @@ std::string trace_events_json(const Timeline& timeline, int rank) {
   return events.dump();
 }
 
-void write_trace(const Timeline& timeline, const Communicator& world, const std::string& path) {
+std::string gather_trace_json(const Timeline& timeline, const Communicator& world) {
   const std::string local = trace_events_json(timeline, world.rank());
   std::vector<std::string> parts;
   if (world.size() == 1) {
@@ -59,7 +56,7 @@ void write_trace(const Timeline& timeline, const Communicator& world, const std:
       for (std::size_t r = 0; r < lengths.size(); ++r)
         parts.emplace_back(all.data() + offsets[r], static_cast<std::size_t>(lengths[r]));
   }
-  if (world.rank() != 0) return;
+  if (world.rank() != 0) return {};
 
   nlohmann::json events = nlohmann::json::array();
   for (std::size_t r = 0; r < parts.size(); ++r) {
@@ -70,14 +67,7 @@ void write_trace(const Timeline& timeline, const Communicator& world, const std:
     for (auto& e : nlohmann::json::parse(parts[r])) events.push_back(std::move(e));
   }
   const nlohmann::json trace{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << trace.dump() << '\n';
-    if (!out) throw std::runtime_error("--trace " + path + ": cannot write " + temp);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("--trace " + path + ": cannot rename " + temp);
+  return trace.dump() + '\n';
 }
 
 }  // namespace ws

@@ -14,8 +14,8 @@ namespace ws {
 // This rank's events as a JSON array of trace events (times in microseconds).
 std::string trace_events_json(const Timeline& timeline, int rank);
 
-// Collective over `world`. Rank 0 writes `path` (temp file + rename); throws std::runtime_error
-// on rank 0 if the file cannot be written.
-void write_trace(const Timeline& timeline, const Communicator& world, const std::string& path);
+// Collective over `world`: every rank's events gathered and merged into one trace document,
+// returned on rank 0 (empty on the others). Writing it is the caller's job.
+std::string gather_trace_json(const Timeline& timeline, const Communicator& world);
 
 }  // namespace ws

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/comm/mpi_check.hpp"
+#include "sim/core/output_file.hpp"
 
 namespace {
 
@@ -151,11 +151,11 @@ int run(const ProbeArgs& args) {
   result["reduce_scatter"] = time_collective(Collective::reduce_scatter, plan, ranks, args.quick);
   result["all_gather"] = time_collective(Collective::all_gather, plan, ranks, args.quick);
   if (rank == 0) {
-    std::ofstream out(args.out);
-    out << result.dump() << "\n";
-    if (!out) {
-      std::cerr << "weakscale-calibrate-mpi: cannot write " << args.out << "\n";
-      return 1;
+    try {
+      ws::write_file_atomically(args.out, result.dump() + "\n");
+    } catch (const ws::OutputError& e) {
+      std::cerr << "weakscale-calibrate-mpi: " << e.what() << "\n";
+      return 4;  // weakscale's exit code for an output that could not be written
     }
   }
   return 0;

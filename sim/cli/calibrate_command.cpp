@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <ostream>
 
@@ -13,6 +12,7 @@
 #include "sim/calibrate/calibrate_host.hpp"
 #include "sim/calibrate/machine_yaml_writer.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/netns/netns_cluster.hpp"
 
@@ -80,9 +80,7 @@ void run_calibrate_command(const CalibrateArgs& a, std::ostream& out) {
   const Calibration calibration = calibrate_host(options, out);
   const std::string yaml = format_calibrated_machine_yaml(calibration);
   parse_machine(yaml, a.out);  // the file must load; a failure here is a writer bug, not bad input
-  std::ofstream file(a.out);
-  file << yaml;
-  if (!file) throw InputError(InputLocation{"", 0, "--out"}, a.out, "a writable file");
+  write_file_atomically(a.out, yaml);  // a failed write keeps the previous machine file whole
   out << "calibrate: wrote " << a.out << std::endl;
 }
 

@@ -55,6 +55,25 @@ TEST(CalibrateEndToEnd, QuickRunWritesALoadableMachineFile) {
   std::filesystem::remove_all(dir);
 }
 
+// The machine file is written last, atomically and checked: on a full device the run is exit 4
+// (README "Reliability") naming the file and the reason, and the device is not renamed over.
+TEST(CalibrateEndToEnd, AFullDeviceIsAnOutputErrorNotASilentFile) {
+  ASSERT_TRUE(std::filesystem::is_character_file("/dev/full"));
+  const std::string log = (std::filesystem::temp_directory_path() /
+                           ("weakscale-calibrate-full-" + std::to_string(::getpid()) + ".txt")).string();
+  const std::string command =
+      "'" + std::string(WEAKSCALE_EXE) + "' calibrate --quick --ranks 2 --out /dev/full >'" + log + "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 4) << text;
+  EXPECT_NE(text.find("/dev/full: writing"), std::string::npos) << text;
+  EXPECT_NE(text.find("No space left on device"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+  std::filesystem::remove(log);
+}
+
 std::string command_output(const std::string& command) {
   std::string out;
   if (FILE* pipe = ::popen(command.c_str(), "r")) {
