@@ -9,6 +9,7 @@
 #include "sim/analytic/plan.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"
 #include "sim/study/plan_table.hpp"
 #include "sim/study/point_evaluation.hpp"
@@ -56,6 +57,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   plan->add_option("--simulate-top", a.simulate_top, "layouts the flow evaluator re-ranks (at least --top)")
       ->check(kPositive)
       ->capture_default_str();
+  plan->add_option("--trace", a.trace,
+                   "write the first-ranked layout's step, simulated on the flow network, as a Chrome trace / "
+                   "Perfetto JSON (rank 0's compute and collectives, the engine's event names)");
   return plan;
 }
 
@@ -91,8 +95,18 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
     out << fmt::format("flow evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
                        plan.ranked.size(), fitting);
   }
-  out << format_plan_table(machine, model, batch, a.devices, step, plan,
-                           table);
+  out << format_plan_table(machine, model, batch, a.devices, step, plan, table);
+  if (!a.trace.empty() && !plan.ranked.empty()) {
+    SimulatedStepConfig config;
+    config.model = model;
+    config.layout = plan.ranked.front().layout;
+    config.sequences = batch.sequences;
+    config.options = step;
+    config.trace = true;
+    write_simulated_trace(simulate_step(machine, config), a.trace);
+    out << fmt::format("trace: the step of {} simulated on the flow network, written to {}\n",
+                       to_string(config.layout), a.trace);
+  }
   return !plan.ranked.empty();
 }
 

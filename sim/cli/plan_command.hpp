@@ -23,6 +23,7 @@ struct PlanArgs {
   bool overlap_data = false;
   std::string evaluator = "closed-form";  // or "flow": the top layouts re-ranked by the step simulator
   int simulate_top = 16;
+  std::string trace;  // write the first-ranked layout's simulated step here (Perfetto JSON)
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
