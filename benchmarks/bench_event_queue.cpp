@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 namespace {
 

@@ -25,14 +25,13 @@
 #include "engine/train/step_summary.hpp"
 #include "engine/train/trace_writer.hpp"
 #include "engine/train/trainer.hpp"
-#include "sim/core/input_error.hpp"
-#include "sim/core/output_file.hpp"
-#include "sim/machine/machine_loader.hpp"
+#include "base/quantity.hpp"
+#include "base/output_file.hpp"
 
 namespace {
 
 // Exit codes, the same scheme as weakscale's (README "Reliability"): 0 success, 1 a failure during
-// training (the MPI job is aborted), 2 bad input (flags, machine file, a refused checkpoint),
+// training (the MPI job is aborted), 2 bad input (flags, a refused checkpoint),
 // 4 an output (CSV, trace, checkpoint, standard output) could not be written.
 constexpr int kExitBadInput = 2;
 constexpr int kExitOutputError = 4;
@@ -43,7 +42,7 @@ struct Options {
   std::string data_file;
   int steps = 10;
   int warmup = -1;  // -1: min(2, steps - 1)
-  std::string machine_file, csv_file, trace_file, checkpoint_dir, resume_dir;
+  std::string peak_text, csv_file, trace_file, checkpoint_dir, resume_dir;
   int checkpoint_every = 0;
   std::string data_order = "random";
   // Memorization evaluation (engine/train/memorization.hpp); off without --eval-memorization.
@@ -124,7 +123,9 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", o.warmup,
                  "first steps left out of the summary (default min(2, steps - 1): 10 steps, the last 8 averaged)");
-  app.add_option("--machine", o.machine_file, "machine file (machines/*.yaml) whose fp32 device peak gives percent of peak");
+  app.add_option("--peak", o.peak_text,
+                 "fp32 peak of one rank's device, e.g. \"47.5 GFLOP/s\" (the machine file's device peak.fp32): "
+                 "gives percent of peak");
   app.add_option("--csv", o.csv_file, "append the summary as one CSV row (header if the file is new)");
   app.add_option("--trace", o.trace_file, "write a Chrome trace / Perfetto JSON of every rank's kernels and collectives");
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "write sharded checkpoints here (at the end of the run, or see --checkpoint-every)");
@@ -211,7 +212,7 @@ int run(int argc, char** argv) {
   if (auto code = parse(argc, argv, rank, o)) return *code;
 
   std::unique_ptr<ws::TokenSource> source, validation;
-  std::optional<ws::Machine> machine;
+  std::optional<double> peak;  // fp32 flop/s of one rank's device, from --peak
   try {
     if (o.warmup < 0) o.warmup = std::max(0, std::min(2, o.steps - 1));
     if (o.steps > 0 && o.warmup >= o.steps)
@@ -219,7 +220,13 @@ int run(int argc, char** argv) {
                             " (at least one measured step)");
     if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
       throw ws::ConfigError("--checkpoint-every " + std::to_string(o.checkpoint_every) + " needs --checkpoint-dir DIR");
-    if (!o.machine_file.empty()) machine = ws::load_machine(o.machine_file);
+    if (!o.peak_text.empty()) {
+      const auto rate = ws::parse_flop_rate(o.peak_text);
+      if (!rate || !ws::within(ws::kFlopRateRange, rate->flops()))
+        throw ws::ConfigError(fmt::format("--peak {}: expected a compute rate {} with a unit ({})", o.peak_text,
+                                          ws::kFlopRateRange.text, ws::kFlopRateUnits));
+      peak = rate->flops();
+    }
     if (o.layout_text.empty()) o.layout_text = std::to_string(ranks) + "x1x1x1";
     const auto layout = ws::parse_layout(o.layout_text);
     if (!layout) throw ws::ConfigError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
@@ -250,9 +257,6 @@ int run(int argc, char** argv) {
                             std::to_string(source->vocabulary()) + " token values");
   } catch (const ws::ConfigError& e) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
-    return kExitBadInput;
-  } catch (const ws::InputError& e) {
-    if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: --machine: %s\n", e.what());
     return kExitBadInput;
   }
   // Output files are opened before training so that a bad path fails at once, on every rank.
@@ -351,17 +355,14 @@ int run(int argc, char** argv) {
   if (o.steps == 0) return 0;  // evaluation only: no steps to summarise
   std::string trace;
   if (!o.trace_file.empty()) trace = ws::gather_trace_json(grid.timeline(), grid.world());
-  const std::optional<double> peak =
-      machine ? std::optional<double>(ws::peak(machine->device, ws::Precision::fp32).flops()) : std::nullopt;
-  const std::string machine_name = machine ? machine->name : "";
   const ws::RunSummary summary = ws::summarize(records, o.warmup, o.run.model, o.run.batch_sequences,
                                                o.run.recompute, ranks, peak);
   if (rank != 0) return 0;  // what follows is rank 0's output, no collective left
-  std::printf("%s\n", ws::summary_json(summary, machine_name).c_str());
+  std::printf("%s\n", ws::summary_json(summary).c_str());
   try {
     if (!o.trace_file.empty()) ws::write_file_atomically(o.trace_file, trace);
     if (!o.csv_file.empty())
-      ws::append_file_atomically(o.csv_file, ws::csv_header() + "\n", ws::csv_row(summary, o.run, machine_name) + "\n");
+      ws::append_file_atomically(o.csv_file, ws::csv_header() + "\n", ws::csv_row(summary, o.run) + "\n");
   } catch (const ws::OutputError& e) {
     std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
     return kExitOutputError;

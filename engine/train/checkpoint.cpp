@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "base/fnv1a.hpp"
 #include "engine/comm/mpi_check.hpp"
 #include "engine/train/checkpoint_format.hpp"
 
@@ -71,7 +72,7 @@ void throw_if(const std::string& message) {
 
 void write_all(std::ofstream& out, std::uint64_t& hash, const void* data, std::size_t bytes) {
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  hash = fnv1a(data, bytes, hash);
+  hash = fnv1a64(data, bytes, hash);
 }
 
 // Writes `path` through `path`.tmp and a rename; returns "" or what went wrong.
@@ -92,7 +93,7 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
     table.insert(table.end(), {static_cast<std::int64_t>(shape.op_a), static_cast<std::int64_t>(shape.op_b),
                                shape.m, shape.n, shape.k, static_cast<std::int64_t>(choice.variant)});
   const std::string temp = path + ".tmp";
-  hash = kFnvOffset;
+  hash = kFnv1aOffset;
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) return fmt::format("checkpoint shard {}: cannot create {}", path, temp);
@@ -116,12 +117,6 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
 }
 
 }  // namespace
-
-std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ULL;
-  return hash;
-}
 
 template <class T>
 void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const std::string& dir) {
@@ -226,7 +221,7 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
     if (bytes.size() != entry.bytes)
       return fmt::format("--resume {}: shard {} is truncated or overwritten: {} bytes, the manifest says {}",
                          dir, shard_path, bytes.size(), entry.bytes);
-    if (fmt::format("{:016x}", fnv1a(bytes.data(), bytes.size())) != entry.fnv1a64)
+    if (fmt::format("{:016x}", fnv1a64(bytes.data(), bytes.size())) != entry.fnv1a64)
       return fmt::format(
           "--resume {}: shard {} is corrupt: its FNV-1a checksum differs from the manifest's {}", dir,
           shard_path, entry.fnv1a64);

@@ -21,10 +21,6 @@ class CheckpointError : public ConfigError {
   using ConfigError::ConfigError;
 };
 
-// FNV-1a 64 of a byte range, continuing from `hash` (start with kFnvOffset).
-inline constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
-std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash = kFnvOffset);
-
 // `data` names the token source ("synthetic" or the text file) so a resume on other data is caught.
 // Collective over the trainer's world. Writes the checkpoint of trainer.steps_done() into `dir`
 // (created if needed) and removes this rank's shards of older steps.

@@ -91,7 +91,7 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
   return s;
 }
 
-std::string summary_json(const RunSummary& s, const std::string& machine_name) {
+std::string summary_json(const RunSummary& s) {
   nlohmann::json comm = nlohmann::json::object(), overlap = nlohmann::json::object();
   for (int g = 0; g < kCommGroups; ++g) {
     const GroupSummary& t = s.groups[static_cast<std::size_t>(g)];
@@ -122,7 +122,6 @@ std::string summary_json(const RunSummary& s, const std::string& machine_name) {
                       {"model_flop_per_s", s.model_flop_per_s},
                       {"hardware_flop_per_s", s.hardware_flop_per_s}};
   if (s.peak_flop_per_s_per_device) {
-    line["machine"] = machine_name;
     line["peak_fp32_flop_per_s_per_device"] = *s.peak_flop_per_s_per_device;
     line["percent_of_peak_model"] = s.percent_of_peak_model;
     line["percent_of_peak_hardware"] = s.percent_of_peak_hardware;
@@ -133,10 +132,10 @@ std::string summary_json(const RunSummary& s, const std::string& machine_name) {
 std::string csv_header() {
   return "layout,ranks,layers,hidden,heads,seq,vocab,batch,recompute,measured_steps,step_s,cpu_s,compute_s,"
          "exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,exposed_data_z_s,model_flop_per_s,"
-         "hardware_flop_per_s,machine,percent_of_peak_model,percent_of_peak_hardware";
+         "hardware_flop_per_s,peak_fp32_flop_per_s,percent_of_peak_model,percent_of_peak_hardware";
 }
 
-std::string csv_row(const RunSummary& s, const RunConfig& run, const std::string& machine_name) {
+std::string csv_row(const RunSummary& s, const RunConfig& run) {
   const auto exposed = [&](CommGroup g) { return s.groups[static_cast<std::size_t>(g)].exposed_s; };
   const ModelSpec& m = run.model;
   return fmt::format(
@@ -145,7 +144,7 @@ std::string csv_row(const RunSummary& s, const RunConfig& run, const std::string
       m.vocabulary, run.batch_sequences, run.recompute ? 1 : 0, s.measured_steps, s.step_s, s.cpu_s, s.compute_s,
       exposed(CommGroup::x), exposed(CommGroup::y), exposed(CommGroup::z), exposed(CommGroup::data),
       exposed(CommGroup::data_z), s.model_flop_per_s, s.hardware_flop_per_s,
-      s.peak_flop_per_s_per_device ? machine_name : "",
+      s.peak_flop_per_s_per_device ? fmt::format("{:.6g}", *s.peak_flop_per_s_per_device) : "",
       s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_model) : "",
       s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "");
 }

@@ -52,7 +52,7 @@ struct RunSummary {
   double model_flops = 0, hardware_flops = 0;  // per step, whole job
   double model_flop_per_s = 0, hardware_flop_per_s = 0;
   std::optional<double> peak_flop_per_s_per_device;
-  double percent_of_peak_model = 0, percent_of_peak_hardware = 0;  // 0 without a machine file
+  double percent_of_peak_model = 0, percent_of_peak_hardware = 0;  // 0 without --peak
 };
 
 // Summary over records[warmup..]; throws std::invalid_argument unless 0 <= warmup < size.
@@ -62,8 +62,8 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
                      std::optional<double> peak_flop_per_s_per_device);
 
 // The summary's JSON line and a CSV row (with its header) for --csv.
-std::string summary_json(const RunSummary& s, const std::string& machine_name);
+std::string summary_json(const RunSummary& s);
 std::string csv_header();
-std::string csv_row(const RunSummary& s, const RunConfig& run, const std::string& machine_name);
+std::string csv_row(const RunSummary& s, const RunConfig& run);
 
 }  // namespace ws

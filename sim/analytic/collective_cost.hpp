@@ -3,7 +3,7 @@
 #pragma once
 
 #include "sim/core/collective_op.hpp"
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace ws {
 

@@ -36,7 +36,7 @@
 
 #include "engine/schedule/flops.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 #include "sim/pricing/collective_pricing.hpp"
 
 namespace ws {

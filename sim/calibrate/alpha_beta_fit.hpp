@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/core/collective_op.hpp"
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

@@ -1,6 +1,6 @@
 #include "sim/calibrate/elementwise_probe.hpp"
 
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 
 #include <cblas.h>
 

@@ -1,6 +1,6 @@
 #include "sim/calibrate/gemm_probe.hpp"
 
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 
 #include "sim/calibrate/thread_cpu_clock.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 
 namespace ws {
 

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/comm/mpi_check.hpp"
-#include "sim/core/output_file.hpp"
+#include "base/output_file.hpp"
 
 namespace {
 

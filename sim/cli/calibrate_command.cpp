@@ -11,8 +11,8 @@
 
 #include "sim/calibrate/calibrate_host.hpp"
 #include "sim/calibrate/machine_yaml_writer.hpp"
-#include "sim/core/input_error.hpp"
-#include "sim/core/output_file.hpp"
+#include "base/input_error.hpp"
+#include "base/output_file.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/netns/netns_cluster.hpp"
 

@@ -6,8 +6,8 @@
 #include <ostream>
 
 #include "sim/pricing/collective_job.hpp"
-#include "sim/core/input_error.hpp"
-#include "sim/core/quantity.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/published_collectives.hpp"
 #include "sim/study/study_plots.hpp"

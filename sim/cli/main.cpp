@@ -13,8 +13,8 @@
 #include "sim/cli/plan_command.hpp"
 #include "sim/cli/study_command.hpp"
 #include "sim/cli/validate_command.hpp"
-#include "sim/core/input_error.hpp"
-#include "sim/core/output_file.hpp"
+#include "base/input_error.hpp"
+#include "base/output_file.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/analytic/plan.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"

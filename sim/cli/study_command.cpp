@@ -1,6 +1,6 @@
 #include "sim/cli/study_command.hpp"
 
-#include "sim/core/output_file.hpp"
+#include "base/output_file.hpp"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/core/collective_op.hpp"
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/flow_network.hpp"
 

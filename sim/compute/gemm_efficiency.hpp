@@ -2,7 +2,7 @@
 // GEMMs have unusual shapes (thin k, tall m), which is why one peak number is not enough.
 #pragma once
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/machine/machine.hpp"
 
 namespace ws {

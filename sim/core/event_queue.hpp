@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

@@ -10,7 +10,7 @@
 
 #include "engine/schedule/elementwise_kernel.hpp"
 #include "sim/core/collective_op.hpp"
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

@@ -20,8 +20,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "sim/core/input_error.hpp"
-#include "sim/core/quantity.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
 #include "sim/machine/yaml_fields.hpp"
 
 namespace ws {

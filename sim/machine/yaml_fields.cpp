@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/core/input_error.hpp"
-#include "sim/core/quantity.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
 
 namespace ws::yaml_fields {
 

@@ -10,8 +10,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/core/quantity.hpp"
-#include "sim/core/units.hpp"
+#include "base/quantity.hpp"
+#include "base/units.hpp"
 
 namespace ws::yaml_fields {
 

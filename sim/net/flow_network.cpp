@@ -6,7 +6,7 @@
 #include <functional>
 #include <limits>
 
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 namespace ws {
 

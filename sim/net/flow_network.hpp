@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/net/link_share.hpp"
 #include "sim/net/routing.hpp"
 #include "sim/net/topology.hpp"

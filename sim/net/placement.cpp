@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 namespace ws {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/topology.hpp"
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/machine/machine.hpp"
 
 namespace ws {

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/link_share.hpp"
 #include "sim/net/topology.hpp"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sim/core/child_process.hpp"
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

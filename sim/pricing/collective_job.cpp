@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/pricing/collective_pricing.hpp"
 #include "sim/pricing/every_step.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/net/placement.hpp"
 #include "sim/net/traffic.hpp"
 

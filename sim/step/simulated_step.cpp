@@ -17,7 +17,7 @@
 //     holds the device for its whole time, counted as compute (progress), and its wait is free.
 #include "sim/step/simulated_step.hpp"
 
-#include "sim/core/output_file.hpp"
+#include "base/output_file.hpp"
 
 #include <algorithm>
 #include <array>
@@ -28,7 +28,7 @@
 #include <stdexcept>
 
 #include "sim/compute/gemm_efficiency.hpp"
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 
 namespace ws {
 

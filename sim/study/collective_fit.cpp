@@ -8,8 +8,8 @@
 #include <cmath>
 #include <map>
 
-#include "sim/core/input_error.hpp"
-#include "sim/core/statistics.hpp"
+#include "base/input_error.hpp"
+#include "base/statistics.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/pricing/collective_pricing.hpp"
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "engine/schedule/model.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/machine/machine.hpp"
 
 namespace ws {

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "sim/analytic/plan.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/step/simulated_step.hpp"
 
 namespace ws {

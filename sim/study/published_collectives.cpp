@@ -11,11 +11,11 @@
 #include "sim/collectives/flow_schedule.hpp"
 #include "sim/net/flow_network.hpp"
 #include "sim/net/routing.hpp"
-#include "sim/core/input_error.hpp"
-#include "sim/core/quantity.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
-#include "sim/core/statistics.hpp"
-#include "sim/core/output_file.hpp"
+#include "base/statistics.hpp"
+#include "base/output_file.hpp"
 #include "sim/study/study_plots.hpp"
 
 namespace ws {

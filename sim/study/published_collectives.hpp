@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/study/collective_fit.hpp"
 #include "sim/study/published_table.hpp"
 

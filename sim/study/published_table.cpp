@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "sim/core/collective_op.hpp"
-#include "sim/core/input_error.hpp"
-#include "sim/core/quantity.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
 
 namespace ws {
 namespace {

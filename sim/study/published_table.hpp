@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

@@ -1,6 +1,6 @@
 #include "sim/study/study_plots.hpp"
 
-#include "sim/core/output_file.hpp"
+#include "base/output_file.hpp"
 
 // gnuplot-iostream is isolated here (and included as a system header) because its Boost-based
 // code does not build warning-free under our flags.

@@ -25,7 +25,7 @@ class PlotError : public std::runtime_error {
 // The gnuplot executable on PATH, if any.
 std::optional<std::filesystem::path> find_gnuplot();
 
-// "set output ...\n" for figure `file`: gnuplot writes to its temporary name (sim/core/output_file),
+// "set output ...\n" for figure `file`: gnuplot writes to its temporary name (base/output_file),
 // render_gnuplot moves it into place once complete.
 std::string set_output(const std::filesystem::path& file);
 

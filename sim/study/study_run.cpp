@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_tasks.hpp"
 #include "sim/study/task_records.hpp"

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/study/model_input.hpp"
 
 namespace ws {

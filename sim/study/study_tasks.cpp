@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/core/fnv1a.hpp"
+#include "base/fnv1a.hpp"
 #include "sim/study/study_writers.hpp"
 #include "sim/study/uncertainty.hpp"
 

@@ -1,6 +1,6 @@
 #include "sim/study/study_writers.hpp"
 
-#include "sim/core/output_file.hpp"
+#include "base/output_file.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "engine/schedule/flops.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 
 #ifndef WEAKSCALE_VERSION
 #define WEAKSCALE_VERSION ""

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/core/fnv1a.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/fnv1a.hpp"
+#include "base/input_error.hpp"
 
 namespace ws {
 namespace {

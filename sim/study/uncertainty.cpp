@@ -6,7 +6,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 namespace ws {
 

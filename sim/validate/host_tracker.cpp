@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "sim/calibrate/calibrated_machine.hpp"
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 
 namespace ws {
 

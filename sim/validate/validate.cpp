@@ -11,7 +11,7 @@
 
 #include "sim/calibrate/gemm_probe.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/netns/netns_cluster.hpp"
 #include "sim/study/study_writers.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 #include "sim/validate/engine_runner.hpp"
 #include "sim/validate/step_simulation.hpp"
 #include "sim/validate/validation_record.hpp"

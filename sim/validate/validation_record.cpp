@@ -1,6 +1,6 @@
 #include "sim/validate/validation_record.hpp"
 
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>

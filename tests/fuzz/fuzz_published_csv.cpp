@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/study/published_table.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

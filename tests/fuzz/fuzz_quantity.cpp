@@ -1,11 +1,11 @@
-// Fuzz target: the quantity parser (sim/core/quantity.hpp). Whatever the text, a parse either
+// Fuzz target: the quantity parser (base/quantity.hpp). Whatever the text, a parse either
 // fails or gives a finite value, and a Time never wraps (saturated or exact).
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "sim/core/quantity.hpp"
+#include "base/quantity.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

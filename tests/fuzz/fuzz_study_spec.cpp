@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/study/study_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

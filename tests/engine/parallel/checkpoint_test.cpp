@@ -3,6 +3,7 @@
 // truncated, corrupt, mismatched) fails on every rank with a message naming the file; saving
 // leaves no temporary files and no stale shards. Also activation recomputation == storing, bit for
 // bit, on the same layout, and the timeline attributes collectives to the right communicator.
+#include "base/fnv1a.hpp"
 #include "engine/train/checkpoint.hpp"
 
 #include <gtest/gtest.h>
@@ -179,7 +180,7 @@ class BrokenCheckpoint : public ::testing::Test {
     EXPECT_EQ(trainer.steps_done(), 0);
     EXPECT_TRUE(same_bits(trainer.model().parameters().values(), before));
     // Every rank got the same message.
-    unsigned long long hash = fnv1a(message.data(), message.size()), low = hash, high = hash;
+    unsigned long long hash = fnv1a64(message.data(), message.size()), low = hash, high = hash;
     MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_EQ(low, high);

@@ -1,10 +1,10 @@
-# cmake -DENGINE=exe -DMPIEXEC=mpiexec -DMACHINE=yaml -DDIR=scratch -P trace_and_summary.cmake
-# One 2-rank data-parallel run with --trace, --csv and --machine: the merged trace holds both
+# cmake -DENGINE=exe -DMPIEXEC=mpiexec -DDIR=scratch -P trace_and_summary.cmake
+# One 2-rank data-parallel run with --trace, --csv and --peak: the merged trace holds both
 # ranks' compute and comm threads, GEMM phases and the data-parallel all-reduce; the summary
 # line has the breakdown and percent of peak; the CSV has a header and one row per run.
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
-set(run ${MPIEXEC} -n 2 --oversubscribe ${ENGINE} --layout 2x1x1x1 --batch 4 --steps 3 --machine ${MACHINE}
+set(run ${MPIEXEC} -n 2 --oversubscribe ${ENGINE} --layout 2x1x1x1 --batch 4 --steps 3 --peak "96 GFLOP/s"
         --trace ${DIR}/trace.json --csv ${DIR}/runs.csv)
 foreach(i 1 2)
   execute_process(COMMAND ${run} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_machine.hpp"
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace ws {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 namespace ws {
 namespace {

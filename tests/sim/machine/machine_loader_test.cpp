@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "sim/core/input_error.hpp"
-#include "sim/core/quantity.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
 
 namespace ws {
 namespace {

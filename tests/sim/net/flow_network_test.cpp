@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 #include "tests/sim/net/test_machine.hpp"
 
 namespace ws {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/compute/gemm_efficiency.hpp"
-#include "sim/core/statistics.hpp"
+#include "base/statistics.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_writers.hpp"
 

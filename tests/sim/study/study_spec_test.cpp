@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace ws {
 namespace {

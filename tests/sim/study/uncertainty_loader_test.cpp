@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {

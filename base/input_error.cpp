@@ -1,4 +1,4 @@
-#include "sim/core/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <fmt/format.h>
 

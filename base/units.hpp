@@ -2,7 +2,7 @@
 // bytes / bandwidth becomes time. Time is integer picoseconds: exact, ordered, and wide enough
 // (int64 ps = 106 days) for any training step. Beyond that range it saturates at Time::max()
 // (or min()) instead of wrapping: a duration that overflowed sorts last, never first; a NaN
-// converts to max(). The loaders keep inputs in plausible ranges (sim/core/quantity.hpp), so
+// converts to max(). The loaders keep inputs in plausible ranges (base/quantity.hpp), so
 // saturation is the last line, not the first.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "sim/core/quantity.hpp"
+#include "base/quantity.hpp"
 
 #include <array>
 #include <cmath>

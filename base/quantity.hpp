@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 namespace ws {
 

@@ -1,5 +1,5 @@
 // Stream derivation and distributions of RandomStream.
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 #include <cassert>
 #include <cmath>

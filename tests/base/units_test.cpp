@@ -1,4 +1,4 @@
-#include "sim/core/units.hpp"
+#include "base/units.hpp"
 
 #include <gtest/gtest.h>
 

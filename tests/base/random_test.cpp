@@ -1,5 +1,5 @@
 // Properties of the seeded streams: reproducible, independent per component, sane distributions.
-#include "sim/core/random.hpp"
+#include "base/random.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "sim/core/output_file.hpp"
+#include "base/output_file.hpp"
 
 #include <gtest/gtest.h>
 
