@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 bash scripts/build.sh
-./build/sim/cli/weakscale study benchmarks/studies/frontier-weak-scaling.yaml --out results/
+./build/cli/weakscale study benchmarks/studies/frontier-weak-scaling.yaml --out results/

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 build_dir=${1:-build}
 cmake --build "$build_dir" --target weakscale >/dev/null
-weakscale=$(realpath "$build_dir/sim/cli/weakscale")
+weakscale=$(realpath "$build_dir/cli/weakscale")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,4 +1,4 @@
-// Whether this process may build what sim/netns builds: a network namespace, a veth pair and a tc
+// Whether this process may build what harness/netns builds: a network namespace, a veth pair and a tc
 // token bucket on it. Tests of the network-namespace mode skip (and say why) where it may not:
 // not root, a container without CAP_SYS_ADMIN, a kernel without veth or tbf.
 #pragma once

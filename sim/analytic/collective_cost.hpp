@@ -25,7 +25,7 @@ Time binomial_collective_time(CollectiveOp op, int ranks, double full_bytes, Ban
                               Time step_latency);
 
 // Both models as t = steps x alpha + wire_bytes / bw (the forms above), for fits that must
-// agree with them (sim/calibrate/alpha_beta_fit.hpp).
+// agree with them (harness/calibrate/alpha_beta_fit.hpp).
 struct CollectiveTerms {
   double steps = 0;
   double wire_bytes = 0;

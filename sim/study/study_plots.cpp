@@ -1,32 +1,12 @@
 #include "sim/study/study_plots.hpp"
 
-#include "base/output_file.hpp"
-
-// gnuplot-iostream is isolated here (and included as a system header) because its Boost-based
-// code does not build warning-free under our flags.
 #include <fmt/format.h>
-#include <gnuplot-iostream.h>
-
-#include <fstream>
-#include <iterator>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string_view>
 
 namespace ws {
 namespace {
-
-// Quoted for gnuplot's double-quoted strings.
-std::string gp_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + '"';
-}
 
 std::vector<const StudyRow*> feasible_rows(const StudyResult& result) {
   std::vector<const StudyRow*> rows;
@@ -66,58 +46,8 @@ std::string terminal(std::string_view format) {
   return "set terminal svg size 1280,520 noenhanced font \"Sans,12\" linewidth 1.5 background \"white\"\n";
 }
 
-void run_gnuplot(const std::filesystem::path& gnuplot, const std::string& script) {
-  Gnuplot gp(fmt::format("'{}'", gnuplot.string()));
-  gp << script << std::flush;
-}  // ~Gnuplot waits for gnuplot to exit, so the files are complete after this returns.
-
 }  // namespace
 
-std::string set_output(const std::filesystem::path& file) {
-  return "set output " + gp_string(temporary_path(file).string()) + "\n";
-}
-
-namespace {
-// Whether a figure gnuplot wrote is whole: PNG's last chunk is IEND (then a 4-byte CRC), an SVG
-// closes its root element.
-bool figure_is_complete(const std::filesystem::path& temp, const std::filesystem::path& file) {
-  std::ifstream in(temp, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (file.extension() == ".png") return text.size() >= 12 && text.compare(text.size() - 8, 4, "IEND") == 0;
-  if (file.extension() == ".svg") return text.find("</svg>", text.size() > 64 ? text.size() - 64 : 0) != std::string::npos;
-  return !text.empty();
-}
-}  // namespace
-
-void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
-                    const std::vector<std::filesystem::path>& files) {
-  run_gnuplot(gnuplot, script);
-  for (const auto& file : files) {
-    const auto temp = temporary_path(file);
-    if (!figure_is_complete(temp, file)) {
-      for (const auto& f : files) std::filesystem::remove(temporary_path(f));
-      throw OutputError(fmt::format("{}: gnuplot did not write the figure completely (see its messages above; "
-                                    "a full disk?)",
-                                    file.string()));
-    }
-  }
-  for (const auto& file : files) commit_file(file);
-}
-
-std::optional<std::filesystem::path> find_gnuplot() {
-  const char* path = std::getenv("PATH");
-  if (!path) return std::nullopt;
-  std::string_view dirs(path);
-  while (!dirs.empty()) {
-    const auto colon = dirs.find(':');
-    const std::string_view dir = dirs.substr(0, colon);
-    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
-    if (dir.empty()) continue;
-    const std::filesystem::path candidate = std::filesystem::path(dir) / "gnuplot";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
 
 std::string efficiency_plot_script(const StudyResult& result) {
   const auto rows = feasible_rows(result);
@@ -126,7 +56,7 @@ std::string efficiency_plot_script(const StudyResult& result) {
   for (const auto* row : rows) {
     s += fmt::format("{} {:.4f} {:.4f} {:.4f} {}", row->point.devices, 100.0 * row->efficiency,
                      100.0 * row->best.hardware_peak_fraction, 100.0 * row->best.model_peak_fraction,
-                     gp_string(row->point.model.name));
+                     gnuplot_string(row->point.model.name));
     // Columns 6-11: efficiency and hardware percent of peak, 10th / 50th / 90th percentile.
     if (bands) {
       for (const auto& band : {row->efficiency_band, row->peak_fraction_band}) {
@@ -152,7 +82,7 @@ std::string efficiency_plot_script(const StudyResult& result) {
       "set grid xtics ytics lc rgb \"#d0d0d0\"\n"
       "set key bottom left box opaque\n"
       "set border lw 1\n",
-      gp_string(figure_title(result, "weak scaling")), lo, hi, device_tics(rows));
+      gnuplot_string(figure_title(result, "weak scaling")), lo, hi, device_tics(rows));
   // Room above the highest point for its model label; 120 % keeps the ideal line off the top.
   double top = 120;
   for (const auto* row : rows) {
@@ -166,7 +96,7 @@ std::string efficiency_plot_script(const StudyResult& result) {
                 "     $points using 1:6:8 with filledcurves fc rgb \"#1f77b4\" fs transparent solid 0.2 "
                 "noborder title {}, \\\n"
                 "     $points using 1:7 with lines dt 3 lc rgb \"#1f77b4\" title \"median of samples\", \\\n",
-                gp_string(band_title))
+                gnuplot_string(band_title))
           : std::string();
   const std::string peak_band =
       bands ? fmt::format(
@@ -174,7 +104,7 @@ std::string efficiency_plot_script(const StudyResult& result) {
                   "noborder title {}, \\\n"
                   "     $points using 1:10 with lines dt 3 lc rgb \"#d62728\" title \"median of samples\", "
                   "\\\n",
-                  gp_string(band_title))
+                  gnuplot_string(band_title))
             : std::string();
   s += fmt::format(
       "set title \"Weak-scaling efficiency\"\n"
@@ -184,7 +114,7 @@ std::string efficiency_plot_script(const StudyResult& result) {
       "{}"
       "     $points using 1:2 with linespoints pt 7 ps 1.5 lc rgb \"#1f77b4\" title {}, \\\n"
       "     $points using 1:2:5 with labels offset 0,1.2 notitle\n",
-      top, efficiency_band, gp_string(bands ? "predicted (machine file values)" : "predicted"));
+      top, efficiency_band, gnuplot_string(bands ? "predicted (machine file values)" : "predicted"));
   s += fmt::format(
       "set title \"Percent of peak ({:.1f} TFLOP/s {} per device)\"\n"
       "set ylabel \"percent of peak (%)\"\n"
@@ -220,7 +150,7 @@ std::string breakdown_plot_script(const StudyResult& result) {
   for (const auto* row : rows) {
     const auto& b = row->best.step;
     s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
-                     gp_string(row->point.model.name), gp_string(to_string(row->best.layout)),
+                     gnuplot_string(row->point.model.name), gnuplot_string(to_string(row->best.layout)),
                      b.compute.seconds(), b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(),
                      b.exposed_data.seconds(), b.skew.seconds());
   }
@@ -240,7 +170,7 @@ std::string breakdown_plot_script(const StudyResult& result) {
       "set key top left box opaque reverse Left\n"
       "set xtics nomirror\n"
       "plot {}\n",
-      gp_string(figure_title(result, "step-time breakdown of the best layout")), rows.size(),
+      gnuplot_string(figure_title(result, "step-time breakdown of the best layout")), rows.size(),
       part_bars("$steps", "compute", "skew (slowest device and member)"));
   return s;
 }
@@ -254,7 +184,7 @@ std::string decomposition_plot_script(const StudyResult& result) {
   for (const auto* row : rows) {
     const auto& d = row->decomposition;
     s += fmt::format("{} {} {} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f}\n", row->point.devices,
-                     gp_string(row->point.model.name), gp_string(to_string(row->best.layout)), 100 * d.compute,
+                     gnuplot_string(row->point.model.name), gnuplot_string(to_string(row->best.layout)), 100 * d.compute,
                      100 * d.x, 100 * d.y, 100 * d.z, 100 * d.data, 100 * d.skew, 100 * d.contention,
                      100 * row->efficiency);
   }
@@ -278,7 +208,7 @@ std::string decomposition_plot_script(const StudyResult& result) {
       "plot {}, \\\n"
       "     '' using 10 lc rgb \"#da8bc3\" title \"contention\", \\\n"
       "     '' using 0:11 axes x1y2 with linespoints lw 2 pt 7 lc rgb \"black\" title \"efficiency (right)\"\n",
-      gp_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size(),
+      gnuplot_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size(),
       part_bars("$terms", "compute efficiency", "skew and noise"));
   return s;
 }
@@ -291,7 +221,7 @@ std::string candidates_plot_script(const StudyResult& result) {
     for (std::size_t i = 0; i < row->candidates.size(); ++i) {
       const double slower = 100.0 * (row->candidates[i].step.total() / row->best.step.total() - 1.0);
       s += fmt::format("{} {} {:.4f} {}\n", row->point.devices, i + 1, slower,
-                       gp_string(to_string(row->candidates[i].layout)));
+                       gnuplot_string(to_string(row->candidates[i].layout)));
     }
     k = std::max(k, row->candidates.size());
   }
@@ -315,7 +245,7 @@ std::string candidates_plot_script(const StudyResult& result) {
       "plot $candidates using 1:3:2 with points pt 7 ps 1.3 lc palette title \"top {} layouts of each "
       "point\", \\\n"
       "     $candidates using 1:($2 == 1 ? $3 : 1/0):4 with labels offset 0,-1.2 notitle\n",
-      gp_string(figure_title(result, fmt::format("how much the layout choice matters (top {})", k))), lo, hi,
+      gnuplot_string(figure_title(result, fmt::format("how much the layout choice matters (top {})", k))), lo, hi,
       device_tics(rows), std::max<std::size_t>(k, 2), std::max<std::size_t>(k, 2), k);
   return s;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "report/csv.hpp"
 #include "sim/study/study_writers.hpp"
 #include "sim/study/uncertainty.hpp"
 
@@ -15,17 +16,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Fixed decimals and no locale: the same bytes on every machine.
 std::string num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
-
-// Quoted only where RFC 4180 needs it.
-std::string text(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
 
 std::string join(const std::vector<std::string>& cells) {
   std::string out;
@@ -61,9 +51,9 @@ std::string format_candidates_csv(const StudyResult& result) {
     const double best = row.feasible ? row.best.step.total().seconds() : 0;
     for (std::size_t i = 0; i < row.candidates.size(); ++i) {
       const auto& c = row.candidates[i];
-      std::vector<std::string> cells{text(result.machine.name),
+      std::vector<std::string> cells{csv_field(result.machine.name),
                                      fmt::format("{}", row.point.devices),
-                                     text(row.point.model.name),
+                                     csv_field(row.point.model.name),
                                      fmt::format("{}", batch_tokens(row.point.model, row.point.batch)),
                                      fmt::format("{}", i + 1),
                                      to_string(c.layout),
@@ -94,8 +84,8 @@ std::string format_placement_routing_csv(const StudyResult& result) {
       slowest = std::max(slowest, other.best.step.total().seconds());
     }
     const auto& point = result.spec.points[static_cast<std::size_t>(row.point)];
-    std::vector<std::string> cells{text(result.machine.name), fmt::format("{}", point.devices),
-                                   text(point.model.name),    to_string(row.allocation),
+    std::vector<std::string> cells{csv_field(result.machine.name), fmt::format("{}", point.devices),
+                                   csv_field(point.model.name),    to_string(row.allocation),
                                    to_string(row.routing)};
     if (!row.feasible) {
       cells.resize(head.size());
@@ -121,11 +111,11 @@ std::string format_sensitivity_csv(const StudyResult& result) {
   const double peak = last.feasible ? last.best.hardware_peak_fraction : 0;
   for (const auto& row : result.sensitivity) {
     const auto p = row.range.parameter;
-    out += join({to_string(p), text(row.nominal), text(format_value(p, low_value(row.range))),
-                 text(format_value(p, high_value(row.range))), fmt::format("{}", last.point.devices), num(eff, 6),
+    out += join({to_string(p), csv_field(row.nominal), csv_field(format_value(p, low_value(row.range))),
+                 csv_field(format_value(p, high_value(row.range))), fmt::format("{}", last.point.devices), num(eff, 6),
                  num(eff + row.efficiency_low, 6), num(eff + row.efficiency_high, 6), num(peak, 6),
                  num(peak + row.peak_fraction_low, 6), num(peak + row.peak_fraction_high, 6),
-                 num(row.effect(), 6), text(row.range.source)});
+                 num(row.effect(), 6), csv_field(row.range.source)});
   }
   return out;
 }

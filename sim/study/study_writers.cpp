@@ -1,6 +1,6 @@
 #include "sim/study/study_writers.hpp"
 
-#include "base/output_file.hpp"
+#include "report/csv.hpp"
 
 #include <fmt/format.h>
 
@@ -13,12 +13,6 @@
 #include "engine/schedule/flops.hpp"
 #include "base/input_error.hpp"
 
-#ifndef WEAKSCALE_VERSION
-#define WEAKSCALE_VERSION ""
-#endif
-#ifndef WEAKSCALE_GIT_COMMIT
-#define WEAKSCALE_GIT_COMMIT ""
-#endif
 
 namespace ws {
 namespace {
@@ -195,22 +189,11 @@ std::vector<const Column*> columns_of(const StudyResult& result) {
   return out;
 }
 
-// RFC 4180 quoting, only where needed, so that ordinary rows stay plain.
-std::string csv_text(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
-
 // fmt without the 'L' specifier ignores the locale, so the bytes never depend on it.
 std::string csv_cell(const Cell& cell) {
   struct Visitor {
     std::string operator()(std::monostate) const { return {}; }
-    std::string operator()(const std::string& s) const { return csv_text(s); }
+    std::string operator()(const std::string& s) const { return csv_field(s); }
     std::string operator()(long long v) const { return fmt::format("{}", v); }
     std::string operator()(Fixed f) const {
       std::string text = fmt::format("{:.{}f}", f.value, f.decimals);
@@ -300,21 +283,12 @@ std::string format_study_json(const StudyResult& result) {
       {"uncertainty_samples", result.samples},
       {"seed", result.samples > 0 ? nlohmann::ordered_json(result.seed) : nlohmann::ordered_json(nullptr)},
       {"efficiency_definition", "sustained executed flop/s per device relative to the first feasible point"},
-      {"weakscale_version", WEAKSCALE_VERSION},
-      {"git_commit", WEAKSCALE_GIT_COMMIT},
+      {"weakscale_version", program_release()},
+      {"git_commit", program_commit()},
       {"columns", column_meanings},
       {"rows", rows},
   };
   return doc.dump(2) + "\n";
-}
-
-std::string program_version() { return fmt::format("{} {}", WEAKSCALE_VERSION, WEAKSCALE_GIT_COMMIT); }
-
-std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
-                                      const std::string& text) {
-  const std::filesystem::path path = out_dir / file_name;
-  write_file_atomically(path, text);
-  return path;
 }
 
 std::filesystem::path write_study_csv(const StudyResult& result, const std::filesystem::path& out_dir) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "report/text_file.hpp"  // write_text_file, program_version: the writers' callers use them too
 #include "sim/study/study_run.hpp"
 
 namespace ws {
@@ -20,12 +21,5 @@ std::string format_study_json(const StudyResult& result);
 // Write <out_dir>/<name>.csv and .json (creating out_dir) and return the path written.
 std::filesystem::path write_study_csv(const StudyResult& result, const std::filesystem::path& out_dir);
 std::filesystem::path write_study_json(const StudyResult& result, const std::filesystem::path& out_dir);
-
-// "0.1.0 <git commit>": what built this program (study results and resume records carry it).
-std::string program_version();
-
-// Creates out_dir and writes `text` to out_dir/file_name; InputError if that is impossible.
-std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
-                                      const std::string& text);
 
 }  // namespace ws

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/input_error.hpp"
-#include "sim/study/published_table.hpp"
+#include "harness/published/published_table.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

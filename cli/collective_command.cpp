@@ -1,0 +1,173 @@
+#include "cli/collective_command.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <ostream>
+
+#include "sim/pricing/collective_job.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "harness/published/published_collectives.hpp"
+#include "sim/study/study_plots.hpp"
+
+namespace ws::cli {
+
+namespace {
+
+InputError flag_error(const std::string& flag, const std::string& value, const std::string& expected) {
+  return InputError(InputLocation{"", 0, flag}, value, expected);
+}
+
+std::string gigabytes(double bytes) { return fmt::format("{:.3f} GB", bytes * 1e-9); }
+
+std::string format_time(Time t) {
+  if (t.seconds() >= 1) return fmt::format("{:.3f} s", t.seconds());
+  if (t.ms() >= 1) return fmt::format("{:.3f} ms", t.ms());
+  return fmt::format("{:.3f} us", t.us());
+}
+
+}  // namespace
+
+CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& a) {
+  const CLI::Range kPositive(1, std::numeric_limits<int>::max());
+  CLI::App* c = app.add_subcommand(
+      "collective", "Simulate one collective (or every group of one kind of a 4D layout) on the machine's network");
+  c->add_option("--machine", a.machine, "machine name (machines/<name>.yaml) or machine file")->required();
+  c->add_option("--op", a.op, "collective")
+      ->required()
+      ->check(CLI::IsMember({"all-reduce", "reduce-scatter", "all-gather"}));
+  c->add_option("--bytes", a.bytes, "all-reduce: buffer; reduce-scatter: input; all-gather: output (e.g. 1GiB)")
+      ->required();
+  auto* nodes = c->add_option("--nodes", a.nodes, "job nodes")->check(kPositive);
+  c->add_option("--devices", a.devices, "job devices (ranks)")->check(kPositive);
+  auto* layout = c->add_option("--layout", a.layout, "4D layout GdataxGxxGyxGz: run every --group group at once");
+  c->add_option("--group", a.group, "with --layout: which groups")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"data", "x", "y", "z"}));
+  c->add_option("--algorithm", a.algorithm, "collective algorithm")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "ring", "rhd", "tree", "hierarchical", "binomial"}));
+  c->add_option("--library", a.library, "collective library of the machine file (default: its first)");
+  c->add_option("--routing", a.routing, "override the machine's routing")
+      ->check(CLI::IsMember({"minimal", "nonminimal", "adaptive"}));
+  c->add_option("--placement", a.placement, "which nodes the job gets")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"contiguous", "scattered"}));
+  c->add_option("--seed", a.seed, "placement and routing seed")->capture_default_str();
+  c->add_option("--top", a.top, "busiest links to list")->capture_default_str()->check(CLI::Range(0, 1000));
+  c->add_flag("--every-step", a.every_step,
+              "run every send of every algorithm step as its own flow (the slow reference the phases are checked "
+              "against) instead of the phases");
+  layout->excludes(nodes);
+  return c;
+}
+
+void run_collective_command(const CollectiveArgs& a, const std::string& machines_dir, std::ostream& out) {
+  CollectiveJobSpec spec;
+  spec.op = a.op == "all-reduce" ? CollectiveOp::all_reduce
+            : a.op == "reduce-scatter" ? CollectiveOp::reduce_scatter
+                                       : CollectiveOp::all_gather;  // checked by CLI11
+  const auto bytes = parse_bytes(a.bytes);
+  if (!bytes || *bytes < 1 || *bytes > 1e15) {
+    throw flag_error("--bytes", a.bytes, "a size with a unit, 1 B to 1 PB (e.g. 1GiB, 128MB, 4096B)");
+  }
+  spec.bytes = static_cast<Bytes>(std::llround(*bytes));
+  spec.nodes = a.nodes;
+  spec.devices = a.devices;
+  if (!a.layout.empty()) {
+    spec.layout = parse_layout(a.layout);
+    if (!spec.layout) throw flag_error("--layout", a.layout, "Gdata x Gx x Gy x Gz, e.g. 512x2x2x2");
+    spec.group = a.group == "x" ? GroupKind::x : a.group == "y" ? GroupKind::y : a.group == "z" ? GroupKind::z
+                                                                                                : GroupKind::data;
+  } else if (a.nodes == 0 && a.devices == 0) {
+    throw flag_error("--nodes", "", "--nodes N, --devices N or --layout L");
+  }
+  if (a.algorithm != "auto") spec.algorithm = parse_algorithm(a.algorithm);
+  spec.library = a.library;
+  if (a.routing == "minimal") spec.routing = RoutingPolicy::minimal;
+  if (a.routing == "nonminimal") spec.routing = RoutingPolicy::non_minimal;
+  if (a.routing == "adaptive") spec.routing = RoutingPolicy::adaptive;
+  spec.placement = a.placement == "scattered" ? NodeAllocation::scattered : NodeAllocation::contiguous;
+  spec.seed = a.seed;
+  spec.top_links = a.top;
+  spec.model = a.every_step ? CollectiveJobModel::every_step : CollectiveJobModel::phases;
+  const Machine machine = load_machine_by_name(a.machine, machines_dir);
+  const CollectiveJobReport r = run_collective_job(machine, spec);
+
+  out << fmt::format("machine     {} ({} nodes, {} devices), library {}\n", r.machine, r.nodes, r.devices, r.library);
+  out << fmt::format("collective  {} of {} B ({}) x {} communicator{} of {} members{}\n", to_string(r.op), r.bytes,
+                     gigabytes(static_cast<double>(r.bytes)), r.communicators, r.communicators == 1 ? "" : "s",
+                     r.members, spec.layout ? fmt::format(" ({} groups of {})", a.group, a.layout) : "");
+  out << fmt::format("algorithm   {}{} ({}), routing {}, placement {}, seed {}\n", to_string(r.algorithm),
+                     r.ring_channels > 1 ? fmt::format(", {} ring channels", r.ring_channels) : "",
+                     spec.algorithm ? "chosen" : "auto", to_string(r.routing), a.placement, a.seed);
+  out << fmt::format("model       {}\n",
+                     r.model == CollectiveJobModel::phases
+                         ? "phases: every communicator of a phase as one flow, ring steps merged (--every-step: the "
+                           "per-step reference)"
+                         : fmt::format("every step: {} flows, each send of each step its own", r.flows));
+  out << fmt::format("time        {}\n", format_time(r.time));
+  out << fmt::format("bandwidth   algbw {:.2f} GB/s, busbw {:.2f} GB/s (NCCL definitions, per communicator)\n",
+                     r.algbw_gbps, r.busbw_gbps);
+  double longest = 0;
+  for (const PhaseUsage& p : r.phases) longest = std::max(longest, p.time.seconds());
+  for (std::size_t i = 0; i < r.phases.size(); ++i) {
+    const PhaseUsage& p = r.phases[i];
+    // Long programs (trees, rhd) list their phases that take at least a tenth of the longest.
+    if (r.phases.size() > 6 && p.time.seconds() < 0.1 * longest) continue;
+    out << fmt::format("phase {:<5} {} step{}, alone {}, non-minimal share {:.1f}%\n", i + 1, p.steps,
+                       p.steps == 1 ? "" : "s", format_time(p.time), 100.0 * p.valiant_share);
+  }
+  if (!r.busiest.empty()) {
+    out << fmt::format("busiest links (by bytes carried):\n  {:>4}  {:>12}  {:<13}  {}\n", "#", "bytes", "kind",
+                       "link");
+    for (std::size_t i = 0; i < r.busiest.size(); ++i) {
+      const LinkUsage& l = r.busiest[i];
+      out << fmt::format("  {:>4}  {:>12}  {:<13}  {} -> {}\n", i + 1, gigabytes(l.bytes), to_string(l.kind), l.from,
+                         l.to);
+    }
+  }
+}
+
+CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPublishedArgs& a) {
+  CLI::App* c = app.add_subcommand("collectives-vs-published",
+                                   "Simulate every row of a published collective table and compare busbw");
+  c->add_option("table", a.table, "CSV of published rows (benchmarks/collectives/published.csv)")->required();
+  c->add_option("--out", a.out_dir, "directory for collectives-vs-published.csv/.png/.svg")->capture_default_str();
+  c->add_flag("--no-plot", a.no_plot, "write the CSV only (no gnuplot needed)");
+  return c;
+}
+
+void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, const std::string& machines_dir,
+                                          std::ostream& out) {
+  const auto rows = load_published_collectives(a.table);
+  const PublishedComparison result = compare_with_published(rows, machines_dir);
+  const auto& comparisons = result.rows;
+  out << "wrote " << write_comparison_csv(comparisons, a.out_dir).string() << "\n";
+  out << "wrote " << write_fit_csv(result.libraries, a.out_dir).string() << "\n";
+  if (!a.no_plot) {
+    for (const auto& file : plot_comparison(comparisons, a.out_dir)) out << "wrote " << file.string() << "\n";
+  }
+  const auto summary = summarize(comparisons);
+  const auto& w = comparisons[summary.worst_row];
+  out << fmt::format("rows {}, as the machine files are written: median |relative error| {:.1f}%, worst {:.1f}%: {} {} "
+                     "{} {} nodes {} B (published {:.3g} GB/s, predicted {:.3g} GB/s, {})\n",
+                     comparisons.size(), 100 * summary.median_abs_error, 100 * summary.worst_abs_error,
+                     w.published.machine, w.published.library, w.published.op, w.published.nodes, w.published.bytes,
+                     w.published.busbw_gbps, w.predicted_busbw_gbps, w.algorithm);
+  const std::pair<ComparisonScheme, std::string> schemes[] = {
+      {ComparisonScheme::in_sample, "library terms fitted to every row (in sample)"},
+      {ComparisonScheme::kfold, fmt::format("held out, {}-fold", kFitFolds)},
+      {ComparisonScheme::scale, "held out, rows above 16 nodes predicted from fits to rows of at most 16"}};
+  for (const auto& [scheme, name] : schemes) {
+    const auto s = summarize(comparisons, scheme);
+    const auto& r = comparisons[s.worst_row];
+    out << fmt::format("{}: median {:.1f}%, worst {:.1f}% ({} {} {} nodes {} B)\n", name, 100 * s.median_abs_error,
+                       100 * s.worst_abs_error, r.published.machine, r.published.library, r.published.nodes,
+                       r.published.bytes);
+  }
+}
+
+}  // namespace ws::cli

@@ -1,0 +1,97 @@
+// The `weakscale` command: parses arguments, calls the libraries, and turns every error into one
+// line on stderr and an exit code a script can tell apart (README, "Reliability"):
+// 0 success, 1 any other failure, 2 bad input, 3 nothing feasible (no layout fits / no feasible
+// study point; the outputs still say so), 4 an output could not be written (stdout included).
+#include <yaml-cpp/exceptions.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/calibrate_command.hpp"
+#include "cli/collective_command.hpp"
+#include "cli/plan_command.hpp"
+#include "cli/study_command.hpp"
+#include "cli/validate_command.hpp"
+#include "base/input_error.hpp"
+#include "base/output_file.hpp"
+
+namespace {
+
+constexpr int kFailureExit = 1;
+constexpr int kInputErrorExit = 2;
+constexpr int kNothingFeasibleExit = 3;
+constexpr int kOutputErrorExit = 4;
+
+// ./machines wins so that a checkout's edited machine files are used from its root; otherwise the
+// source tree this binary was built from.
+std::string default_machines_dir() {
+  if (std::filesystem::is_directory("machines")) return "machines";
+  return std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+}
+
+// Messages are printed on one line: a multi-line message would be split by log tooling.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+int fail(int code, const std::string& message) {
+  std::cerr << "weakscale: error: " << one_line(message) << std::endl;
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"weakscale: weak-scaling studies of 4D-parallel LLM training on Slingshot machines"};
+  app.require_subcommand(1);
+  std::string machines_dir = default_machines_dir();
+  app.add_option("--machines-dir", machines_dir, "where machine names are looked up")->capture_default_str();
+  ws::cli::PlanArgs plan_args;
+  ws::cli::StudyArgs study_args;
+  CLI::App* plan = ws::cli::add_plan_command(app, plan_args);
+  CLI::App* study = ws::cli::add_study_command(app, study_args);
+  ws::cli::CollectiveArgs collective_args;
+  CLI::App* collective = ws::cli::add_collective_command(app, collective_args);
+  ws::cli::CollectivesVsPublishedArgs vs_published_args;
+  CLI::App* vs_published = ws::cli::add_collectives_vs_published_command(app, vs_published_args);
+  ws::cli::CalibrateArgs calibrate_args;
+  CLI::App* calibrate = ws::cli::add_calibrate_command(app, calibrate_args);
+  ws::ValidateOptions validate_options;
+  std::string validate_netns_rate;
+  CLI::App* validate = ws::cli::add_validate_command(app, validate_options, validate_netns_rate);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return fail(kInputErrorExit, e.what());
+  }
+
+  bool feasible = true;
+  try {
+    if (plan->parsed()) feasible = ws::cli::run_plan_command(plan_args, machines_dir, std::cout);
+    if (study->parsed()) feasible = ws::cli::run_study_command(study_args, machines_dir, std::cout, std::cerr);
+    if (collective->parsed()) ws::cli::run_collective_command(collective_args, machines_dir, std::cout);
+    if (vs_published->parsed()) {
+      ws::cli::run_collectives_vs_published_command(vs_published_args, machines_dir, std::cout);
+    }
+    if (calibrate->parsed()) ws::cli::run_calibrate_command(calibrate_args, std::cout);
+    if (validate->parsed()) ws::cli::run_validate_command(validate_options, validate_netns_rate, validate->count("--repeat") > 0, std::cout);
+  } catch (const ws::InputError& e) {
+    return fail(kInputErrorExit, e.what());
+  } catch (const ws::OutputError& e) {
+    return fail(kOutputErrorExit, e.what());
+  } catch (const YAML::Exception& e) {
+    return fail(kInputErrorExit, e.what());
+  } catch (const std::exception& e) {
+    return fail(kFailureExit, e.what());
+  }
+  // A table lost on a full or closed stdout is a failed run, not a silent success.
+  std::cout.flush();
+  if (!std::cout) return fail(kOutputErrorExit, "cannot write to standard output");
+  return feasible ? 0 : kNothingFeasibleExit;
+}

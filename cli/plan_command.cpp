@@ -1,0 +1,113 @@
+#include "cli/plan_command.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "sim/analytic/plan.hpp"
+#include "base/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "sim/step/simulated_step.hpp"
+#include "sim/study/model_input.hpp"
+#include "sim/study/plan_table.hpp"
+#include "sim/study/point_evaluation.hpp"
+
+namespace ws::cli {
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
+  // CLI11's PositiveNumber prints the upper bound as a 300-digit double; this prints 2147483647.
+  const CLI::Range kPositive(1, std::numeric_limits<int>::max());
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Rank every 4D layout (Gdata x Gx x Gy x Gz) of one point by predicted step time");
+  plan->add_option("--machine", a.machine, "machine name (machines/<name>.yaml) or machine file")->required();
+  auto* model = plan->add_option("--model", a.model, "GPT family model (5B, 10B, 20B, ...)");
+  auto* layers = plan->add_option("--layers", a.layers, "layers of a custom model (instead of --model)");
+  auto* hidden = plan->add_option("--hidden", a.hidden, "hidden size of a custom model");
+  auto* heads = plan->add_option("--heads", a.heads, "attention heads of a custom model");
+  auto* seq = plan->add_option("--seq", a.sequence_length, "sequence length of a custom model")
+                  ->capture_default_str();
+  auto* vocab =
+      plan->add_option("--vocab", a.vocabulary, "vocabulary of a custom model")->capture_default_str();
+  for (auto* o : {layers, hidden, heads, seq, vocab}) model->excludes(o);
+  layers->needs(hidden)->needs(heads);
+  hidden->needs(layers);
+  heads->needs(layers);
+  plan->add_option("--devices", a.devices, "devices in the job")->required()->check(kPositive);
+  plan->add_option("--batch", a.batch_sequences, "global batch, sequences per step")
+      ->required()
+      ->check(kPositive);
+  plan->add_option("--top", a.top, "rows of the ranked table")->capture_default_str()->check(kPositive);
+  plan->add_flag("--show-invalid", a.show_invalid, "list over-memory and invalid layouts with reasons");
+  plan->add_option("--precision", a.precision, "training precision")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  plan->add_flag("--no-recompute", a.no_recompute, "keep activations instead of recomputing them");
+  plan->add_flag("--no-oar", a.no_oar, "do not overlap the Y all-reduce of dX with the dW GEMM");
+  plan->add_flag("--no-ors", a.no_ors, "do not overlap the Z reduce-scatter of dW");
+  plan->add_flag("--no-oag", a.no_oag, "do not prefetch the Z all-gather of the next layer");
+  plan->add_flag("--overlap-data", a.overlap_data, "overlap the data-parallel all-reduce with backward");
+  plan->add_option("--evaluator", a.evaluator,
+                   "'closed-form' (every layout priced alone, each collective in closed form) or 'flow' (the "
+                   "fastest --simulate-top layouts re-ranked by the step simulator, every collective of the step "
+                   "in flight on one flow network)")
+      ->check(CLI::IsMember({"closed-form", "flow"}))
+      ->capture_default_str();
+  plan->add_option("--simulate-top", a.simulate_top, "layouts the flow evaluator re-ranks (at least --top)")
+      ->check(kPositive)
+      ->capture_default_str();
+  plan->add_option("--trace", a.trace,
+                   "write the first-ranked layout's step, simulated on the flow network, as a Chrome trace / "
+                   "Perfetto JSON (rank 0's compute and collectives, the engine's event names)");
+  return plan;
+}
+
+bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
+  if (a.model.empty() && a.layers == 0) {
+    throw InputError(InputLocation{"", 0, "--model"}, "",
+                     "--model NAME, or --layers, --hidden and --heads for another model");
+  }
+  const ModelSpec model =
+      a.model.empty() ? custom_model({a.layers, a.hidden, a.heads, a.sequence_length, a.vocabulary},
+                                     InputLocation{}, {"--layers", "--hidden", "--heads", "--seq", "--vocab"})
+                      : named_model(a.model, InputLocation{"", 0, "--model"},
+                                    "--layers/--hidden/--heads [--seq --vocab] for another model");
+  StepOptions step;
+  step.precision = parse_precision(a.precision).value_or(Precision::bf16);  // checked by CLI11
+  step.recompute = !a.no_recompute;
+  step.overlap_all_reduce = !a.no_oar;
+  step.overlap_reduce_scatter = !a.no_ors;
+  step.overlap_all_gather = !a.no_oag;
+  step.overlap_data_parallel = a.overlap_data;
+  const Machine machine = load_machine_by_name(a.machine, machines_dir);
+  const Batch batch{a.batch_sequences};
+  Plan plan = plan_layouts(machine, model, batch, a.devices, step);
+  PlanTableOptions table{a.top, a.show_invalid, plan.ranked.size()};
+  if (a.evaluator == "flow" && !plan.ranked.empty()) {
+    // The closed form's fastest layouts simulated on the flow network and re-ranked; the table then
+    // lists those (the rest stay counted below it).
+    const StudyPoint point{a.devices, model, batch, 0};
+    const std::size_t fitting = plan.ranked.size();
+    const int simulated = std::max(a.top, a.simulate_top);
+    plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated)
+                      .candidates;
+    out << fmt::format("flow evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
+                       plan.ranked.size(), fitting);
+  }
+  out << format_plan_table(machine, model, batch, a.devices, step, plan, table);
+  if (!a.trace.empty() && !plan.ranked.empty()) {
+    SimulatedStepConfig config;
+    config.model = model;
+    config.layout = plan.ranked.front().layout;
+    config.sequences = batch.sequences;
+    config.options = step;
+    config.trace = true;
+    write_simulated_trace(simulate_step(machine, config), a.trace);
+    out << fmt::format("trace: the step of {} simulated on the flow network, written to {}\n",
+                       to_string(config.layout), a.trace);
+  }
+  return !plan.ranked.empty();
+}
+
+}  // namespace ws::cli

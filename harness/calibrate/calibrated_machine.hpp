@@ -1,0 +1,46 @@
+// Turns a Calibration into machine-file figures: a "node" is this host, a "device" is one core
+// running one MPI rank. The fits live here so the YAML writer and the Machine agree by
+// construction.
+#pragma once
+
+#include "harness/calibrate/alpha_beta_fit.hpp"
+#include "harness/calibrate/calibration.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+// The collective library a calibrated file names: Open MPI (see collective_family()).
+inline constexpr const char* kCalibratedLibrary = "openmpi";
+
+struct CalibratedFigures {
+  double peak_fp32_flops = 0;
+  bool peak_from_measurement = false;  // the clock was unknown or a GEMM beat the derived peak
+  double memory_bandwidth_per_core = 0;  // all-cores triad / cores
+  double memory_capacity_per_core = 0;   // MemTotal / cores
+  AlphaBeta link;   // ping-pong fit: the core-to-core "link"
+  RingFit ring;     // collective fit
+  Time library_step_latency;         // ring step minus link latency, >= 0
+  double library_bandwidth_efficiency = 1;  // ring bandwidth / link bandwidth, in (0, 1]
+  bool efficiency_clamped = false;   // the ring beat the ping-pong bandwidth
+  // Elements per second of each element-wise kernel (0: not written). For softmax_*, the attention
+  // kernel's time minus its GEMMs as the calibrated GEMM table prices them (attention_gemm_seconds);
+  // left out when that remainder is under 5 % of the kernel (not separable from the GEMMs).
+  std::array<double, kElementwiseKernels> elementwise_per_s{};
+  std::array<double, kElementwiseKernels> attention_gemm_seconds{};
+};
+
+CalibratedFigures derive_figures(const Calibration& c);
+
+// The Machine the written file describes: 1 node of `mpi.ranks` devices, all-to-all links with
+// the ping-pong fit, one loopback NIC with the same figures (unused: one host), a 1-group
+// 1-switch dragonfly, and an "openmpi" collective library. With a shaped network: `mpi.ranks`
+// nodes of one device each, the ping-pong fit as every node's NIC, one switch joining them.
+Machine calibrated_machine(const Calibration& c);
+
+// `machine` with its device's GEMM table and element-wise throughputs replaced by new measurements
+// of this host (`weakscale validate`'s host tracking): efficiencies over the file's fp32 peak, or
+// over the fastest new rate where that is higher (then the peak follows it); memory, links and
+// collectives are kept.
+Machine with_measured_compute(Machine machine, const GemmMeasurements& gemm, const ElementwiseMeasurements& elementwise);
+
+}  // namespace ws

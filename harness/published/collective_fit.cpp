@@ -1,0 +1,274 @@
+// Row models, the least-squares fit of library terms on log bandwidth ratios (NLopt's subplex),
+// and the held-out schemes.
+#include "harness/published/collective_fit.hpp"
+
+#include <nlopt.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "base/input_error.hpp"
+#include "base/statistics.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "sim/pricing/collective_pricing.hpp"
+
+namespace ws {
+
+LibraryTerms terms_of(const CollectiveLibrary& library) {
+  LibraryTerms t{library.launch_latency, library.step_latency, library.bandwidth_efficiency, {}, library.low_latency};
+  for (const auto& p : library.large_job_overhead.points) t.overhead_per_step.push_back(p.per_step);
+  return t;
+}
+
+CollectiveLibrary with_terms(CollectiveLibrary library, const LibraryTerms& terms) {
+  library.launch_latency = terms.launch_latency;
+  library.step_latency = terms.step_latency;
+  library.bandwidth_efficiency = terms.bandwidth_efficiency;
+  for (std::size_t i = 0; i < library.large_job_overhead.points.size() && i < terms.overhead_per_step.size(); ++i)
+    library.large_job_overhead.points[i].per_step = terms.overhead_per_step[i];
+  if (library.low_latency && terms.low_latency) library.low_latency = terms.low_latency;
+  return library;
+}
+
+namespace {
+
+CollectiveOp op_of(const PublishedCollective& row) {
+  for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    if (row.op == to_string(op)) return op;
+  }
+  throw InputError(InputLocation{row.file, row.line, "op"}, row.op, "all-reduce, reduce-scatter or all-gather");
+}
+
+const CollectiveLibrary& library_named(const Machine& machine, const PublishedCollective& row) {
+  for (const auto& l : machine.collective_libraries) {
+    if (l.name == row.library) return l;
+  }
+  std::string names;
+  for (const auto& l : machine.collective_libraries) names += (names.empty() ? "" : ", ") + l.name;
+  throw InputError(InputLocation{row.file, row.line, "library"}, row.library,
+                   "one of " + machine.name + "'s libraries: " + names);
+}
+
+}  // namespace
+
+PublishedRowModel::PublishedRowModel(const Machine& machine, const PublishedCollective& row)
+    : row_(row), op_(op_of(row)), nic_overhead_bytes_(machine.node.nic_efficiency.half_bandwidth_bytes) {
+  Machine m = machine;
+  const CollectiveLibrary library = library_named(machine, row);
+  m.collective_libraries = {library};
+  if (row.devices > m.total_devices() || row.nodes > m.nodes) {
+    throw InputError(InputLocation{row.file, row.line, "devices"}, std::to_string(row.devices),
+                     "a job the machine holds (" + std::to_string(m.total_devices()) + " devices)");
+  }
+  JobNetwork network(m, row.devices);
+  const GroupGeometry g{1, row.devices};
+  members_ = g.size;
+  nodes_spanned_ = network.nodes_spanned(g);
+  nccl_all_reduce_ = selection_rules(library) == SelectionRules::nccl && op_ == CollectiveOp::all_reduce;
+  ring_ = network.program(g, CollectiveAlgorithm::ring, op_, row.bytes, false);
+  if (nccl_all_reduce_) {
+    tree_ = network.program(g, CollectiveAlgorithm::tree, op_, row.bytes, false);
+  } else {
+    selected_ = network.program(g, select_algorithm(library, op_, row.bytes, members_, nodes_spanned_), op_,
+                                row.bytes, false);
+  }
+}
+
+const PricedProgram& PublishedRowModel::program(const CollectiveLibrary& library) const {
+  if (!nccl_all_reduce_) return selected_;
+  const auto& t = library.tree_thresholds;
+  if (!t.empty() && nodes_spanned_ >= t.front().nodes && nodes_spanned_ <= t.back().nodes) {
+    return row_.bytes < nccl_tree_threshold(library, nodes_spanned_) ? tree_ : ring_;
+  }
+  return program_time(tree_, library, row_.bytes, nic_overhead_bytes_) <
+                 program_time(ring_, library, row_.bytes, nic_overhead_bytes_)
+             ? tree_
+             : ring_;
+}
+
+Time PublishedRowModel::time(const CollectiveLibrary& library) const {
+  return program_time(program(library), library, row_.bytes, nic_overhead_bytes_);
+}
+
+std::string PublishedRowModel::algorithm(const CollectiveLibrary& library) const {
+  return to_string(program(library).algorithm);
+}
+
+double PublishedRowModel::busbw_gbps(const CollectiveLibrary& library) const {
+  const double p = members_;
+  const double factor = op_ == CollectiveOp::all_reduce ? 2.0 * (p - 1) / p : (p - 1) / p;
+  return static_cast<double>(row_.bytes) / time(library).seconds() * 1e-9 * factor;
+}
+
+namespace {
+
+constexpr double kMicro = 1e-6;
+
+FitScore score(const std::vector<double>& relative_errors) {
+  FitScore s;
+  s.rows = static_cast<int>(relative_errors.size());
+  if (relative_errors.empty()) return s;
+  std::vector<double> a;
+  for (const double e : relative_errors) a.push_back(std::abs(e));
+  s.median_abs_error = median(a);
+  s.worst_abs_error = *std::max_element(a.begin(), a.end());
+  return s;
+}
+
+// Least squares of log(predicted / published) over `train`, from the library's terms.
+LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const PublishedRowModel*>& train) {
+  const LargeJobOverhead& overhead = base.large_job_overhead;
+  // An overhead point is fitted only where some training row of a listed op reaches its node count.
+  std::vector<bool> trainable(overhead.points.size(), false);
+  for (std::size_t j = 0; j < overhead.points.size(); ++j) {
+    for (const PublishedRowModel* r : train) {
+      const bool listed = std::find(overhead.ops.begin(), overhead.ops.end(), op_of(r->row())) != overhead.ops.end();
+      if (listed && r->nodes() >= overhead.points[j].nodes) trainable[j] = true;
+    }
+  }
+  std::vector<double> x{std::log(std::max(base.launch_latency.us(), 0.1)), std::log(std::max(base.step_latency.us(), 0.05)),
+                        std::log(base.bandwidth_efficiency / std::max(1e-6, 1.0 - base.bandwidth_efficiency + 1e-6))};
+  std::vector<double> lower{std::log(0.1), std::log(0.05), -4.0}, upper{std::log(2000.0), std::log(2000.0), 8.0};
+  for (std::size_t j = 0; j < overhead.points.size(); ++j) {
+    if (!trainable[j]) continue;
+    x.push_back(std::log(std::max(overhead.points[j].per_step.us(), 1.0)));
+    lower.push_back(std::log(0.01));
+    upper.push_back(std::log(1e5));
+  }
+  const std::size_t ll_at = x.size();
+  if (base.low_latency) {
+    const double e = base.low_latency->bandwidth_efficiency;
+    x.push_back(std::log(std::max(base.low_latency->step_latency.us(), 0.05)));
+    x.push_back(std::log(e / std::max(1e-6, 1.0 - e + 1e-6)));
+    lower.insert(lower.end(), {std::log(0.05), -4.0});
+    upper.insert(upper.end(), {std::log(2000.0), 8.0});
+  }
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::clamp(x[i], lower[i], upper[i]);
+  auto terms_at = [&](const std::vector<double>& v) {
+    LibraryTerms t;
+    t.launch_latency = Time::from_seconds(std::exp(v[0]) * kMicro);
+    t.step_latency = Time::from_seconds(std::exp(v[1]) * kMicro);
+    t.bandwidth_efficiency = std::min(1.0, 1.0 / (1.0 + std::exp(-v[2])));
+    std::size_t k = 3;
+    Time last;  // an untrainable point carries the last trained one's per-step time (none: zero)
+    for (std::size_t j = 0; j < overhead.points.size(); ++j) {
+      if (trainable[j]) last = Time::from_seconds(std::exp(v[k++]) * kMicro);
+      t.overhead_per_step.push_back(last);
+    }
+    if (base.low_latency) {
+      t.low_latency = ProtocolTerms{Time::from_seconds(std::exp(v[ll_at]) * kMicro),
+                                    std::min(1.0, 1.0 / (1.0 + std::exp(-v[ll_at + 1])))};
+    }
+    return t;
+  };
+  struct Problem {
+    const CollectiveLibrary* base;
+    const std::vector<const PublishedRowModel*>* train;
+    decltype(terms_at)* terms;
+  } problem{&base, &train, &terms_at};
+  nlopt::opt opt(nlopt::LN_SBPLX, static_cast<unsigned>(x.size()));
+  opt.set_lower_bounds(lower);
+  opt.set_upper_bounds(upper);
+  opt.set_xtol_rel(1e-7);
+  opt.set_maxeval(6000);
+  opt.set_min_objective(
+      [](const std::vector<double>& v, std::vector<double>&, void* data) {
+        const auto& pr = *static_cast<Problem*>(data);
+        const CollectiveLibrary library = with_terms(*pr.base, (*pr.terms)(v));
+        double sum = 0;
+        for (const PublishedRowModel* r : *pr.train) {
+          const double e = std::log(r->busbw_gbps(library) / r->row().busbw_gbps);
+          sum += e * e;
+        }
+        return sum / static_cast<double>(pr.train->size());
+      },
+      &problem);
+  double value = 0;
+  try {
+    opt.optimize(x, value);
+  } catch (const nlopt::roundoff_limited&) {
+    // The best point so far is in x.
+  }
+  return terms_at(x);
+}
+
+}  // namespace
+
+PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const std::string& machines_dir) {
+  std::map<std::string, Machine> machines;
+  std::vector<std::optional<PublishedRowModel>> models(rows.size());
+  std::vector<std::pair<std::string, std::string>> groups;  // (machine, library), first-appearance order
+  std::vector<int> group_of(rows.size(), -1);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (row.op == "point-to-point") continue;
+    auto it = machines.find(row.machine);
+    if (it == machines.end()) it = machines.emplace(row.machine, load_machine_by_name(row.machine, machines_dir)).first;
+    models[i].emplace(it->second, row);
+    const auto key = std::make_pair(row.machine, row.library);
+    auto g = std::find(groups.begin(), groups.end(), key);
+    if (g == groups.end()) g = groups.insert(groups.end(), key);
+    group_of[i] = static_cast<int>(g - groups.begin());
+  }
+  PublishedFit fit;
+  fit.rows.resize(rows.size());
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const Machine& machine = machines.at(groups[gi].first);
+    std::vector<std::size_t> members;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (group_of[i] == static_cast<int>(gi)) members.push_back(i);
+    const CollectiveLibrary base = library_named(machine, rows[members.front()]);
+    LibraryFit lf;
+    lf.machine = groups[gi].first;
+    lf.library = groups[gi].second;
+    lf.as_written = terms_of(base);
+    auto models_of = [&](auto&& keep) {
+      std::vector<const PublishedRowModel*> out;
+      for (std::size_t k = 0; k < members.size(); ++k)
+        if (keep(k)) out.push_back(&*models[members[k]]);
+      return out;
+    };
+    auto error = [&](std::size_t i, const CollectiveLibrary& library) {
+      return models[i]->busbw_gbps(library) / rows[i].busbw_gbps - 1.0;
+    };
+    std::vector<double> file_errors, fit_errors, kfold_errors, scale_errors;
+    // Every row.
+    lf.fitted = fit_terms(base, models_of([](std::size_t) { return true; }));
+    const CollectiveLibrary fitted = with_terms(base, lf.fitted);
+    for (const std::size_t i : members) {
+      file_errors.push_back(error(i, base));
+      fit_errors.push_back(error(i, fitted));
+      fit.rows[i].fitted_busbw_gbps = models[i]->busbw_gbps(fitted);
+    }
+    // k folds by position in the group.
+    for (int f = 0; f < kFitFolds; ++f) {
+      const auto train = models_of([&](std::size_t k) { return static_cast<int>(k % kFitFolds) != f; });
+      if (train.empty()) continue;
+      const CollectiveLibrary held = with_terms(base, fit_terms(base, train));
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        if (static_cast<int>(k % kFitFolds) != f) continue;
+        fit.rows[members[k]].kfold_busbw_gbps = models[members[k]]->busbw_gbps(held);
+        kfold_errors.push_back(error(members[k], held));
+      }
+    }
+    // Small jobs predict the large ones.
+    const auto small = models_of([&](std::size_t k) { return rows[members[k]].nodes <= kScaleSplitNodes; });
+    if (!small.empty() && small.size() < members.size()) {
+      const CollectiveLibrary held = with_terms(base, fit_terms(base, small));
+      for (const std::size_t i : members) {
+        if (rows[i].nodes <= kScaleSplitNodes) continue;
+        fit.rows[i].scale_busbw_gbps = models[i]->busbw_gbps(held);
+        scale_errors.push_back(error(i, held));
+      }
+    }
+    lf.file = score(file_errors);
+    lf.in_sample = score(fit_errors);
+    lf.kfold = score(kfold_errors);
+    lf.scale = score(scale_errors);
+    fit.libraries.push_back(std::move(lf));
+  }
+  return fit;
+}
+
+}  // namespace ws

@@ -1,0 +1,83 @@
+// Fitting a collective library's terms to published bandwidths, honestly: the terms (launch and
+// per-step latency, bandwidth efficiency, and the per-step overhead of the machine file's
+// large_job_overhead table) are fitted on some rows and scored on the others. Two held-out
+// schemes: 5-fold (each row predicted by a fit to the other four fifths of its machine and
+// library) and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale
+// measurements predict large jobs?). The network side (phases, routes, rates) is the simulator's
+// and is not fitted.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/machine/machine.hpp"
+#include "sim/pricing/job_network.hpp"
+#include "harness/published/published_table.hpp"
+
+namespace ws {
+
+// What a fit may change in a library.
+struct LibraryTerms {
+  Time launch_latency;
+  Time step_latency;
+  double bandwidth_efficiency = 1.0;
+  std::vector<Time> overhead_per_step;  // one per large_job_overhead point (empty: none)
+  std::optional<ProtocolTerms> low_latency;  // where the library has one
+};
+LibraryTerms terms_of(const CollectiveLibrary& library);
+CollectiveLibrary with_terms(CollectiveLibrary library, const LibraryTerms& terms);
+
+// One published collective row, priced by the simulator's phases once; its busbw for any terms.
+class PublishedRowModel {
+ public:
+  // `library` must be one of the machine's collectives (the row's).
+  PublishedRowModel(const Machine& machine, const PublishedCollective& row);
+  double busbw_gbps(const CollectiveLibrary& library) const;
+  Time time(const CollectiveLibrary& library) const;
+  std::string algorithm(const CollectiveLibrary& library) const;
+  const PublishedCollective& row() const { return row_; }
+  int nodes() const { return row_.nodes; }
+
+ private:
+  const PricedProgram& program(const CollectiveLibrary& library) const;
+
+  PublishedCollective row_;
+  CollectiveOp op_ = CollectiveOp::all_reduce;
+  double nic_overhead_bytes_ = 0;
+  int members_ = 1, nodes_spanned_ = 1;
+  PricedProgram ring_, tree_, selected_;  // tree_ only for NCCL-like all-reduce; selected_ otherwise
+  bool nccl_all_reduce_ = false;
+};
+
+struct FitScore {
+  double median_abs_error = 0, worst_abs_error = 0;
+  int rows = 0;
+};
+
+// The fit of one (machine, library) group of rows.
+struct LibraryFit {
+  std::string machine, library;
+  LibraryTerms as_written, fitted;  // fitted on every row of the group
+  FitScore file, in_sample, kfold, scale;  // scale: rows > 16 nodes predicted from rows <= 16 nodes
+};
+
+// Per row of the comparison (point-to-point rows are not fitted: fitted = kfold = file).
+struct RowFit {
+  double fitted_busbw_gbps = 0;
+  double kfold_busbw_gbps = 0;
+  std::optional<double> scale_busbw_gbps;  // set for rows above 16 nodes whose group has rows at or below
+};
+
+struct PublishedFit {
+  std::vector<LibraryFit> libraries;
+  std::vector<RowFit> rows;  // in the table's order
+};
+
+inline constexpr int kFitFolds = 5;
+inline constexpr int kScaleSplitNodes = 16;
+
+// Fits every (machine, library) group of `rows` (machines loaded from machines_dir).
+PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const std::string& machines_dir);
+
+}  // namespace ws

@@ -1,0 +1,205 @@
+#include "harness/published/published_collectives.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/collectives/flow_schedule.hpp"
+#include "sim/net/flow_network.hpp"
+#include "sim/net/routing.hpp"
+#include "base/input_error.hpp"
+#include "base/quantity.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "base/statistics.hpp"
+#include "base/output_file.hpp"
+#include "report/csv.hpp"
+#include "report/gnuplot.hpp"
+
+namespace ws {
+namespace {
+
+// osu_bw between device 0 of two nodes: a window of messages, all in flight at once, through the
+// MPI library's point-to-point path: no collective launch or step latency, the NIC's large-message
+// efficiency and small-message overhead (NicEfficiencyCurve).
+CollectiveComparison point_to_point(const Machine& machine, const PublishedCollective& row) {
+  const Topology topology = build_topology(machine, 2);
+  Router router(topology, RouterOptions{RoutingPolicy::minimal, 1});
+  FlowNetwork network(topology, router);
+  FlowSchedule schedule;
+  schedule.devices = {0, machine.node.devices};
+  for (int i = 0; i < kPointToPointWindow; ++i) schedule.add_send(0, 1, row.bytes, {});
+  const CollectiveLibrary mpi{"mpi point-to-point", Time::zero(), Time::zero(),
+                              machine.node.nic_efficiency.large_message_efficiency};
+  const WireModel wire{mpi.bandwidth_efficiency, machine.node.nic_efficiency.half_bandwidth_bytes};
+  const std::vector<FlowSchedule> schedules{schedule};
+  const auto result = run_flow_schedules(network, schedules, mpi, wire).front();
+  CollectiveComparison c;
+  c.algorithm = "point-to-point";
+  c.predicted_time_us = result.end.us();
+  c.predicted_busbw_gbps = static_cast<double>(row.bytes) * kPointToPointWindow / result.end.seconds() * 1e-9;
+  return c;
+}
+
+}  // namespace
+
+PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
+                                           const std::string& machines_dir) {
+  std::map<std::string, Machine> machines;
+  PublishedComparison out;
+  const PublishedFit fit = fit_published(rows, machines_dir);
+  out.libraries = fit.libraries;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    auto it = machines.find(row.machine);
+    if (it == machines.end()) it = machines.emplace(row.machine, load_machine_by_name(row.machine, machines_dir)).first;
+    const Machine& machine = it->second;
+    CollectiveComparison c;
+    if (row.op == "point-to-point") {
+      c = point_to_point(machine, row);
+      c.fitted_busbw_gbps = c.kfold_busbw_gbps = c.predicted_busbw_gbps;
+    } else {
+      const PublishedRowModel model(machine, row);
+      const CollectiveLibrary* library = nullptr;
+      for (const auto& l : machine.collective_libraries)
+        if (l.name == row.library) library = &l;
+      c.algorithm = model.algorithm(*library);
+      c.predicted_busbw_gbps = model.busbw_gbps(*library);
+      c.predicted_time_us = model.time(*library).us();
+      c.fitted_busbw_gbps = fit.rows[i].fitted_busbw_gbps;
+      c.kfold_busbw_gbps = fit.rows[i].kfold_busbw_gbps;
+      c.scale_busbw_gbps = fit.rows[i].scale_busbw_gbps;
+    }
+    c.published = row;
+    c.relative_error = (c.predicted_busbw_gbps - row.busbw_gbps) / row.busbw_gbps;
+    out.rows.push_back(std::move(c));
+  }
+  return out;
+}
+
+ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons, ComparisonScheme scheme) {
+  ComparisonSummary s;
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < comparisons.size(); ++i) {
+    const auto& c = comparisons[i];
+    double predicted = c.predicted_busbw_gbps;
+    if (scheme == ComparisonScheme::in_sample) predicted = c.fitted_busbw_gbps;
+    if (scheme == ComparisonScheme::kfold) predicted = c.kfold_busbw_gbps;
+    if (scheme == ComparisonScheme::scale) {
+      if (!c.scale_busbw_gbps) continue;
+      predicted = *c.scale_busbw_gbps;
+    }
+    const double e = std::abs(predicted / c.published.busbw_gbps - 1.0);
+    errors.push_back(e);
+    if (e > s.worst_abs_error) {
+      s.worst_abs_error = e;
+      s.worst_row = i;
+    }
+  }
+  if (errors.empty()) return s;
+  s.median_abs_error = median(errors);
+  return s;
+}
+
+std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir) {
+  const auto path = out_dir / "collectives-fit.csv";
+  std::ostringstream out;
+  out << "machine,library,rows,launch_us_file,step_us_file,efficiency_file,launch_us_fit,step_us_fit,efficiency_fit,"
+         "overhead_per_step_us_fit,median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
+         "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale\n";
+  for (const LibraryFit& f : libraries) {
+    std::string overhead;
+    for (const Time t : f.fitted.overhead_per_step) overhead += fmt::format("{}{:.2f}", overhead.empty() ? "" : " ", t.us());
+    out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{}\n",
+                       f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
+                       f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
+                       f.fitted.bandwidth_efficiency, overhead, f.file.median_abs_error, f.file.worst_abs_error,
+                       f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
+                       f.kfold.worst_abs_error, f.scale.rows,
+                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",
+                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "");
+  }
+  write_file_atomically(path, out.str());
+  return path;
+}
+
+std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,
+                                           const std::filesystem::path& out_dir) {
+  const auto path = out_dir / "collectives-vs-published.csv";
+  std::ostringstream out;
+  out << "machine,library,op,nodes,devices,bytes,published_busbw_gbps,predicted_busbw_gbps,relative_error,"
+         "fitted_busbw_gbps,fitted_error,kfold_busbw_gbps,kfold_error,scale_busbw_gbps,scale_error,"
+         "algorithm,predicted_time_us,source\n";
+  for (const auto& c : comparisons) {
+    const auto& p = c.published;
+    auto error = [&](double predicted) { return predicted / p.busbw_gbps - 1.0; };
+    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{:.2f},{}\n",
+                       p.machine, p.library, p.op, p.nodes, p.devices, p.bytes, p.busbw_gbps, c.predicted_busbw_gbps,
+                       c.relative_error, c.fitted_busbw_gbps, error(c.fitted_busbw_gbps), c.kfold_busbw_gbps,
+                       error(c.kfold_busbw_gbps),
+                       c.scale_busbw_gbps ? fmt::format("{:.4g}", *c.scale_busbw_gbps) : "",
+                       c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "", c.algorithm,
+                       c.predicted_time_us, csv_field(p.source));
+  }
+  write_file_atomically(path, out.str());
+  return path;
+}
+
+std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveComparison>& comparisons,
+                                                   const std::filesystem::path& out_dir) {
+  const auto gnuplot = find_gnuplot();
+  if (!gnuplot) throw PlotError("gnuplot not found on PATH: install gnuplot-nox or pass --no-plot");
+  std::filesystem::create_directories(out_dir);
+  // One series per (machine, library), in order of first appearance.
+  std::vector<std::string> series;
+  std::string data;
+  double lo = 1e30, hi = 0;
+  for (const auto& c : comparisons) {
+    const std::string name = c.published.machine + " " + c.published.library + " " + c.published.op;
+    if (std::find(series.begin(), series.end(), name) == series.end()) series.push_back(name);
+    lo = std::min({lo, c.published.busbw_gbps, c.predicted_busbw_gbps});
+    hi = std::max({hi, c.published.busbw_gbps, c.predicted_busbw_gbps});
+  }
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    data += fmt::format("$s{} << EOD\n", s);
+    for (const auto& c : comparisons) {
+      if (c.published.machine + " " + c.published.library + " " + c.published.op != series[s]) continue;
+      data += fmt::format("{:.6g} {:.6g}\n", c.published.busbw_gbps, std::max(c.predicted_busbw_gbps, 1e-6));
+    }
+    data += "EOD\n";
+  }
+  const auto summary = summarize(comparisons);
+  std::string body = data + fmt::format(
+      "set title {} font \",14\"\n"
+      "set logscale xy 10\n"
+      "set xrange [{:.4g}:{:.4g}]\nset yrange [{:.4g}:{:.4g}]\n"
+      "set xlabel \"published busbw (GB/s)\"\nset ylabel \"predicted busbw (GB/s)\"\n"
+      "set grid xtics ytics mxtics mytics lc rgb \"#d0d0d0\"\n"
+      "set key top left box opaque\nset size square\n"
+      "plot x with lines dt 2 lc rgb \"#808080\" title \"y = x\"",
+      gnuplot_string(fmt::format("Collectives: predicted vs published busbw (median |error| {:.0f}%, worst {:.0f}%)",
+                            100 * summary.median_abs_error, 100 * summary.worst_abs_error)),
+      lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    body += fmt::format(", \\\n     $s{} using 1:2 with points pt {} ps 1.6 title {}", s, 5 + 2 * static_cast<int>(s % 5),
+                        gnuplot_string(series[s]));
+  }
+  body += "\n";
+  std::vector<std::filesystem::path> files;
+  std::string script;
+  for (const char* format : {"png", "svg"}) {
+    const auto file = out_dir / fmt::format("collectives-vs-published.{}", format);
+    const std::string terminal = std::string(format) == "png"
+                                     ? "set terminal pngcairo size 1000,1000 noenhanced font \"Sans,13\" linewidth 2\n"
+                                     : "set terminal svg size 900,900 noenhanced font \"Sans,12\" background \"white\"\n";
+    script += "reset\n" + terminal + set_output(file) + body + "unset output\n";
+    files.push_back(file);
+  }
+  render_gnuplot(*gnuplot, script, files);
+  return files;
+}
+
+}  // namespace ws

@@ -1,0 +1,61 @@
+// Predicted against published collective bandwidths: reads a table of published measurements
+// (benchmarks/collectives/published.csv), simulates every row with the flow-level collectives, and
+// writes the comparison as CSV and a predicted-vs-published plot.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/units.hpp"
+#include "harness/published/collective_fit.hpp"
+#include "harness/published/published_table.hpp"
+
+namespace ws {
+
+struct CollectiveComparison {
+  PublishedCollective published;
+  std::string algorithm;  // what the simulation ran
+  double predicted_busbw_gbps = 0;  // the machine file as written
+  double predicted_time_us = 0;
+  double relative_error = 0;  // (predicted - published) / published
+  // The library's terms fitted to the table (collective_fit.hpp): to every row of its (machine,
+  // library), to the other folds (held out), and to its rows of at most 16 nodes (held out, set
+  // for larger rows only). Point-to-point rows are not fitted: they repeat the prediction.
+  double fitted_busbw_gbps = 0;
+  double kfold_busbw_gbps = 0;
+  std::optional<double> scale_busbw_gbps;
+};
+
+enum class ComparisonScheme { as_written, in_sample, kfold, scale };
+
+struct ComparisonSummary {
+  double median_abs_error = 0;
+  double worst_abs_error = 0;
+  std::size_t worst_row = 0;  // index into the comparisons
+};
+
+struct PublishedComparison {
+  std::vector<CollectiveComparison> rows;
+  std::vector<LibraryFit> libraries;  // the fitted terms and scores of each (machine, library)
+};
+
+PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
+                                           const std::string& machines_dir);
+
+// <out_dir>/collectives-fit.csv: each library's terms as written and fitted, and the four scores.
+std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir);
+// Over the rows a scheme predicts (scale: only the held-out large rows).
+ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons,
+                            ComparisonScheme scheme = ComparisonScheme::as_written);
+
+// <out_dir>/collectives-vs-published.csv; returns its path.
+std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,
+                                           const std::filesystem::path& out_dir);
+// <out_dir>/collectives-vs-published.{png,svg}: predicted vs published busbw, log-log, y = x.
+// Throws PlotError (report/gnuplot.hpp) without gnuplot.
+std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveComparison>& comparisons,
+                                                   const std::filesystem::path& out_dir);
+
+}  // namespace ws

@@ -1,0 +1,37 @@
+#include "harness/validate/host_tracker.hpp"
+
+#include <utility>
+
+#include "harness/calibrate/calibrated_machine.hpp"
+#include "base/statistics.hpp"
+
+namespace ws {
+
+HostTracker::HostTracker(Machine file_machine, GemmGrid grid, ElementwiseShapes shapes)
+    : file_machine_(std::move(file_machine)), gemm_(std::move(grid)), elementwise_(shapes) {
+  probes_ = gemm_.probes();
+  gemm_probes_ = probes_.size();
+  for (auto& p : elementwise_.probes()) probes_.push_back(std::move(p));
+  for (const auto& p : probes_) p();  // warm-up, not counted
+  samples_.resize(probes_.size());
+}
+
+void HostTracker::pass() {
+  for (std::size_t i = 0; i < probes_.size(); ++i) samples_[i].push_back(probes_[i]());
+}
+
+int HostTracker::passes() const { return samples_.empty() ? 0 : static_cast<int>(samples_.front().size()); }
+
+Machine HostTracker::take_machine() {
+  if (passes() == 0) return file_machine_;
+  std::vector<double> seconds;
+  for (auto& s : samples_) {
+    seconds.push_back(median(s));
+    s.clear();
+  }
+  const auto split = seconds.begin() + static_cast<std::ptrdiff_t>(gemm_probes_);
+  return with_measured_compute(file_machine_, gemm_.measurements({seconds.begin(), split}, 0),
+                               elementwise_.measurements({split, seconds.end()}, 0));
+}
+
+}  // namespace ws

@@ -1,0 +1,38 @@
+// Re-measures this host's compute between the engine runs of `weakscale validate`, with the probes
+// of `weakscale calibrate` (its GEMM grid and element-wise kernels), so each configuration can be
+// simulated on the machine as fast as the host was around its runs. On a dedicated host the file
+// and the tracked machine agree; on a shared VM the speed drifts by 10-20 % over seconds to minutes
+// (this project's 2-core VM: GELU's tanh 37-51 M elements/s in calibrations minutes apart), and a
+// file written once measures one moment: its error then mixes the drift into the model's.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "harness/calibrate/elementwise_probe.hpp"
+#include "harness/calibrate/gemm_probe.hpp"
+#include "sim/machine/machine.hpp"
+
+namespace ws {
+
+class HostTracker {
+ public:
+  // Warms every probe up once (page faults, batch sizes).
+  HostTracker(Machine file_machine, GemmGrid grid, ElementwiseShapes shapes);
+  // One pass: every GEMM shape and variant and every kernel, once each (interleaved_timing.hpp).
+  void pass();
+  int passes() const;
+  // The file's machine with the device's compute from the median of the passes since the last
+  // call (with_measured_compute); the file's own when there were none.
+  Machine take_machine();
+
+ private:
+  Machine file_machine_;
+  GemmGridProbes gemm_;
+  ElementwiseProbes elementwise_;
+  std::vector<TimedProbe> probes_;
+  std::size_t gemm_probes_ = 0;
+  std::vector<std::vector<double>> samples_;  // per probe, since the last take_machine()
+};
+
+}  // namespace ws

@@ -1,0 +1,270 @@
+#include "harness/validate/validate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <ostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/calibrate/gemm_probe.hpp"
+#include "sim/compute/gemm_efficiency.hpp"
+#include "base/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "harness/netns/netns_cluster.hpp"
+#include "report/text_file.hpp"
+#include "harness/validate/host_tracker.hpp"
+#include "harness/validate/validation_plots.hpp"
+#include "harness/validate/validation_writers.hpp"
+
+namespace ws {
+namespace {
+
+void check_inputs(const ValidateOptions& o) {
+  if (!std::filesystem::is_regular_file(o.machine_file)) {
+    throw InputError(InputLocation{"", 0, "--machine"}, o.machine_file,
+                     "an existing machine file (write one with `weakscale calibrate --out " + o.machine_file + "`)");
+  }
+  if (!std::filesystem::is_regular_file(o.engine.engine_executable)) {
+    throw InputError(InputLocation{"", 0, "--engine"}, o.engine.engine_executable,
+                     "the weakscale-engine executable (build the weakscale-engine target)");
+  }
+}
+
+// The matrix's runs named in `ids` (all when empty); an unknown id is an input error listing them.
+std::vector<ValidationRun> select_runs(std::vector<ValidationRun> runs, const std::vector<std::string>& ids) {
+  if (ids.empty()) return runs;
+  std::string known;
+  for (const auto& r : runs) known += (known.empty() ? "" : ", ") + r.id;
+  for (const auto& id : ids) {
+    if (std::none_of(runs.begin(), runs.end(), [&](const ValidationRun& r) { return r.id == id; })) {
+      throw InputError(InputLocation{"", 0, "--runs"}, id, "ids of the validation matrix: " + known);
+    }
+  }
+  std::erase_if(runs, [&](const ValidationRun& r) { return std::find(ids.begin(), ids.end(), r.id) == ids.end(); });
+  return runs;
+}
+
+int effective_ranks_max(int requested) {
+  if (requested > 0) return requested;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Below this median share of a core per rank the host was busy with other work.
+constexpr double kBusyHostCoreShare = 0.9;
+
+std::string percent(double fraction) { return fmt::format("{:+.1f} %", 100.0 * fraction); }
+
+void print_run(const ValidationRecord& r, std::ostream& log) {
+  std::string line = fmt::format("validate: {} {}: measured {:.4f} s ({:.2f} of a core)", r.run.id, describe(r.run),
+                                 r.measured.step_s, r.measured.cpu_s / r.measured.step_s);
+  if (r.measured.host_speed > 0) line += fmt::format(", host at {:.2f} of calibrated speed", r.measured.host_speed);
+  if (r.simulated) {
+    line += fmt::format(", simulated {:.4f} s ({})", r.simulated->step_s,
+                        percent(relative_error(r.measured.step_s, r.simulated->step_s)));
+  }
+  if (r.simulated_on_file) {
+    line += fmt::format(" [on the file as written: {:.4f} s ({})]", r.simulated_on_file->step_s,
+                        percent(relative_error(r.measured.step_s, r.simulated_on_file->step_s)));
+  }
+  log << line << std::endl;
+}
+
+std::optional<std::filesystem::path> trace_file(const std::optional<std::filesystem::path>& dir,
+                                                const ValidationRun& run, const char* side) {
+  if (!dir) return std::nullopt;
+  return *dir / fmt::format("{}-{}.json", run.id, side);
+}
+
+}  // namespace
+
+double measure_host_speed(const Machine& machine) {
+  constexpr int kSide = 512;
+  GemmGrid grid;
+  grid.shapes = {{kSide, kSide, kSide}};
+  grid.repetitions = 5;
+  const GemmMeasurements now = measure_gemm(grid);
+  const double predicted = 2.0 * kSide * kSide * kSide / gemm_time(machine.device, Precision::fp32, kSide, kSide, kSide).seconds();
+  return now.rates.empty() || predicted <= 0 ? 0.0 : now.rates.front().best_flops() / predicted;
+}
+
+std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
+                                            const StepSimulator& simulate,
+                                            const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,
+                                            const HostSpeedProbe& host_speed, int repeat, HostTracker* tracker) {
+  if (trace_dir) std::filesystem::create_directories(*trace_dir);
+  std::vector<ValidationRecord> records;
+  for (const auto& run : runs) {
+    if (tracker) tracker->pass();
+    // Every repetition writes its own trace; the median one's is kept under the run's name.
+    std::vector<PhaseTimes> tries;
+    std::vector<std::optional<std::filesystem::path>> traces;
+    for (int i = 0; i < std::max(repeat, 1); ++i) {
+      const double speed = host_speed ? host_speed() : 0.0;
+      auto trace = trace_file(trace_dir, run, "engine");
+      if (trace && repeat > 1) trace->replace_filename(fmt::format("{}-engine-try{}.json", run.id, i + 1));
+      tries.push_back(measure_run(engine, run, trace));
+      tries.back().host_speed = speed;
+      traces.push_back(trace);
+      if (tracker) tracker->pass();
+    }
+    std::vector<std::size_t> order(tries.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tries[a].step_s < tries[b].step_s; });
+    const std::size_t kept = order[order.size() / 2];
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      if (!traces[i] || traces.size() == 1) continue;
+      if (i == kept) {
+        std::filesystem::rename(*traces[i], *trace_file(trace_dir, run, "engine"));
+      } else {
+        std::filesystem::remove(*traces[i]);
+      }
+    }
+    ValidationRecord r{run, tries[kept], std::nullopt, std::nullopt};
+    if (tracker) {
+      const Machine tracked = tracker->take_machine();
+      r.simulated = make_step_simulator(tracked)(run, trace_file(trace_dir, run, "simulated"));
+      if (simulate) r.simulated_on_file = simulate(run, std::nullopt);
+    } else if (simulate) {
+      r.simulated = simulate(run, trace_file(trace_dir, run, "simulated"));
+    }
+    print_run(r, log);
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+void print_error_summary(const std::vector<ValidationRecord>& records, const std::optional<ErrorSummary>& errors,
+                         std::ostream& out) {
+  if (!errors) {
+    out << "validate: no run was simulated: measured times only, no error figures" << std::endl;
+    return;
+  }
+  const auto& worst = records.at(errors->worst_record);
+  const auto& phase = errors->worst_phase;
+  const double share = median_core_share(records);
+  // The machine file describes a whole core per rank; a rank that got less ran slower than that.
+  if (share > 0 && share < kBusyHostCoreShare) {
+    out << fmt::format("validate: warning: the ranks got a median {:.2f} of a core (cpu_s / step_s): the host was "
+                       "busy, so measured wall times include waiting for a core",
+                       share)
+        << std::endl;
+  }
+  const double speed = median_host_speed(records);
+  if (speed > 0) {
+    out << fmt::format("validate: host speed during the runs (sgemm 512^3 before each run / the machine file's rate): "
+                       "median {:.2f}{}",
+                       speed,
+                       std::abs(speed - 1.0) > 0.05 ? ": the host ran at another speed than when calibrated, and the "
+                                                      "errors measure that drift as well as the model"
+                                                    : "")
+        << std::endl;
+  }
+  out << fmt::format("validate: {} runs: median |error| {:.1f} %, worst {:.1f} % (target: median <= 5 %, worst <= 15 %)",
+                     errors->runs, 100.0 * errors->median_abs_error, 100.0 * errors->worst_abs_error)
+      << std::endl;
+  out << fmt::format("validate: worst run {} ({}): measured {:.4f} s, simulated {:.4f} s; phase off most: {} "
+                     "(measured {:.4f} s, simulated {:.4f} s)",
+                     worst.run.id, describe(worst.run), worst.measured.step_s, worst.simulated->step_s, phase.phase,
+                     phase.measured_s, phase.simulated_s)
+      << std::endl;
+  out << fmt::format("validate: in its compute, the kind off most: {} (measured {:.4f} s, simulated {:.4f} s)",
+                     errors->worst_kind.phase, errors->worst_kind.measured_s, errors->worst_kind.simulated_s)
+      << std::endl;
+  out << "validate: compute per kind of op, summed over the simulated runs (rank 0, per step):" << std::endl;
+  for (const auto& t : compute_totals_by_kind(records)) {
+    out << fmt::format("validate:   {:<14} measured {:8.4f} s  simulated {:8.4f} s  simulated / measured {:.2f}",
+                       t.phase, t.measured_s, t.simulated_s, t.measured_s > 0 ? t.simulated_s / t.measured_s : 0.0)
+        << std::endl;
+  }
+  double measured_progress = 0, simulated_progress = 0;
+  for (const auto& r : records) {
+    if (!r.simulated) continue;
+    measured_progress += r.measured.progress_s;
+    simulated_progress += r.simulated->progress_s;
+  }
+  if (measured_progress > 0 || simulated_progress > 0) {
+    out << fmt::format("validate:   {:<14} measured {:8.4f} s  simulated {:8.4f} s  (inside MPI moving non-blocking "
+                       "collectives' data; part of compute, outside the kinds)",
+                       "progress", measured_progress, simulated_progress)
+        << std::endl;
+  }
+}
+
+ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
+  check_inputs(o);
+  const auto start = std::chrono::steady_clock::now();
+  const Machine machine = load_machine(o.machine_file);
+  const StepSimulator simulate = make_step_simulator(machine);
+  const auto runs = select_runs(validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick}), o.only_runs);
+  const int repeat = std::max(o.repeat, 1);
+  log << fmt::format("validate: {} configurations x {} engine runs (the median kept), machine {} ({})", runs.size(),
+                     repeat, machine.name, o.machine_file)
+      << std::endl;
+
+  EngineRunner engine = o.engine;
+  std::optional<ShapedNetwork> network;
+  if (!o.netns_rate && machine.node.devices == 1 && machine.nodes > 1) {
+    // Without namespaces the ranks share memory; a file of one-rank nodes would price a network.
+    throw InputError(InputLocation{o.machine_file, 0, "node.devices"}, "1",
+                     "a machine file of this host's shared memory (`weakscale calibrate` without --netns-rate), or "
+                     "--netns-rate as the file was calibrated with");
+  }
+  if (o.netns_rate) {
+    if (machine.node.devices != 1) {
+      throw InputError(InputLocation{o.machine_file, 0, "node.devices"}, std::to_string(machine.node.devices),
+                       "1 with --netns-rate: a machine file written by `weakscale calibrate --netns-rate` (one "
+                       "node per rank)");
+    }
+    int most_ranks = 1;
+    for (const auto& run : runs) most_ranks = std::max(most_ranks, run.ranks());
+    network.emplace(ShapedNetworkSpec{most_ranks, *o.netns_rate, ""}, o.netns_exec_executable);
+    engine.launcher = network->launcher();
+    log << "validate: network: " << network->describe() << std::endl;
+  }
+
+  std::optional<HostTracker> tracker;
+  if (o.track_host) {
+    const GemmGrid grid = o.quick ? quick_gemm_grid() : default_gemm_grid();
+    log << fmt::format("validate: tracking this host's compute: a pass over the calibration's {} GEMM shapes and "
+                       "element-wise kernels before each configuration and after each run; each configuration is "
+                       "simulated on the file's machine with the compute of its passes (--no-track-host: the file "
+                       "alone)",
+                       grid.shapes.size())
+        << std::endl;
+    tracker.emplace(machine, grid, o.quick ? quick_elementwise_shapes() : default_elementwise_shapes());
+  }
+
+  ValidationReport report;
+  report.records = validate_runs(runs, engine, simulate, o.trace_dir, log,
+                                 [&machine] { return measure_host_speed(machine); }, repeat,
+                                 tracker ? &*tracker : nullptr);
+  report.errors = summarize_errors(report.records);
+  report.errors_on_file = summarize_errors_on_file(report.records);
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, program_commit(),
+                                        std::thread::hardware_concurrency(), report.wall_s,
+                                        median_core_share(report.records), median_host_speed(report.records),
+                                        network ? network->describe() : "shared memory (Open MPI's defaults)", repeat,
+                                        o.track_host};
+  report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
+  report.files.push_back(write_text_file(o.out_dir, "validation.json",
+                                         format_validation_json(report.records, report.errors, provenance)));
+  print_error_summary(report.records, report.errors, log);
+  if (report.errors_on_file) {
+    log << fmt::format("validate: on the machine file as written (no host tracking): median |error| {:.1f} %, worst "
+                       "{:.1f} % ({})",
+                       100.0 * report.errors_on_file->median_abs_error, 100.0 * report.errors_on_file->worst_abs_error,
+                       report.records.at(report.errors_on_file->worst_record).run.id)
+        << std::endl;
+  }
+  if (o.plot && report.errors) {
+    for (auto& file : plot_validation(report.records, machine.name, o.out_dir)) report.files.push_back(file);
+  }
+  for (const auto& file : report.files) log << "validate: wrote " << file.string() << std::endl;
+  return report;
+}
+
+}  // namespace ws

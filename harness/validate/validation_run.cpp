@@ -1,0 +1,117 @@
+#include "harness/validate/validation_run.hpp"
+
+#include <fmt/format.h>
+
+namespace ws {
+namespace {
+
+struct MatrixModel {
+  ModelSpec spec;
+  long long sequences_per_rank = 0;
+};
+
+// Sizes chosen so that the whole matrix takes a few minutes on two cores, while GEMMs are still
+// large enough (k, n >= 256) that the machine file's efficiency table covers them.
+MatrixModel model(int layers, int hidden, int sequence, int vocabulary, long long sequences_per_rank) {
+  ModelSpec m;
+  m.name = fmt::format("h{}l{}", hidden, layers);
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = hidden / 64;  // head dimension 64, as in the GPT family
+  m.sequence_length = sequence;
+  m.vocabulary = vocabulary;
+  return MatrixModel{m, sequences_per_rank};
+}
+
+const Layout kOneRank{1, 1, 1, 1};
+// Every way to put two ranks on one axis (Gdata x Gx x Gy x Gz).
+const std::vector<Layout> kTwoRankLayouts{{2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2}};
+// Four ranks: two axes at a time, so that collectives of two groups overlap.
+const std::vector<Layout> kFourRankLayouts{{2, 1, 1, 2}, {1, 2, 2, 1}, {2, 1, 2, 1}, {1, 1, 2, 2}};
+
+OverlapSwitches overlap(bool on) { return on ? OverlapSwitches{} : OverlapSwitches{false, false, false, false}; }
+
+class MatrixBuilder {
+ public:
+  void add(const MatrixModel& m, const Layout& layout, bool overlap_on, bool recompute = false) {
+    ValidationRun run;
+    run.id = fmt::format("r{:02}", runs_.size() + 1);
+    run.model = m.spec;
+    run.layout = layout;
+    run.sequences = m.sequences_per_rank * layout.devices();
+    run.recompute = recompute;
+    run.overlap = overlap(overlap_on);
+    runs_.push_back(run);
+  }
+  std::vector<ValidationRun> take() { return std::move(runs_); }
+
+ private:
+  std::vector<ValidationRun> runs_;
+};
+
+std::vector<ValidationRun> quick_matrix() {
+  const MatrixModel tiny = model(2, 64, 32, 256, 2);
+  MatrixBuilder b;
+  b.add(tiny, kOneRank, true);
+  b.add(tiny, Layout{1, 1, 1, 2}, true);
+  auto runs = b.take();
+  for (auto& run : runs) run.steps = 3, run.warmup = 1;
+  return runs;
+}
+
+}  // namespace
+
+std::vector<ValidationRun> validation_matrix(const MatrixOptions& options) {
+  if (options.quick) return quick_matrix();
+  const MatrixModel small = model(2, 256, 128, 1024, 4);
+  const MatrixModel medium = model(4, 512, 128, 1024, 4);
+  const MatrixModel wide = model(2, 768, 256, 2048, 2);
+  MatrixBuilder b;
+  for (const auto& m : {small, medium, wide}) b.add(m, kOneRank, true);
+  b.add(medium, kOneRank, true, /*recompute=*/true);
+  if (options.ranks_max >= 2) {
+    for (const auto& m : {small, medium}) {
+      for (const Layout& layout : kTwoRankLayouts) {
+        for (const bool on : {true, false}) b.add(m, layout, on);
+      }
+    }
+  }
+  if (options.ranks_max >= 4) {
+    for (const Layout& layout : kFourRankLayouts) b.add(small, layout, true);
+  }
+  return b.take();
+}
+
+std::vector<std::string> engine_arguments(const ValidationRun& run) {
+  const ModelSpec& m = run.model;
+  std::vector<std::string> args{"--layers", std::to_string(m.layers),          "--hidden", std::to_string(m.hidden),
+                                "--heads",  std::to_string(m.heads),           "--seq",    std::to_string(m.sequence_length),
+                                "--vocab",  std::to_string(m.vocabulary),      "--batch",  std::to_string(run.sequences),
+                                "--steps",  std::to_string(run.steps),         "--warmup", std::to_string(run.warmup),
+                                "--layout", to_string(run.layout)};
+  if (run.recompute) args.emplace_back("--recompute");
+  if (!run.overlap.all_reduce) args.emplace_back("--no-oar");
+  if (!run.overlap.reduce_scatter) args.emplace_back("--no-ors");
+  if (!run.overlap.all_gather) args.emplace_back("--no-oag");
+  if (!run.overlap.data_parallel) args.emplace_back("--no-overlap-dp");
+  return args;
+}
+
+StepSchedule step_schedule(const ValidationRun& run) {
+  StepScheduleOptions o;
+  o.recompute = run.recompute;
+  o.overlap_all_reduce = run.overlap.all_reduce;
+  o.overlap_reduce_scatter = run.overlap.reduce_scatter;
+  o.overlap_all_gather = run.overlap.all_gather;
+  o.overlap_data_parallel = run.overlap.data_parallel;
+  return make_step_schedule(run.model, run.layout, run.sequences, o);
+}
+
+std::string describe(const ValidationRun& run) {
+  const ModelSpec& m = run.model;
+  return fmt::format("h{} l{} s{} v{} b{} {}{} overlap {}", m.hidden, m.layers, m.sequence_length, m.vocabulary,
+                     run.sequences, to_string(run.layout), run.recompute ? " recompute" : "",
+                     run.overlap.all_on() ? "on" : "off");
+}
+
+}  // namespace ws

@@ -1,0 +1,41 @@
+// results/validation.csv (one row per run: configuration, measured and simulated step time, error,
+// and the per-phase breakdown of both) and results/validation.json (the same plus the statistics
+// and how the file was made).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/validate/validation_record.hpp"
+
+namespace ws {
+
+// How the results were made, for the JSON file.
+struct ValidationProvenance {
+  std::string command_line;
+  std::string machine_name;
+  std::string machine_file;
+  std::string git_commit;
+  unsigned host_cores = 0;
+  double wall_s = 0;
+  double median_core_share = 0;  // median_core_share(records)
+  double median_host_speed = 0;  // median_host_speed(records)
+  std::string rank_network = {};  // how the ranks talked: shared memory, or harness/netns's description
+  int runs_per_configuration = 1;  // engine runs per configuration, the median kept
+  bool host_tracking = false;      // simulated on compute re-measured around each configuration's runs
+};
+
+const std::vector<std::string>& validation_csv_columns();
+
+// Simulated columns are empty for a run without a simulation. Times print in shortest round-trip
+// form, so parse_validation_csv(format_validation_csv(r)) == r.
+std::string format_validation_csv(const std::vector<ValidationRecord>& records);
+
+// Inverse of format_validation_csv; throws std::runtime_error naming the line and column.
+std::vector<ValidationRecord> parse_validation_csv(const std::string& text);
+
+std::string format_validation_json(const std::vector<ValidationRecord>& records,
+                                   const std::optional<ErrorSummary>& errors, const ValidationProvenance& provenance);
+
+}  // namespace ws

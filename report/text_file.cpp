@@ -1,0 +1,22 @@
+#include "report/text_file.hpp"
+
+#include <fmt/format.h>
+
+#include "base/output_file.hpp"
+
+namespace ws {
+
+std::filesystem::path write_text_file(const std::filesystem::path& out_dir, const std::string& file_name,
+                                      const std::string& text) {
+  const std::filesystem::path path = out_dir / file_name;
+  write_file_atomically(path, text);
+  return path;
+}
+
+std::string program_version() { return fmt::format("{} {}", WEAKSCALE_VERSION, WEAKSCALE_GIT_COMMIT); }
+
+std::string program_release() { return WEAKSCALE_VERSION; }
+
+std::string program_commit() { return WEAKSCALE_GIT_COMMIT; }
+
+}  // namespace ws

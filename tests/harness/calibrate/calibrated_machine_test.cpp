@@ -1,0 +1,202 @@
+// A calibration written as YAML passes the machine loader and reads back as the same figures; every
+// figure line says how it was measured; the derived figures respect the schema's ranges.
+#include "harness/calibrate/calibrated_machine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "harness/calibrate/machine_yaml_writer.hpp"
+#include "sim/machine/machine_loader.hpp"
+
+namespace ws {
+namespace {
+
+// A 4-core host with exact alpha-beta communication: alpha 400 ns, beta 8 GB/s; collectives with
+// launch 3 us, step 1 us (link 400 ns + library 600 ns), ring bandwidth 6 GB/s.
+Calibration synthetic_calibration() {
+  Calibration c;
+  c.machine_name = "synthetic";
+  c.command_line = "weakscale calibrate --out synthetic.yaml";
+  c.date_utc = "2026-01-01T00:00:00Z";
+  c.note = "synthetic figures for a test";
+  c.host.hostname = "testhost";
+  c.host.cpu_model = "Test CPU";
+  c.host.cores = 4;
+  c.host.clock_hz = 2.5e9;
+  c.host.clock_source = "test";
+  c.host.vector_isa = "avx2+fma";
+  c.host.fp32_lanes = 8;
+  c.host.fma_units = 2;
+  c.host.has_fma = true;
+  c.host.memory_bytes = 16.0 * 1073741824.0;
+  c.host.last_level_cache_bytes = 32.0 * 1048576.0;
+  c.gemm.grid.repetitions = 5;
+  c.gemm.blas = "OpenBLAS test";
+  c.gemm.rates = {{64, 64, 64, 20e9, 18e9, 19e9}, {512, 512, 512, 60e9, 61e9, 59e9}, {2048, 64, 512, 50e9, 40e9, 45e9}};
+  c.memory = MemoryMeasurements{128.0 * 1048576.0, 10, 4, 20e9, 40e9};
+  c.mpi.library = "Open MPI test";
+  c.mpi.ranks = 4;
+  c.mpi.batches = 7;
+  c.mpi.largest_bytes = 64.0 * 1048576.0;
+  c.mpi.command = "mpirun -np 4 weakscale-calibrate-mpi --out FILE";
+  for (double bytes = 1; bytes <= c.mpi.largest_bytes; bytes *= 4) c.mpi.ping_pong.push_back({bytes, 400e-9 + bytes / 8e9});
+  // Open MPI's non-blocking collectives on 4 ranks (binomial tree of height 2 for the reductions,
+  // ring-like all-gather): launch 3 us, step 1 us, 6 GB/s.
+  for (double bytes = 16; bytes <= c.mpi.largest_bytes; bytes *= 4) {
+    const double whole = 1e-6 + bytes / 6e9;
+    c.mpi.collectives.push_back({CollectiveOp::all_reduce, 4, bytes, 3e-6 + 4 * whole});
+    c.mpi.collectives.push_back({CollectiveOp::reduce_scatter, 4, bytes, 3e-6 + 2 * whole + 1e-6 + 0.75 * bytes / 6e9});
+    c.mpi.collectives.push_back({CollectiveOp::all_gather, 4, bytes, 3e-6 + 3 * 1e-6 + 0.75 * bytes / 6e9});
+  }
+  return c;
+}
+
+void expect_relative(double loaded, double expected, double tolerance, const char* what) {
+  EXPECT_NEAR(loaded, expected, tolerance * std::abs(expected)) << what;
+}
+
+TEST(CalibratedMachine, WrittenFileLoadsBackAsTheSameFigures) {
+  const Calibration c = synthetic_calibration();
+  const Machine expected = calibrated_machine(c);
+  const Machine loaded = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
+  constexpr double kPrinted = 1e-4;  // 5 significant digits (efficiencies 4)
+
+  EXPECT_EQ(loaded.name, "synthetic");
+  EXPECT_EQ(loaded.nodes, 1);
+  expect_relative(loaded.device.peak_fp32.flops(), expected.device.peak_fp32.flops(), kPrinted, "fp32 peak");
+  expect_relative(loaded.device.peak_bf16.flops(), expected.device.peak_bf16.flops(), kPrinted, "bf16 peak");
+  expect_relative(loaded.device.memory_bandwidth.bytes_per_s(), expected.device.memory_bandwidth.bytes_per_s(),
+                  kPrinted, "memory bandwidth");
+  expect_relative(loaded.device.memory_capacity_bytes, expected.device.memory_capacity_bytes, kPrinted, "capacity");
+  ASSERT_EQ(loaded.device.gemm.samples.size(), expected.device.gemm.samples.size());
+  for (std::size_t i = 0; i < loaded.device.gemm.samples.size(); ++i) {
+    const auto& l = loaded.device.gemm.samples[i];
+    const auto& e = expected.device.gemm.samples[i];
+    EXPECT_EQ(l.m, e.m);
+    EXPECT_EQ(l.n, e.n);
+    EXPECT_EQ(l.k, e.k);
+    expect_relative(l.efficiency, e.efficiency, 1e-3, "gemm efficiency");
+  }
+  EXPECT_EQ(loaded.node.devices, 4);
+  ASSERT_EQ(loaded.node.links.size(), expected.node.links.size());
+  ASSERT_EQ(loaded.node.links.size(), 6u);  // all-to-all over 4 cores
+  for (std::size_t i = 0; i < loaded.node.links.size(); ++i) {
+    EXPECT_EQ(loaded.node.links[i].device_a, expected.node.links[i].device_a);
+    EXPECT_EQ(loaded.node.links[i].device_b, expected.node.links[i].device_b);
+    expect_relative(loaded.node.links[i].bandwidth.bytes_per_s(), expected.node.links[i].bandwidth.bytes_per_s(),
+                    kPrinted, "link bandwidth");
+    EXPECT_EQ(loaded.node.links[i].latency, expected.node.links[i].latency);  // printed to the picosecond
+  }
+  ASSERT_EQ(loaded.node.nics.size(), 1u);
+  EXPECT_EQ(loaded.node.nics[0].latency, expected.node.nics[0].latency);
+  EXPECT_NEAR(loaded.node.nic_efficiency.half_bandwidth_bytes, expected.node.nic_efficiency.half_bandwidth_bytes, 0.5);
+  EXPECT_EQ(loaded.network.groups, 1);
+  EXPECT_EQ(loaded.network.nodes_per_group, 1);
+  ASSERT_EQ(loaded.collective_libraries.size(), 1u);
+  const auto& lib = loaded.collective_libraries[0];
+  EXPECT_EQ(lib.name, "openmpi");
+  EXPECT_EQ(lib.launch_latency, expected.collective_libraries[0].launch_latency);
+  EXPECT_EQ(lib.step_latency, expected.collective_libraries[0].step_latency);
+  expect_relative(lib.bandwidth_efficiency, expected.collective_libraries[0].bandwidth_efficiency, 1e-3, "eff");
+}
+
+TEST(CalibratedMachine, FitsTheSyntheticCommunicationExactly) {
+  const Machine m = calibrated_machine(synthetic_calibration());
+  EXPECT_NEAR(m.node.links[0].latency.ns(), 400.0, 1e-3);
+  EXPECT_NEAR(m.node.links[0].bandwidth.gbps(), 8.0, 1e-6);
+  const auto& lib = m.collective_libraries[0];
+  EXPECT_NEAR(lib.launch_latency.ns(), 3000.0, 1e-3);
+  EXPECT_NEAR(lib.step_latency.ns(), 600.0, 1e-3);  // 1 us per step less the 400 ns link
+  EXPECT_NEAR(lib.bandwidth_efficiency, 0.75, 1e-9);  // 6 GB/s over an 8 GB/s link
+  EXPECT_NEAR(m.node.nic_efficiency.half_bandwidth_bytes, 400e-9 * 8e9, 1e-6);
+}
+
+TEST(CalibratedMachine, PeakIsDerivedFromTheClockAndEfficienciesAreFractionsOfIt) {
+  const Machine m = calibrated_machine(synthetic_calibration());
+  EXPECT_DOUBLE_EQ(m.device.peak_fp32.flops(), 2.5e9 * 32.0);
+  EXPECT_DOUBLE_EQ(m.device.gemm.samples[1].efficiency, 61e9 / 80e9);  // best of NN / NT / TN
+  EXPECT_DOUBLE_EQ(m.device.memory_bandwidth.bytes_per_s(), 10e9);     // 40 GB/s shared by 4 cores
+}
+
+TEST(CalibratedMachine, MeasuredRateAboveTheDerivedPeakBecomesThePeak) {
+  Calibration c = synthetic_calibration();
+  c.host.clock_hz = 1e9;  // derived peak 32 GFLOP/s, below the measured 61
+  const Machine m = calibrated_machine(c);
+  EXPECT_DOUBLE_EQ(m.device.peak_fp32.flops(), 61e9);
+  for (const auto& s : m.device.gemm.samples) {
+    EXPECT_GT(s.efficiency, 0.0);
+    EXPECT_LE(s.efficiency, 1.0);
+  }
+  c.host.clock_hz = 0;  // unknown clock
+  EXPECT_DOUBLE_EQ(calibrated_machine(c).device.peak_fp32.flops(), 61e9);
+  EXPECT_NO_THROW(parse_machine(format_calibrated_machine_yaml(c), "unknown-clock.yaml"));
+}
+
+// Every line that sets a value carries a comment, as the schema asks of shipped files.
+TEST(CalibratedMachine, EveryFigureLineSaysHowItWasMeasured) {
+  std::istringstream lines(format_calibrated_machine_yaml(synthetic_calibration()));
+  std::string line;
+  int figures = 0;
+  while (std::getline(lines, line)) {
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::string body = line.substr(0, line.find('#'));
+    const bool has_number = body.find_first_of("0123456789") != std::string::npos;
+    if (!has_number || body.find("name:") != std::string::npos || body.find("description:") != std::string::npos) {
+      continue;
+    }
+    ++figures;
+    EXPECT_NE(line.find("  # "), std::string::npos) << "no comment on: " << line;
+  }
+  EXPECT_GT(figures, 20);
+}
+
+// Over shared memory the cores move the collectives' data (progress: host); across the shaped
+// network of one namespace per rank the kernel's TCP stack does (asynchronous). Both survive the
+// written file.
+TEST(CalibratedMachine, CollectivesAreHostProgressedOnSharedMemoryOnly) {
+  Calibration c = synthetic_calibration();
+  const Machine shared = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
+  EXPECT_EQ(calibrated_machine(c).collective_libraries.at(0).progress, CollectiveProgress::host);
+  EXPECT_EQ(shared.collective_libraries.at(0).progress, CollectiveProgress::host);
+  c.shaped_network = "4 namespaces on veth links shaped to 1 Gb/s";
+  const Machine shaped = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
+  EXPECT_EQ(calibrated_machine(c).collective_libraries.at(0).progress, CollectiveProgress::asynchronous);
+  EXPECT_EQ(shaped.collective_libraries.at(0).progress, CollectiveProgress::asynchronous);
+}
+
+// Host tracking: new GEMM rates and kernel times replace the device's compute and nothing else.
+TEST(CalibratedMachine, MeasuredComputeReplacesOnlyTheDevicesCompute) {
+  const Calibration c = synthetic_calibration();
+  const Machine file = calibrated_machine(c);
+  GemmMeasurements slower = c.gemm;
+  for (auto& r : slower.rates) r.nn_flops *= 0.5, r.nt_flops *= 0.5, r.tn_flops *= 0.5;
+  ElementwiseMeasurements kernels;
+  kernels.seconds[static_cast<std::size_t>(ElementwiseKernel::gelu_forward)] = 0.01;
+  kernels.elements[static_cast<std::size_t>(ElementwiseKernel::gelu_forward)] = 1e6;
+  const Machine tracked = with_measured_compute(file, slower, kernels);
+
+  EXPECT_EQ(tracked.device.peak_fp32.flops(), file.device.peak_fp32.flops());  // no new rate beats it
+  ASSERT_EQ(tracked.device.gemm.samples.size(), file.device.gemm.samples.size());
+  for (std::size_t i = 0; i < tracked.device.gemm.samples.size(); ++i) {
+    EXPECT_NEAR(tracked.device.gemm.samples[i].efficiency, 0.5 * file.device.gemm.samples[i].efficiency, 1e-12);
+  }
+  EXPECT_DOUBLE_EQ(tracked.device.elementwise.elements_per_s[static_cast<std::size_t>(ElementwiseKernel::gelu_forward)],
+                   1e8);
+  EXPECT_EQ(tracked.device.memory_bandwidth.bytes_per_s(), file.device.memory_bandwidth.bytes_per_s());
+  EXPECT_EQ(tracked.node.links.size(), file.node.links.size());
+  EXPECT_EQ(tracked.collective_libraries.at(0).bandwidth_efficiency, file.collective_libraries.at(0).bandwidth_efficiency);
+
+  // A rate above the file's peak raises the peak with it; efficiencies stay fractions.
+  GemmMeasurements faster = c.gemm;
+  faster.rates[1].nn_flops = 2.0 * file.device.peak_fp32.flops();
+  const Machine fast = with_measured_compute(file, faster, kernels);
+  EXPECT_DOUBLE_EQ(fast.device.peak_fp32.flops(), 2.0 * file.device.peak_fp32.flops());
+  EXPECT_DOUBLE_EQ(fast.device.gemm.samples[1].efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(fast.device.peak_bf16.flops(), fast.device.peak_fp32.flops());
+}
+
+}  // namespace
+}  // namespace ws

@@ -1,0 +1,33 @@
+// The shared report helpers: CSV cells quoted exactly where RFC 4180 needs it (the copy the
+// published-collectives table used missed line breaks), gnuplot strings escaped, versions named.
+#include <gtest/gtest.h>
+
+#include "report/csv.hpp"
+#include "report/gnuplot.hpp"
+#include "report/text_file.hpp"
+
+namespace ws {
+namespace {
+
+TEST(CsvField, QuotesOnlyWhereNeeded) {
+  EXPECT_EQ(csv_field("frontier"), "frontier");
+  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field("cr\r"), "\"cr\r\"");
+}
+
+TEST(GnuplotString, EscapesQuotesAndBackslashes) {
+  EXPECT_EQ(gnuplot_string("plain"), "\"plain\"");
+  EXPECT_EQ(gnuplot_string("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"");
+  EXPECT_EQ(set_output("/tmp/x.png"), "set output \"/tmp/x.png.tmp\"\n");
+}
+
+TEST(ProgramVersion, IsTheReleaseThenTheCommit) {
+  EXPECT_FALSE(program_release().empty());
+  EXPECT_EQ(program_version(), program_release() + " " + program_commit());
+}
+
+}  // namespace
+}  // namespace ws
