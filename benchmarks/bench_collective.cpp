@@ -59,7 +59,7 @@ void BM_DataParallelAllReduce(benchmark::State& state) {
   const auto policy = static_cast<ws::RoutingPolicy>(state.range(2));
   const ws::Layout layout{devices / tp, 2, 2, tp / 4};
   const int nodes = devices / machine.node.devices;
-  const auto job = ws::place_job_nodes(nodes, nodes, ws::PlacementKind::contiguous, 1);
+  const auto job = ws::place_job_nodes(nodes, nodes, ws::NodeAllocation::contiguous, 1);
   const auto rank_device = ws::devices_of_ranks(job, machine.node.devices, devices);
   std::vector<ws::RingCall> calls;
   const int stride = ws::group_stride(layout, ws::GroupKind::data);

@@ -21,7 +21,7 @@ void BM_FlowDataParallelAllReduce(benchmark::State& state) {
   for (auto _ : state) {
     ws::JobNetwork network(machine, devices);
     ws::FlowPricing pricing(network, layout);
-    const int id = pricing.issue(ws::Time::zero(), {ws::StepGroup::data, ws::CollectiveOp::all_reduce, 1_GiB});
+    const int id = pricing.issue(ws::Time::zero(), {ws::CommGroup::data, ws::CollectiveOp::all_reduce, 1_GiB});
     simulated_s = pricing.finish(id).seconds();
     benchmark::ClobberMemory();
   }

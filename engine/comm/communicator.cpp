@@ -87,7 +87,7 @@ void Communicator::all_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return;
   const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
-  timeline_->record_blocking(CollectiveKind::all_reduce, group_, count * sizeof(T), start, timeline_->now_us());
+  timeline_->record_blocking(CollectiveOp::all_reduce, group_, count * sizeof(T), start, timeline_->now_us());
 }
 
 template <class T>
@@ -96,7 +96,7 @@ Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
   MPI_Request r = MPI_REQUEST_NULL;
   const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
-  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_reduce, group_, count * sizeof(T), start)};
+  return Request{*timeline_, timeline_->issue(r, CollectiveOp::all_reduce, group_, count * sizeof(T), start)};
 }
 
 template <class T>
@@ -104,7 +104,7 @@ void Communicator::all_gather(const T* in, T* out, std::size_t count) const {
   if (size_ == 1) return void(std::copy(in, in + count, out));
   const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Allgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_));
-  timeline_->record_blocking(CollectiveKind::all_gather, group_, count * size_ * sizeof(T), start,
+  timeline_->record_blocking(CollectiveOp::all_gather, group_, count * size_ * sizeof(T), start,
                              timeline_->now_us());
 }
 
@@ -118,7 +118,7 @@ Request Communicator::iall_gather(const T* in, T* out, std::size_t count) const 
   const double start = timeline_->now_us();
   WS_MPI_CHECK(
       MPI_Iallgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_, &r));
-  return Request{*timeline_, timeline_->issue(r, CollectiveKind::all_gather, group_, count * size_ * sizeof(T), start)};
+  return Request{*timeline_, timeline_->issue(r, CollectiveOp::all_gather, group_, count * size_ * sizeof(T), start)};
 }
 
 template <class T>
@@ -126,7 +126,7 @@ void Communicator::reduce_scatter_sum(const T* in, T* out, std::size_t count) co
   if (size_ == 1) return void(std::copy(in, in + count, out));
   const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Reduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
-  timeline_->record_blocking(CollectiveKind::reduce_scatter, group_, count * size_ * sizeof(T), start,
+  timeline_->record_blocking(CollectiveOp::reduce_scatter, group_, count * size_ * sizeof(T), start,
                              timeline_->now_us());
 }
 
@@ -140,14 +140,14 @@ Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count
   const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Ireduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
   return Request{*timeline_,
-                 timeline_->issue(r, CollectiveKind::reduce_scatter, group_, count * size_ * sizeof(T), start)};
+                 timeline_->issue(r, CollectiveOp::reduce_scatter, group_, count * size_ * sizeof(T), start)};
 }
 
 void Communicator::barrier() const {
   if (size_ == 1) return;
   const double start = timeline_->now_us();
   WS_MPI_CHECK(MPI_Barrier(comm_));
-  timeline_->record_blocking(CollectiveKind::barrier, group_, 0, start, timeline_->now_us());
+  timeline_->record_barrier(group_, start, timeline_->now_us());
 }
 
 #define WS_INSTANTIATE(T)                                                                             \

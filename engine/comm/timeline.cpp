@@ -7,38 +7,6 @@
 
 namespace ws {
 
-const char* to_string(CommGroup g) {
-  switch (g) {
-    case CommGroup::x:
-      return "x";
-    case CommGroup::y:
-      return "y";
-    case CommGroup::z:
-      return "z";
-    case CommGroup::data:
-      return "data";
-    case CommGroup::data_z:
-      return "data_z";
-    case CommGroup::world:
-      return "world";
-  }
-  return "?";
-}
-
-const char* to_string(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::all_reduce:
-      return "allreduce";
-    case CollectiveKind::all_gather:
-      return "allgather";
-    case CollectiveKind::reduce_scatter:
-      return "reducescatter";
-    case CollectiveKind::barrier:
-      return "barrier";
-  }
-  return "?";
-}
-
 TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& before) {
   TimelineTotals d{};
   for (int g = 0; g < kCommGroups; ++g) {
@@ -51,8 +19,8 @@ TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& bef
 }
 
 namespace {
-std::string collective_name(CollectiveKind kind, CommGroup group) {
-  return std::string(to_string(kind)) + "." + to_string(group);
+std::string collective_name(CollectiveOp op, CommGroup group) {
+  return std::string(trace_name(op)) + "." + to_string(group);
 }
 std::size_t index(CommGroup g) { return static_cast<std::size_t>(g); }
 }  // namespace
@@ -77,16 +45,23 @@ void Timeline::record_compute(std::string name, double start_us, double end_us) 
   if (tracing_) events_.push_back(TraceEvent{std::move(name), false, 0, start_us, end_us});
 }
 
-void Timeline::record_blocking(CollectiveKind kind, CommGroup group, std::uint64_t bytes, double start_us,
+void Timeline::record_blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes, double start_us,
                                double end_us) {
   GroupTotals& t = totals_[index(group)];
   t.blocked_s += (end_us - start_us) * 1e-6;
   t.bytes += bytes;
   ++t.collectives;
-  if (tracing_) events_.push_back(TraceEvent{collective_name(kind, group), true, bytes, start_us, end_us});
+  if (tracing_) events_.push_back(TraceEvent{collective_name(op, group), true, bytes, start_us, end_us});
 }
 
-Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommGroup group,
+void Timeline::record_barrier(CommGroup group, double start_us, double end_us) {
+  GroupTotals& t = totals_[index(group)];
+  t.blocked_s += (end_us - start_us) * 1e-6;
+  ++t.collectives;
+  if (tracing_) events_.push_back(TraceEvent{std::string("barrier.") + to_string(group), true, 0, start_us, end_us});
+}
+
+Timeline::Handle Timeline::issue(MPI_Request request, CollectiveOp op, CommGroup group,
                                  std::uint64_t bytes, double call_start_us) {
   int slot = 0;
   if (free_.empty()) {
@@ -97,7 +72,7 @@ Timeline::Handle Timeline::issue(MPI_Request request, CollectiveKind kind, CommG
     free_.pop_back();
   }
   Slot& s = slots_[static_cast<std::size_t>(slot)];
-  s.request = request, s.kind = kind, s.group = group, s.bytes = bytes, s.issue_us = now_us(), s.used = true;
+  s.request = request, s.op = op, s.group = group, s.bytes = bytes, s.issue_us = now_us(), s.used = true;
   ++in_flight_;
   GroupTotals& t = totals_[index(group)];
   t.progress_s += (s.issue_us - call_start_us) * 1e-6;
@@ -117,7 +92,7 @@ void Timeline::complete(int slot, double now) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
   totals_[index(s.group)].in_flight_s += (now - s.issue_us) * 1e-6;
   if (tracing_)
-    events_.push_back(TraceEvent{collective_name(s.kind, s.group), true, s.bytes, s.issue_us, now});
+    events_.push_back(TraceEvent{collective_name(s.op, s.group), true, s.bytes, s.issue_us, now});
   s.used = false;
   s.request = MPI_REQUEST_NULL;
   ++s.generation;
@@ -151,7 +126,7 @@ void Timeline::wait(Handle h) {
   t.blocked_s += (end - start) * 1e-6;
   t.waited_s += (end - start) * 1e-6;
   if (tracing_)
-    events_.push_back(TraceEvent{"wait." + collective_name(s.kind, s.group), false, s.bytes, start, end});
+    events_.push_back(TraceEvent{"wait." + collective_name(s.op, s.group), false, s.bytes, start, end});
   complete(h.slot, end);
 }
 

@@ -13,16 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/schedule/collective_op.hpp"
+#include "engine/schedule/comm_group.hpp"
+
 namespace ws {
 
-// The communicators of the process grid; data_z is the data x Z group that completes the
-// gradients of parameters replicated over Z.
-enum class CommGroup { x, y, z, data, data_z, world };
-inline constexpr int kCommGroups = 6;
-const char* to_string(CommGroup g);
 
-enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, barrier };
-const char* to_string(CollectiveKind k);  // "allreduce", "allgather", "reducescatter", "barrier"
 
 // Per communicator, accumulated since the timeline was made.
 struct GroupTotals {
@@ -64,8 +60,9 @@ class Timeline {
   double now_us() const;
 
   void record_compute(std::string name, double start_us, double end_us);
-  void record_blocking(CollectiveKind kind, CommGroup group, std::uint64_t bytes, double start_us,
-                       double end_us);
+  // A blocking collective ("allreduce.x" in the trace), or a barrier ("barrier.x").
+  void record_blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes, double start_us, double end_us);
+  void record_barrier(CommGroup group, double start_us, double end_us);
 
   // Non-blocking collectives: the timeline keeps the MPI request; handles are (slot, generation).
   struct Handle {
@@ -73,7 +70,7 @@ class Timeline {
     std::uint64_t generation = 0;
   };
   // `call_start_us`: when the MPI_I* call that made `request` began (its time counts as progress).
-  Handle issue(MPI_Request request, CollectiveKind kind, CommGroup group, std::uint64_t bytes, double call_start_us);
+  Handle issue(MPI_Request request, CollectiveOp op, CommGroup group, std::uint64_t bytes, double call_start_us);
   bool pending(Handle h) const;
   bool test(Handle h);  // true once complete
   void wait(Handle h);
@@ -87,7 +84,7 @@ class Timeline {
  private:
   struct Slot {
     MPI_Request request = MPI_REQUEST_NULL;
-    CollectiveKind kind = CollectiveKind::all_reduce;
+    CollectiveOp op = CollectiveOp::all_reduce;
     CommGroup group = CommGroup::world;
     std::uint64_t bytes = 0;
     double issue_us = 0;

@@ -9,50 +9,6 @@
 
 namespace ws {
 
-const char* to_string(StepGroup group) {
-  switch (group) {
-    case StepGroup::x:
-      return "x";
-    case StepGroup::y:
-      return "y";
-    case StepGroup::z:
-      return "z";
-    case StepGroup::data:
-      return "data";
-    case StepGroup::data_z:
-      return "data_z";
-  }
-  return "?";
-}
-
-int group_size(const Layout& layout, StepGroup group) {
-  switch (group) {
-    case StepGroup::x:
-      return layout.x;
-    case StepGroup::y:
-      return layout.y;
-    case StepGroup::z:
-      return layout.z;
-    case StepGroup::data:
-      return layout.data;
-    case StepGroup::data_z:
-      return layout.data * layout.z;
-  }
-  return 1;
-}
-
-const char* to_string(StepCollective op) {
-  switch (op) {
-    case StepCollective::all_reduce:
-      return "allreduce";
-    case StepCollective::all_gather:
-      return "allgather";
-    case StepCollective::reduce_scatter:
-      return "reducescatter";
-  }
-  return "?";
-}
-
 const char* to_string(ComputeKind kind) {
   switch (kind) {
     case ComputeKind::input:
@@ -92,13 +48,13 @@ constexpr double kTokenBytes = sizeof(int);
 struct FcShape {
   std::string name;  // "block3.qkv"
   long long k_local = 0, n_local = 0;
-  StepGroup in_group = StepGroup::x, out_group = StepGroup::y;
+  CommGroup in_group = CommGroup::x, out_group = CommGroup::y;
 };
 
 FcShape fc_shape(std::string name, long long k, long long n, bool transposed, const Layout& layout) {
   const long long in = transposed ? layout.y : layout.x, out = transposed ? layout.x : layout.y;
-  return FcShape{std::move(name), k / in, n / out, transposed ? StepGroup::y : StepGroup::x,
-                 transposed ? StepGroup::x : StepGroup::y};
+  return FcShape{std::move(name), k / in, n / out, transposed ? CommGroup::y : CommGroup::x,
+                 transposed ? CommGroup::x : CommGroup::y};
 }
 
 double as_double(long long v) { return static_cast<double>(v); }
@@ -152,17 +108,17 @@ class ScheduleBuilder {
     return block < 0 ? std::string(phase) + "." + what
                      : std::string(phase) + "." + block_prefix(block) + what;
   }
-  StepOp collective_op(StepCollective op, StepGroup group, std::uint64_t bytes, bool blocking) const {
+  StepOp collective_op(CollectiveOp op, CommGroup group, std::uint64_t bytes, bool blocking) const {
     StepOp c;
-    c.kind = StepOpKind::collective, c.name = std::string(to_string(op)) + "." + to_string(group);
+    c.kind = StepOpKind::collective, c.name = std::string(trace_name(op)) + "." + to_string(group);
     c.collective = op, c.group = group, c.bytes = bytes, c.blocking = blocking;
     return c;
   }
   // A group of one rank never calls MPI and records nothing (engine/comm/communicator.hpp).
-  void blocking(StepCollective op, StepGroup group, std::uint64_t bytes) {
+  void blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes) {
     if (group_size(layout_, group) > 1) ops_.push_back(collective_op(op, group, bytes, true));
   }
-  std::size_t issue(StepCollective op, StepGroup group, std::uint64_t bytes) {
+  std::size_t issue(CollectiveOp op, CommGroup group, std::uint64_t bytes) {
     if (group_size(layout_, group) == 1) return kNoOp;
     ops_.push_back(collective_op(op, group, bytes, false));
     return ops_.size() - 1;
@@ -186,7 +142,7 @@ class ScheduleBuilder {
   }
 
   void fc_start_gather(const FcShape& fc, std::size_t& gather) {
-    if (layout_.z > 1) gather = issue(StepCollective::all_gather, StepGroup::z, weight_block_bytes(fc));
+    if (layout_.z > 1) gather = issue(CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
   }
 
   void fc_forward(const char* phase, const FcShape& fc, std::size_t& gather) {
@@ -194,10 +150,10 @@ class ScheduleBuilder {
       wait(gather);
       gather = kNoOp;
     } else if (layout_.z > 1) {
-      blocking(StepCollective::all_gather, StepGroup::z, weight_block_bytes(fc));
+      blocking(CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
     }
     compute(phase_name(phase, -1, fc.name + ".gemm"), ComputeKind::gemm, {{m_, fc.n_local, fc.k_local}}, 0);
-    blocking(StepCollective::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
+    blocking(CollectiveOp::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
     // The bias is added after the sum so that it counts once: read-modify-write of y.
     untraced(phase_name(phase, -1, fc.name + ".bias_add"), 2.0 * as_double(m_ * fc.n_local) * e_);
   }
@@ -224,15 +180,15 @@ class ScheduleBuilder {
     const std::uint64_t dx_bytes = elements_bytes(m_ * fc.k_local);
     std::size_t dx_sum = kNoOp;
     if (options_.overlap_all_reduce)
-      dx_sum = issue(StepCollective::all_reduce, fc.out_group, dx_bytes);
+      dx_sum = issue(CollectiveOp::all_reduce, fc.out_group, dx_bytes);
     else
-      blocking(StepCollective::all_reduce, fc.out_group, dx_bytes);
+      blocking(CollectiveOp::all_reduce, fc.out_group, dx_bytes);
     compute(phase_name("bwd", -1, fc.name + ".dw_gemm"), ComputeKind::gemm, weight_gradient_tiles(fc), 0);
     if (layout_.z > 1) {
       if (options_.overlap_reduce_scatter)
-        scatter = issue(StepCollective::reduce_scatter, StepGroup::z, weight_block_bytes(fc));
+        scatter = issue(CollectiveOp::reduce_scatter, CommGroup::z, weight_block_bytes(fc));
       else {
-        blocking(StepCollective::reduce_scatter, StepGroup::z, weight_block_bytes(fc));
+        blocking(CollectiveOp::reduce_scatter, CommGroup::z, weight_block_bytes(fc));
         fc_finish_gradient(fc);
       }
     }
@@ -248,11 +204,11 @@ class ScheduleBuilder {
   // Backward: two passes over dy and x, read-modify-write of dx.
   double layer_norm_backward_bytes() const { return activation_bytes(6); }
   void layer_norm_forward_sums() {
-    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(m_));  // row sums
-    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(m_));  // squared deviations
+    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));  // row sums
+    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));  // squared deviations
   }
   void layer_norm_backward_sums() {
-    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(2 * m_));
+    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(2 * m_));
   }
   double residual_bytes() const { return activation_bytes(3); }
 
@@ -363,7 +319,7 @@ class ScheduleBuilder {
     arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
     layer_norm_forward_sums();
     compute("fwd.lm_head.gemm", ComputeKind::gemm, {{m_, model_.vocabulary, width_}}, 0);
-    blocking(StepCollective::all_reduce, StepGroup::x, elements_bytes(logits_elements()));
+    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(logits_elements()));
     // Max, exponent sum and the target's logit: two passes over the logits.
     compute("fwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
     arithmetic(ElementwiseKernel::cross_entropy_forward, as_double(logits_elements()));
@@ -412,14 +368,14 @@ class ScheduleBuilder {
   // One non-blocking all-reduce per group: the range's Z-sharded weights packed into one bucket
   // over data, the rest into one over data x Z (a group of one rank packs nothing).
   void reduce_gradients(TensorRange range) {
-    for (const StepGroup group : {StepGroup::data, StepGroup::data_z}) {
+    for (const CommGroup group : {CommGroup::data, CommGroup::data_z}) {
       if (group_size(layout_, group) == 1) continue;
       long long elements = 0;
       for (std::size_t t = range.first; t < range.last; ++t)
-        if (tensors_[t].z_sharded == (group == StepGroup::data)) elements += tensors_[t].elements;
+        if (tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
       if (elements == 0) continue;
       untraced(std::string("dp.pack.") + to_string(group), 2.0 * as_double(elements) * e_);
-      data_parallel_.push_back(issue(StepCollective::all_reduce, group, elements_bytes(elements)));
+      data_parallel_.push_back(issue(CollectiveOp::all_reduce, group, elements_bytes(elements)));
       buckets_bytes_ += 2.0 * as_double(elements) * e_;
     }
   }
@@ -433,12 +389,12 @@ class ScheduleBuilder {
     gpt_backward();
     if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
     // The loss sum and the number of supervised targets (the Goldfish mask's).
-    blocking(StepCollective::all_reduce, StepGroup::data_z, 2 * kScalarBytes);
+    blocking(CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
     for (std::size_t issued : data_parallel_) wait(issued);
     if (buckets_bytes_ > 0) untraced("dp.unpack", buckets_bytes_);
     compute("optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
-    for (StepGroup g : {StepGroup::x, StepGroup::y, StepGroup::z})
-      blocking(StepCollective::all_reduce, g, kScalarBytes);
+    for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
+      blocking(CollectiveOp::all_reduce, g, kScalarBytes);
     // AdamW reads value, gradient, m, v and writes value, m, v.
     compute("optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
   }

@@ -13,21 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/schedule/collective_op.hpp"
+#include "engine/schedule/comm_group.hpp"
 #include "engine/schedule/elementwise_kernel.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
 
 namespace ws {
 
-// The engine's communicators (engine/comm/timeline.hpp CommGroup without "world"); data_z is the
-// data x Z group that completes the gradients of parameters replicated over Z.
-enum class StepGroup { x, y, z, data, data_z };
-inline constexpr int kStepGroups = 5;
-const char* to_string(StepGroup group);  // "x", "y", "z", "data", "data_z"
-int group_size(const Layout& layout, StepGroup group);
-
-enum class StepCollective { all_reduce, all_gather, reduce_scatter };
-const char* to_string(StepCollective op);  // the engine's spelling: "allreduce", "allgather", ...
 
 // What a compute phase is, for per-phase breakdowns.
 enum class ComputeKind {
@@ -78,8 +71,8 @@ struct StepOp {
   bool traced = true;
   // collective and wait: payload bytes per rank as the engine records them (the gathered output
   // of an all-gather, the unreduced input of a reduce-scatter, the buffer of an all-reduce).
-  StepCollective collective = StepCollective::all_reduce;
-  StepGroup group = StepGroup::x;
+  CollectiveOp collective = CollectiveOp::all_reduce;
+  CommGroup group = CommGroup::x;
   std::uint64_t bytes = 0;
   bool blocking = true;
   // A non-blocking collective names its wait and the wait names its collective.

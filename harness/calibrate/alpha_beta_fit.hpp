@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 #include "base/units.hpp"
 
 namespace ws {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <optional>
 
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
 

@@ -11,9 +11,8 @@
 
 namespace ws {
 
-// The engine's communicator names (engine/comm/timeline.hpp CommGroup), in its order. "world" is
-// the gradient-norm sum; the simulator may leave it out (then it counts as 0).
-inline constexpr std::array<const char*, 6> kCommGroupNames{"x", "y", "z", "data", "data_z", "world"};
+// Exposed communication is kept per CommGroup name (kAllCommGroups, engine/schedule/comm_group.hpp),
+// in that order. "world" is the gradient-norm sum; the simulator may leave it out (then it counts as 0).
 
 // Every ComputeKind's name, in the enum's order.
 inline std::vector<std::string> compute_kind_names() {

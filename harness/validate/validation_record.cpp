@@ -10,7 +10,8 @@ double relative_error(double measured_s, double simulated_s) { return (simulated
 
 PhaseDifference phase_off_most(const PhaseTimes& measured, const PhaseTimes& simulated) {
   PhaseDifference most{"compute", measured.compute_s, simulated.compute_s};
-  for (const char* group : kCommGroupNames) {
+  for (const CommGroup g : kAllCommGroups) {
+    const char* group = to_string(g);
     const PhaseDifference d{group, measured.exposed(group), simulated.exposed(group)};
     if (std::abs(d.simulated_s - d.measured_s) > std::abs(most.simulated_s - most.measured_s)) most = d;
   }

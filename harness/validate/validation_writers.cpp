@@ -17,17 +17,17 @@ const std::vector<std::string> kRunColumns{"run",     "layers", "hidden", "heads
 // Phase columns: compute, exposed communication per group, then compute per kind of op.
 std::vector<std::string> phase_names() {
   std::vector<std::string> names{"compute"};
-  for (const char* g : kCommGroupNames) names.push_back(std::string("exposed_") + g);
+  for (const CommGroup g : kAllCommGroups) names.push_back(std::string("exposed_") + to_string(g));
   for (const auto& kind : compute_kind_names()) names.push_back("compute_" + kind);
   names.emplace_back("progress");  // in compute_s, outside every kind: MPI moving collectives' data
   return names;
 }
 
-const std::size_t kFirstKindPhase = 1 + kCommGroupNames.size();
+const std::size_t kFirstKindPhase = 1 + kAllCommGroups.size();
 
 double phase_value(const PhaseTimes& t, std::size_t phase) {
   if (phase == 0) return t.compute_s;
-  if (phase < kFirstKindPhase) return t.exposed(kCommGroupNames[phase - 1]);
+  if (phase < kFirstKindPhase) return t.exposed(to_string(kAllCommGroups[phase - 1]));
   if (phase == kFirstKindPhase + compute_kind_names().size()) return t.progress_s;
   return t.compute(compute_kind_names()[phase - kFirstKindPhase]);
 }
@@ -36,7 +36,7 @@ void set_phase(PhaseTimes& t, std::size_t phase, double value) {
   if (phase == 0) {
     t.compute_s = value;
   } else if (phase < kFirstKindPhase) {
-    t.exposed_comm_s[kCommGroupNames[phase - 1]] = value;
+    t.exposed_comm_s[to_string(kAllCommGroups[phase - 1])] = value;
   } else if (phase == kFirstKindPhase + compute_kind_names().size()) {
     t.progress_s = value;
   } else if (value != 0) {  // kinds the step does not have stay absent, as the simulator leaves them

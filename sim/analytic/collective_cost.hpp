@@ -2,7 +2,7 @@
 // closed forms every analytic estimate uses, with per-step latency alpha and ring bandwidth bw.
 #pragma once
 
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 #include "base/units.hpp"
 
 namespace ws {

@@ -87,10 +87,10 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
 
   // Each collective alone on the job's network (the closed form of sim/pricing).
   auto collective = [&](CollectiveOp op, GroupKind kind, double bytes) {
-    const StepGroup group = kind == GroupKind::x   ? StepGroup::x
-                            : kind == GroupKind::y ? StepGroup::y
-                            : kind == GroupKind::z ? StepGroup::z
-                                                   : StepGroup::data;
+    const CommGroup group = kind == GroupKind::x   ? CommGroup::x
+                            : kind == GroupKind::y ? CommGroup::y
+                            : kind == GroupKind::z ? CommGroup::z
+                                                   : CommGroup::data;
     return collective_time(network, layout, CollectiveCall{group, op, static_cast<Bytes>(std::llround(bytes))});
   };
   auto elementwise = [&](double elements) { return transfer_time(elements * e, dev.memory_bandwidth); };

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 #include "base/units.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/flow_network.hpp"

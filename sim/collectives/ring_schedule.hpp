@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/collectives/flow_schedule.hpp"
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 
 namespace ws {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/schedule/elementwise_kernel.hpp"
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 #include "base/units.hpp"
 
 namespace ws {

@@ -9,13 +9,17 @@
 
 namespace ws {
 
-std::vector<int> place_job_nodes(int available_nodes, int job_nodes, PlacementKind kind, std::uint64_t seed) {
+const char* to_string(NodeAllocation allocation) {
+  return allocation == NodeAllocation::scattered ? "scattered" : "contiguous";
+}
+
+std::vector<int> place_job_nodes(int available_nodes, int job_nodes, NodeAllocation allocation, std::uint64_t seed) {
   if (job_nodes < 1 || job_nodes > available_nodes) {
     throw std::invalid_argument("place_job_nodes: job needs more nodes than are available");
   }
   std::vector<int> all(static_cast<std::size_t>(available_nodes));
   std::iota(all.begin(), all.end(), 0);
-  if (kind == PlacementKind::scattered) {
+  if (allocation == NodeAllocation::scattered) {
     RandomStream rng(seed, StreamId::placement);
     rng.shuffle(std::span<int>(all));
     all.resize(static_cast<std::size_t>(job_nodes));

@@ -8,11 +8,13 @@
 
 namespace ws {
 
-enum class PlacementKind { contiguous, scattered };
+// Which nodes a job gets: the first ones, or a seeded sample (a busy machine's free list).
+enum class NodeAllocation { contiguous, scattered };
+const char* to_string(NodeAllocation allocation);  // "contiguous", "scattered"
 
 // `job_nodes` node ids out of [0, available_nodes): the first ones (contiguous), or a seeded
 // uniform sample kept in increasing order (scattered, like a busy machine's free list).
-std::vector<int> place_job_nodes(int available_nodes, int job_nodes, PlacementKind kind, std::uint64_t seed);
+std::vector<int> place_job_nodes(int available_nodes, int job_nodes, NodeAllocation allocation, std::uint64_t seed);
 
 // Device id (node * devices_per_node + local) of each rank: rank r on node job_nodes[r / dpn].
 std::vector<int> devices_of_ranks(std::span<const int> job_nodes, int devices_per_node, int ranks);

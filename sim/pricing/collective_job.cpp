@@ -43,14 +43,14 @@ std::string vertex_name(const Topology& t, int v) {
   return "?";
 }
 
-StepGroup step_group(GroupKind kind) {
+CommGroup step_group(GroupKind kind) {
   switch (kind) {
-    case GroupKind::x: return StepGroup::x;
-    case GroupKind::y: return StepGroup::y;
-    case GroupKind::z: return StepGroup::z;
-    case GroupKind::data: return StepGroup::data;
+    case GroupKind::x: return CommGroup::x;
+    case GroupKind::y: return CommGroup::y;
+    case GroupKind::z: return CommGroup::z;
+    case GroupKind::data: return CommGroup::data;
   }
-  return StepGroup::data;
+  return CommGroup::data;
 }
 
 // The machine with the requested library first (the models price with the default library) and

@@ -15,7 +15,7 @@
 
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/step_schedule.hpp"
-#include "sim/core/collective_op.hpp"
+#include "engine/schedule/collective_op.hpp"
 #include "sim/pricing/job_network.hpp"
 
 namespace ws {
@@ -25,7 +25,7 @@ const char* to_string(CollectiveModel model);                    // "closed-form
 std::optional<CollectiveModel> parse_collective_model(std::string_view text);
 
 struct CollectiveCall {
-  StepGroup group = StepGroup::x;
+  CommGroup group = CommGroup::x;
   CollectiveOp op = CollectiveOp::all_reduce;
   Bytes bytes = 0;  // per member: all-gather output, reduce-scatter input, all-reduce buffer
 };

@@ -16,17 +16,14 @@
 
 namespace ws {
 
-const char* to_string(NodeAllocation allocation) {
-  return allocation == NodeAllocation::scattered ? "scattered" : "contiguous";
-}
-
-GroupGeometry geometry(const Layout& layout, StepGroup group) {
+GroupGeometry geometry(const Layout& layout, CommGroup group) {
   switch (group) {
-    case StepGroup::x: return {1, layout.x};
-    case StepGroup::y: return {layout.x, layout.y};
-    case StepGroup::z: return {layout.x * layout.y, layout.z};
-    case StepGroup::data: return {layout.x * layout.y * layout.z, layout.data};
-    case StepGroup::data_z: return {layout.x * layout.y, layout.z * layout.data};
+    case CommGroup::x: return {1, layout.x};
+    case CommGroup::y: return {layout.x, layout.y};
+    case CommGroup::z: return {layout.x * layout.y, layout.z};
+    case CommGroup::data: return {layout.x * layout.y * layout.z, layout.data};
+    case CommGroup::data_z: return {layout.x * layout.y, layout.z * layout.data};
+    case CommGroup::world: return {1, layout.devices()};
   }
   return {1, 1};
 }
@@ -153,9 +150,7 @@ JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation alloc
       devices_(devices),
       allocation_(allocation),
       job_nodes_(place_job_nodes(machine.nodes, job_node_count(machine, devices),
-                                 allocation == NodeAllocation::scattered ? PlacementKind::scattered
-                                                                         : PlacementKind::contiguous,
-                                 seed)),
+allocation, seed)),
       device_of_rank_(devices_of_ranks(job_nodes_, std::max(machine.node.devices, 1), devices)),
       topology_(job_topology(machine, job_nodes_)),
       router_(topology_) {

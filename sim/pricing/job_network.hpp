@@ -16,16 +16,15 @@
 #include "engine/schedule/step_schedule.hpp"
 #include "sim/collectives/collective_program.hpp"
 #include "sim/machine/machine.hpp"
+#include "sim/net/placement.hpp"
 #include "sim/net/topology.hpp"
 #include "sim/net/traffic.hpp"
 
 namespace ws {
 
-// Which nodes the job gets: the first ones in topology order (contiguous: whole dragonfly groups),
-// or a seeded uniform sample of the machine's nodes (scattered: a busy machine's free list). Ranks
-// fill each node's devices in order either way.
-enum class NodeAllocation { contiguous, scattered };
-const char* to_string(NodeAllocation allocation);  // "contiguous", "scattered"
+// Which nodes the job gets (NodeAllocation, sim/net/placement.hpp): the first ones in topology
+// order (contiguous: whole dragonfly groups), or a seeded uniform sample of the machine's nodes
+// (scattered: a busy machine's free list). Ranks fill each node's devices in order either way.
 
 // A kind of communicator over the job's ranks: members `stride` ranks apart, `size` of them. X, Y,
 // Z and data are the layout's groups; data x Z (Z fastest, then data) is stride Gx Gy, size Gz Gdata.
@@ -34,7 +33,7 @@ struct GroupGeometry {
   int size = 1;
   friend auto operator<=>(const GroupGeometry&, const GroupGeometry&) = default;
 };
-GroupGeometry geometry(const Layout& layout, StepGroup group);
+GroupGeometry geometry(const Layout& layout, CommGroup group);
 
 // One phase of a program, routed and priced with nothing else in flight.
 struct PricedPhase {

@@ -45,18 +45,6 @@ StepScheduleOptions schedule_options(const StepOptions& options) {
 
 namespace {
 
-CollectiveOp collective_op(StepCollective op) {
-  switch (op) {
-    case StepCollective::all_reduce:
-      return CollectiveOp::all_reduce;
-    case StepCollective::all_gather:
-      return CollectiveOp::all_gather;
-    case StepCollective::reduce_scatter:
-      return CollectiveOp::reduce_scatter;
-  }
-  return CollectiveOp::all_reduce;
-}
-
 // GEMMs at the machine's shape-dependent efficiency; element-wise work at the slower of its memory
 // traffic (roofline) and, where the machine gives the kernel's throughput, its arithmetic.
 // `arithmetic_share` is the share of its alone rate the device keeps with the job's other ranks on
@@ -105,7 +93,7 @@ class StepExecution {
       slowest_device_ = variability_.device_speed_spread * expected_max_of_normals(schedule.layout.devices());
       for (int g = 0; g < kStepGroups; ++g)
         slowest_member_[static_cast<std::size_t>(g)] =
-            expected_max_of_normals(group_size(schedule.layout, static_cast<StepGroup>(g)));
+            expected_max_of_normals(group_size(schedule.layout, static_cast<CommGroup>(g)));
     }
   }
 
@@ -132,12 +120,12 @@ class StepExecution {
     step.compute_s = compute_.seconds();
     step.skew_s = skew_.seconds();
     for (int g = 0; g < kStepGroups; ++g)
-      step.exposed_comm_s[to_string(static_cast<StepGroup>(g))] =
+      step.exposed_comm_s[to_string(static_cast<CommGroup>(g))] =
           exposed_[static_cast<std::size_t>(g)].seconds();
     for (const auto& [kind, t] : compute_by_kind_) step.compute_by_kind_s[kind] = t.seconds();
     if (host_progress_) {
       for (int g = 0; g < kStepGroups; ++g)
-        step.progress_comm_s[to_string(static_cast<StepGroup>(g))] = progress_[static_cast<std::size_t>(g)].seconds();
+        step.progress_comm_s[to_string(static_cast<CommGroup>(g))] = progress_[static_cast<std::size_t>(g)].seconds();
     }
     step.events = std::move(events_);
     return step;
@@ -168,7 +156,7 @@ class StepExecution {
   // How long a group waits for its slowest member at a synchronization: the spread its members'
   // compute noise built up since the group last synchronized, and their arrival jitter, times the
   // expected maximum of `members` normal deviates. Grows with the group (about sqrt(2 ln n)).
-  Time synchronization_wait(StepGroup group) {
+  Time synchronization_wait(CommGroup group) {
     const auto g = static_cast<std::size_t>(group);
     const double jitter = variability_.collective_entry_jitter.seconds();
     const double spread = std::sqrt(noise_variance_[g] + jitter * jitter);
@@ -187,7 +175,7 @@ class StepExecution {
       skew_ += wait;
     }
     const Time issue = op.blocking || host_progress_ ? now_ : now_ + wait;
-    const int call = pricing_->issue(issue, CollectiveCall{op.group, collective_op(op.collective), op.bytes});
+    const int call = pricing_->issue(issue, CollectiveCall{op.group, op.collective, op.bytes});
     call_of_op_[index] = call;
     // As the engine records it: from the moment the rank reached the call to completion.
     if (trace_) {

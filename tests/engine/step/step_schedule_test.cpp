@@ -17,7 +17,7 @@ struct Totals {
   long long count = 0;
   double bytes = 0;
 };
-using Key = std::tuple<StepCollective, StepGroup>;
+using Key = std::tuple<CollectiveOp, CommGroup>;
 
 std::map<Key, Totals> totals_of(const StepSchedule& s) {
   std::map<Key, Totals> totals;
@@ -42,31 +42,31 @@ std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long 
   const double X = g.x, Y = g.y, Z = g.z;
   const double forward_passes = o.recompute ? 2 : 1;
   std::map<Key, Totals> t;
-  auto add = [&](StepCollective op, StepGroup group, double count, double bytes) {
+  auto add = [&](CollectiveOp op, CommGroup group, double count, double bytes) {
     if (group_size(g, group) == 1) return;
     Totals& entry = t[{op, group}];
     entry.count += static_cast<long long>(count);
     entry.bytes += bytes;
   };
   const double block_weights = 12 * h * h / (X * Y) * e;  // (3 + 1 + 4 + 4) h^2 over X x Y
-  add(StepCollective::all_gather, StepGroup::z, 4 * L * forward_passes, L * forward_passes * block_weights);
-  add(StepCollective::reduce_scatter, StepGroup::z, 4 * L, L * block_weights);
+  add(CollectiveOp::all_gather, CommGroup::z, 4 * L * forward_passes, L * forward_passes * block_weights);
+  add(CollectiveOp::reduce_scatter, CommGroup::z, 4 * L, L * block_weights);
   // X: normal layers' forward outputs (3h + 4h over Y), transposed layers' dX (h + 4h over Y),
   // 2 + 2 layer-norm sums forward (m each) and 2 backward (2m each), per block; lnf; logits; norm.
-  add(StepCollective::all_reduce, StepGroup::x, L * (forward_passes * (2 + 4) + 2 + 2) + 2 + 1 + 1 + 1,
+  add(CollectiveOp::all_reduce, CommGroup::x, L * (forward_passes * (2 + 4) + 2 + 2) + 2 + 1 + 1 + 1,
       L * (forward_passes * (7 * h / Y + 4) * m + (5 * h / Y + 4) * m) * e + (2 + 2) * m * e + m * V * e + 8);
   // Y: transposed layers' forward outputs (h over X, twice), normal layers' dX (h over X, twice).
-  add(StepCollective::all_reduce, StepGroup::y, L * (forward_passes * 2 + 2) + 1,
+  add(CollectiveOp::all_reduce, CommGroup::y, L * (forward_passes * 2 + 2) + 1,
       L * (forward_passes * 2 + 2) * m * h / X * e + 8);
-  add(StepCollective::all_reduce, StepGroup::z, 1, 8);
+  add(CollectiveOp::all_reduce, CommGroup::z, 1, 8);
   // Buckets: with data-parallel overlap one per block and group, and wte + wpe and lnf on their own;
   // without, one per group after backward.
   const double dp = o.overlap_data_parallel;
-  add(StepCollective::all_reduce, StepGroup::data, dp ? L : 1, L * block_weights / Z);
+  add(CollectiveOp::all_reduce, CommGroup::data, dp ? L : 1, L * block_weights / Z);
   // Replicated over Z: 4 layer-norm vectors and the biases (3h + h + 4h + h features); wte, wpe,
   // lnf; the loss and the supervised-target count (two doubles).
   const double replicated = L * (4 * h / X + 7 * h / Y + 2 * h / X) + V * h / X + S * h / X + 2 * h / X;
-  add(StepCollective::all_reduce, StepGroup::data_z, (dp ? L + 2 : 1) + 1, replicated * e + 16);
+  add(CollectiveOp::all_reduce, CommGroup::data_z, (dp ? L + 2 : 1) + 1, replicated * e + 16);
   return t;
 }
 

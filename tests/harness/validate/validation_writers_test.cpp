@@ -32,7 +32,7 @@ void expect_same_phases(const PhaseTimes& a, const PhaseTimes& b) {
   EXPECT_EQ(a.step_s, b.step_s);
   EXPECT_EQ(a.compute_s, b.compute_s);
   EXPECT_EQ(a.cpu_s, b.cpu_s);
-  for (const char* g : kCommGroupNames) EXPECT_EQ(a.exposed(g), b.exposed(g)) << g;
+  for (const CommGroup g : kAllCommGroups) EXPECT_EQ(a.exposed(to_string(g)), b.exposed(to_string(g))) << to_string(g);
   EXPECT_EQ(a.compute_by_kind_s, b.compute_by_kind_s);
   EXPECT_EQ(a.progress_s, b.progress_s);
 }

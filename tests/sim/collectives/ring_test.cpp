@@ -105,7 +105,7 @@ TEST(RingCollective, RingsSharingAThinGlobalLinkAreSlowerThanAlone) {
 
 std::pair<std::uint64_t, std::int64_t> ring_run(std::uint64_t seed) {
   Fixture fx(testing::small_machine(4, 4, 4, 2, 2, 1, 50.0, 25.0), 16, RoutingPolicy::adaptive, seed);
-  const auto nodes = place_job_nodes(16, 12, PlacementKind::scattered, seed);
+  const auto nodes = place_job_nodes(16, 12, NodeAllocation::scattered, seed);
   const auto devices = devices_of_ranks(nodes, 2, 24);
   std::vector<RingCall> calls;
   for (int g = 0; g < 2; ++g) {  // two "data-parallel" groups with stride 2

@@ -63,13 +63,13 @@ TEST(Topology, RejectsMoreNodesThanTheMachineHas) {
 }
 
 TEST(Placement, ContiguousTakesTheFirstNodes) {
-  EXPECT_EQ(place_job_nodes(10, 3, PlacementKind::contiguous, 1), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(place_job_nodes(10, 3, NodeAllocation::contiguous, 1), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(Placement, ScatteredIsSeededDistinctAndSorted) {
-  const auto a = place_job_nodes(100, 10, PlacementKind::scattered, 5);
-  EXPECT_EQ(a, place_job_nodes(100, 10, PlacementKind::scattered, 5));
-  EXPECT_NE(a, place_job_nodes(100, 10, PlacementKind::scattered, 6));
+  const auto a = place_job_nodes(100, 10, NodeAllocation::scattered, 5);
+  EXPECT_EQ(a, place_job_nodes(100, 10, NodeAllocation::scattered, 5));
+  EXPECT_NE(a, place_job_nodes(100, 10, NodeAllocation::scattered, 6));
   EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
   EXPECT_EQ(std::set<int>(a.begin(), a.end()).size(), 10u);
 }

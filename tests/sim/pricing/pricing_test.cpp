@@ -30,7 +30,7 @@ double relative(Time a, Time b) { return std::abs(a.seconds() - b.seconds()) / b
 
 struct AgreementCase {
   Layout layout;
-  StepGroup group;
+  CommGroup group;
   CollectiveAlgorithm algorithm;
   CollectiveOp op;
 };
@@ -64,11 +64,11 @@ double worst_disagreement(std::span<const AgreementCase> cases, double bound) {
 // of hops; the reference runs every step of every member as its own flow. They agree within 2 %.
 TEST(ClosedForm, AgreesWithTheEveryStepFlowsWhereLinksAreNotShared) {
   std::vector<AgreementCase> cases;
-  const std::pair<Layout, StepGroup> groups[] = {
-      {{1, 2, 1, 1}, StepGroup::x},      // one node's pair: the intra-node link
-      {{12, 2, 1, 1}, StepGroup::data},  // one member per node, own NIC, rings across the three groups
-      {{2, 2, 2, 3}, StepGroup::z},      // 3 members, 2 nodes apart
-      {{1, 2, 4, 1}, StepGroup::y},      // 4 members, one per node
+  const std::pair<Layout, CommGroup> groups[] = {
+      {{1, 2, 1, 1}, CommGroup::x},      // one node's pair: the intra-node link
+      {{12, 2, 1, 1}, CommGroup::data},  // one member per node, own NIC, rings across the three groups
+      {{2, 2, 2, 3}, CommGroup::z},      // 3 members, 2 nodes apart
+      {{1, 2, 4, 1}, CommGroup::y},      // 4 members, one per node
   };
   for (const auto& [layout, group] : groups) {
     for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter})
@@ -82,11 +82,11 @@ TEST(ClosedForm, AgreesWithTheEveryStepFlowsWhereLinksAreNotShared) {
 // that runs every step of every member as its own flow: within 1 % for rings of every op where no
 // link is shared, on 1-4 data groups at once (every communicator of the kind in flight together).
 TEST(FlowModel, MergedRingStepsAndSymmetricGroupsStayWithinOnePercentOfEveryStep) {
-  const std::pair<Layout, StepGroup> groups[] = {
-      {{1, 2, 1, 1}, StepGroup::x},      // one node's pair: the intra-node link
-      {{12, 2, 1, 1}, StepGroup::data},  // 2 rings, one member per node, own NIC, across three groups
-      {{1, 2, 4, 1}, StepGroup::y},      // 2 rings of 4 members
-      {{6, 1, 1, 4}, StepGroup::data},   // 4 rings of 6 members, members 2 nodes apart
+  const std::pair<Layout, CommGroup> groups[] = {
+      {{1, 2, 1, 1}, CommGroup::x},      // one node's pair: the intra-node link
+      {{12, 2, 1, 1}, CommGroup::data},  // 2 rings, one member per node, own NIC, across three groups
+      {{1, 2, 4, 1}, CommGroup::y},      // 2 rings of 4 members
+      {{6, 1, 1, 4}, CommGroup::data},   // 4 rings of 6 members, members 2 nodes apart
   };
   int compared = 0;
   for (const RoutingPolicy routing : {RoutingPolicy::minimal, RoutingPolicy::adaptive}) {
@@ -118,13 +118,13 @@ TEST(FlowModel, MergedRingStepsAndSymmetricGroupsStayWithinOnePercentOfEveryStep
 // members do not move in lockstep. Within 10 %.
 TEST(ClosedForm, StaysNearTheEveryStepFlowsWhereLinksAreSharedOrMembersDrift) {
   const std::vector<AgreementCase> cases{
-      {{3, 2, 2, 2}, StepGroup::data, CollectiveAlgorithm::ring, CollectiveOp::all_reduce},
-      {{1, 1, 8, 1}, StepGroup::y, CollectiveAlgorithm::ring, CollectiveOp::all_gather},
-      {{12, 2, 1, 1}, StepGroup::data, CollectiveAlgorithm::tree, CollectiveOp::all_reduce},
-      {{1, 1, 8, 1}, StepGroup::y, CollectiveAlgorithm::tree, CollectiveOp::all_reduce},
-      {{12, 2, 1, 1}, StepGroup::data, CollectiveAlgorithm::binomial, CollectiveOp::all_reduce},
-      {{8, 2, 1, 1}, StepGroup::data, CollectiveAlgorithm::rhd, CollectiveOp::all_reduce},
-      {{1, 2, 2, 4}, StepGroup::z, CollectiveAlgorithm::rhd, CollectiveOp::all_gather},
+      {{3, 2, 2, 2}, CommGroup::data, CollectiveAlgorithm::ring, CollectiveOp::all_reduce},
+      {{1, 1, 8, 1}, CommGroup::y, CollectiveAlgorithm::ring, CollectiveOp::all_gather},
+      {{12, 2, 1, 1}, CommGroup::data, CollectiveAlgorithm::tree, CollectiveOp::all_reduce},
+      {{1, 1, 8, 1}, CommGroup::y, CollectiveAlgorithm::tree, CollectiveOp::all_reduce},
+      {{12, 2, 1, 1}, CommGroup::data, CollectiveAlgorithm::binomial, CollectiveOp::all_reduce},
+      {{8, 2, 1, 1}, CommGroup::data, CollectiveAlgorithm::rhd, CollectiveOp::all_reduce},
+      {{1, 2, 2, 4}, CommGroup::z, CollectiveAlgorithm::rhd, CollectiveOp::all_gather},
   };
   EXPECT_LT(worst_disagreement(cases, 0.10), 0.10);
 }
@@ -134,8 +134,8 @@ TEST(ClosedForm, StaysNearTheEveryStepFlowsWhereLinksAreSharedOrMembersDrift) {
 TEST(FlowModel, TwoCollectivesSharingANicEachTakeLongerThanAloneAndNoLongerThanBackToBack) {
   Machine m = testing::small_machine(2, 4, 4, 1, 1, 2, 200.0, 200.0);
   const Layout layout{2, 1, 1, 4};  // Z: 4 consecutive nodes; data: 2 nodes 4 apart
-  const CollectiveCall z{StepGroup::z, CollectiveOp::all_gather, 16_MiB};
-  const CollectiveCall data{StepGroup::data, CollectiveOp::all_reduce, 16_MiB};
+  const CollectiveCall z{CommGroup::z, CollectiveOp::all_gather, 16_MiB};
+  const CollectiveCall data{CommGroup::data, CollectiveOp::all_reduce, 16_MiB};
   JobNetwork network(m, layout.devices());
   Time alone_z, alone_data;
   {
@@ -165,12 +165,12 @@ TEST(FlowModel, ConservesBytesAndRepeatsExactly) {
   const Machine m = small(RoutingPolicy::adaptive);
   const Layout layout{3, 2, 2, 2};
   JobNetwork network(m, layout.devices());
-  const std::vector<CollectiveCall> calls{{StepGroup::z, CollectiveOp::all_gather, 3_MiB},
-                                          {StepGroup::data, CollectiveOp::all_reduce, 5_MiB},
-                                          {StepGroup::x, CollectiveOp::all_reduce, 1_MiB},
-                                          {StepGroup::y, CollectiveOp::reduce_scatter, 2_MiB},
-                                          {StepGroup::data_z, CollectiveOp::all_reduce, 8},
-                                          {StepGroup::z, CollectiveOp::reduce_scatter, 3_MiB}};
+  const std::vector<CollectiveCall> calls{{CommGroup::z, CollectiveOp::all_gather, 3_MiB},
+                                          {CommGroup::data, CollectiveOp::all_reduce, 5_MiB},
+                                          {CommGroup::x, CollectiveOp::all_reduce, 1_MiB},
+                                          {CommGroup::y, CollectiveOp::reduce_scatter, 2_MiB},
+                                          {CommGroup::data_z, CollectiveOp::all_reduce, 8},
+                                          {CommGroup::z, CollectiveOp::reduce_scatter, 3_MiB}};
   auto run = [&] {
     FlowPricing p(network, layout);
     std::vector<Time> ends;
@@ -206,7 +206,7 @@ TEST(FlowModel, CallsOnOneCommunicatorRunInIssueOrder) {
   const Layout layout{3, 2, 2, 2};
   JobNetwork network(m, layout.devices());
   FlowPricing p(network, layout);
-  const CollectiveCall call{StepGroup::data, CollectiveOp::all_reduce, 4_MiB};
+  const CollectiveCall call{CommGroup::data, CollectiveOp::all_reduce, 4_MiB};
   const int first = p.issue(Time::zero(), call);
   const int second = p.issue(1_us, call);
   const Time alone = collective_time(network, layout, call);
@@ -220,7 +220,7 @@ TEST(AlgorithmChoice, NcclAllReduceTakesTheTreeForTinyBuffersOnManyNodesAndTheRi
   m.collective_libraries.front().step_latency = 20_us;
   const Layout layout{24, 1, 1, 1};  // 24 data members, one per node over three groups
   JobNetwork network(m, layout.devices());
-  const GroupGeometry g = geometry(layout, StepGroup::data);
+  const GroupGeometry g = geometry(layout, CommGroup::data);
   const CollectiveLibrary& nccl = m.collective_libraries.front();
   EXPECT_EQ(choose_algorithm(network, nccl, g, CollectiveOp::all_reduce, 8), CollectiveAlgorithm::tree);
   EXPECT_EQ(choose_algorithm(network, nccl, g, CollectiveOp::all_reduce, 1_GiB), CollectiveAlgorithm::ring);

@@ -1,0 +1,41 @@
+#include "engine/schedule/comm_group.hpp"
+
+namespace ws {
+
+const char* to_string(CommGroup group) {
+  switch (group) {
+    case CommGroup::x:
+      return "x";
+    case CommGroup::y:
+      return "y";
+    case CommGroup::z:
+      return "z";
+    case CommGroup::data:
+      return "data";
+    case CommGroup::data_z:
+      return "data_z";
+    case CommGroup::world:
+      return "world";
+  }
+  return "?";
+}
+
+int group_size(const Layout& layout, CommGroup group) {
+  switch (group) {
+    case CommGroup::x:
+      return layout.x;
+    case CommGroup::y:
+      return layout.y;
+    case CommGroup::z:
+      return layout.z;
+    case CommGroup::data:
+      return layout.data;
+    case CommGroup::data_z:
+      return layout.data * layout.z;
+    case CommGroup::world:
+      return layout.devices();
+  }
+  return 1;
+}
+
+}  // namespace ws

@@ -1,0 +1,26 @@
+// The communicators of the 4D algorithm, one name for engine and simulator: the X, Y and Z
+// groups of the 3D tensor-parallel grid, the data-parallel group, data x Z (the group that
+// completes the gradients of parameters replicated over Z), and the world.
+#pragma once
+
+#include <array>
+
+#include "engine/schedule/layout.hpp"
+
+namespace ws {
+
+enum class CommGroup { x, y, z, data, data_z, world };
+inline constexpr int kCommGroups = 6;
+inline constexpr std::array<CommGroup, kCommGroups> kAllCommGroups{CommGroup::x,    CommGroup::y,
+                                                                   CommGroup::z,    CommGroup::data,
+                                                                   CommGroup::data_z, CommGroup::world};
+// A training step's collectives run on the first five (never on the world): arrays indexed by a
+// step's group have kStepGroups entries.
+inline constexpr int kStepGroups = 5;
+
+// "x", "y", "z", "data", "data_z", "world": the spelling of trace events and summaries.
+const char* to_string(CommGroup group);
+// Ranks in one group of `group`'s kind under `layout` (the world: every rank).
+int group_size(const Layout& layout, CommGroup group);
+
+}  // namespace ws
