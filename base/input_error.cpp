@@ -19,4 +19,6 @@ InputError::InputError(InputLocation where, std::string value, std::string expec
       value_(std::move(value)),
       expected_(std::move(expected)) {}
 
+InputError::InputError(const std::string& message) : std::runtime_error(message) {}
+
 }  // namespace ws

@@ -1,5 +1,6 @@
-// The exception for bad user input (machine files, study specs, command-line values). It carries
-// where the problem is and what was expected; the CLI catches it once and prints one line.
+// The exception for bad user input (machine files, study specs, command-line values, the engine's
+// flags and data). It carries where the problem is and what was expected; weakscale and
+// weakscale-engine catch it once and print one line (exit 2).
 #pragma once
 
 #include <stdexcept>
@@ -16,6 +17,9 @@ struct InputLocation {
 class InputError : public std::runtime_error {
  public:
   InputError(InputLocation where, std::string value, std::string expected);
+  // A message that already names the flag or file and what is allowed ("--hidden 64 is not
+  // divisible by --heads 5").
+  explicit InputError(const std::string& message);
   const InputLocation& where() const { return where_; }
   const std::string& value() const { return value_; }
   const std::string& expected() const { return expected_; }

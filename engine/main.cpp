@@ -184,22 +184,22 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
   return std::nullopt;
 }
 
-// The memorization options against the model and layout; throws ConfigError naming the flag.
+// The memorization options against the model and layout; throws InputError naming the flag.
 void check_memorization(const Options& o) {
   const bool evaluating = !o.eval_file.empty();
   if (!evaluating) {
-    if (o.steps == 0) throw ws::ConfigError("--steps 0 trains nothing: give --eval-memorization FILE or --steps >= 1");
-    if (o.eval_every > 0) throw ws::ConfigError("--eval-every needs --eval-memorization FILE");
-    if (!o.validation_file.empty()) throw ws::ConfigError("--validation-data needs --eval-memorization FILE");
+    if (o.steps == 0) throw ws::InputError("--steps 0 trains nothing: give --eval-memorization FILE or --steps >= 1");
+    if (o.eval_every > 0) throw ws::InputError("--eval-every needs --eval-memorization FILE");
+    if (!o.validation_file.empty()) throw ws::InputError("--validation-data needs --eval-memorization FILE");
     return;
   }
   const int seq = o.run.model.sequence_length;
   const long long shards = static_cast<long long>(o.run.layout.data) * o.run.layout.z;
   if (o.eval.sequences <= 0 || o.eval.sequences % shards != 0)
-    throw ws::ConfigError("--eval-sequences " + std::to_string(o.eval.sequences) +
+    throw ws::InputError("--eval-sequences " + std::to_string(o.eval.sequences) +
                           " must be positive and divisible by Gdata*Gz = " + std::to_string(shards));
   if (o.eval.prefix < 1 || o.eval.length < 1 || o.eval.prefix + o.eval.length > seq)
-    throw ws::ConfigError("--eval-prefix " + std::to_string(o.eval.prefix) + " and --eval-length " +
+    throw ws::InputError("--eval-prefix " + std::to_string(o.eval.prefix) + " and --eval-length " +
                           std::to_string(o.eval.length) + " must be at least 1 each and add up to at most --seq " +
                           std::to_string(seq));
 }
@@ -216,34 +216,34 @@ int run(int argc, char** argv) {
   try {
     if (o.warmup < 0) o.warmup = std::max(0, std::min(2, o.steps - 1));
     if (o.steps > 0 && o.warmup >= o.steps)
-      throw ws::ConfigError("--warmup " + std::to_string(o.warmup) + " must be below --steps " + std::to_string(o.steps) +
+      throw ws::InputError("--warmup " + std::to_string(o.warmup) + " must be below --steps " + std::to_string(o.steps) +
                             " (at least one measured step)");
     if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
-      throw ws::ConfigError("--checkpoint-every " + std::to_string(o.checkpoint_every) + " needs --checkpoint-dir DIR");
+      throw ws::InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) + " needs --checkpoint-dir DIR");
     if (!o.peak_text.empty()) {
       const auto rate = ws::parse_flop_rate(o.peak_text);
       if (!rate || !ws::within(ws::kFlopRateRange, rate->flops()))
-        throw ws::ConfigError(fmt::format("--peak {}: expected a compute rate {} with a unit ({})", o.peak_text,
+        throw ws::InputError(fmt::format("--peak {}: expected a compute rate {} with a unit ({})", o.peak_text,
                                           ws::kFlopRateRange.text, ws::kFlopRateUnits));
       peak = rate->flops();
     }
     if (o.layout_text.empty()) o.layout_text = std::to_string(ranks) + "x1x1x1";
     const auto layout = ws::parse_layout(o.layout_text);
-    if (!layout) throw ws::ConfigError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
+    if (!layout) throw ws::InputError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
     o.run.layout = *layout;
     ws::validate_run(o.run, ranks);
     // Buffers that cannot fit are refused here, with their size, not by std::bad_alloc mid-run.
     const double need = ws::engine_memory_bytes(o.run);
     const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
     if (have > 0 && need > have)
-      throw ws::ConfigError(fmt::format(
+      throw ws::InputError(fmt::format(
           "the run needs {:.1f} GiB per rank (weights, gradients, AdamW state, activations, logits) but this host "
           "has {:.1f} GiB: lower --hidden, --layers, --seq, --vocab or --batch, or shard over more ranks",
           need / 1073741824.0, have / 1073741824.0));
     check_memorization(o);
     const ws::TextOrder order = o.data_order == "chunks" ? ws::TextOrder::chunks : ws::TextOrder::random_offsets;
     if (o.data_file.empty()) {
-      if (order == ws::TextOrder::chunks) throw ws::ConfigError("--data-order chunks needs --data FILE");
+      if (order == ws::TextOrder::chunks) throw ws::InputError("--data-order chunks needs --data FILE");
       source = std::make_unique<ws::SyntheticTokens>(o.run.seed, o.run.model.vocabulary);
     } else {
       source = std::make_unique<ws::TextFileTokens>(o.data_file, o.run.seed, o.run.model.sequence_length, order,
@@ -253,9 +253,9 @@ int run(int argc, char** argv) {
       validation = std::make_unique<ws::TextFileTokens>(o.validation_file, o.run.seed, o.run.model.sequence_length,
                                                         order, o.eval.sequences, "--validation-data");
     if (source->vocabulary() > o.run.model.vocabulary)
-      throw ws::ConfigError("--vocab " + std::to_string(o.run.model.vocabulary) + " is below the data's " +
+      throw ws::InputError("--vocab " + std::to_string(o.run.model.vocabulary) + " is below the data's " +
                             std::to_string(source->vocabulary()) + " token values");
-  } catch (const ws::ConfigError& e) {
+  } catch (const ws::InputError& e) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
     return kExitBadInput;
   }

@@ -19,13 +19,6 @@ ShardMap feature_slice(const ModelSpec& spec, const ProcessGrid& grid) {
   const int width = spec.hidden / grid.layout().x;
   return ShardMap::columns(1, spec.hidden, grid.coords().x * width, width);
 }
-
-// Layer norms over the X-sharded residual stream sum their row statistics over X.
-template <class T>
-ShardSum<T> sum_over_x(const ProcessGrid& grid) {
-  if (grid.layout().x == 1) return {};
-  return [&grid](T* data, std::size_t count) { grid.group(GroupKind::x).all_reduce_sum(data, count); };
-}
 }  // namespace
 
 template <class T>

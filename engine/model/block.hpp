@@ -11,10 +11,19 @@
 #include <vector>
 
 #include "engine/kernels/attention.hpp"
+#include "engine/kernels/layer_norm.hpp"
 #include "engine/model/fc_layer.hpp"
 #include "engine/schedule/model.hpp"
 
 namespace ws {
+
+// Layer norms over the X-sharded residual stream sum their row statistics over X (blocks and the
+// final norm alike); nothing to sum when Gx = 1.
+template <class T>
+ShardSum<T> sum_over_x(const ProcessGrid& grid) {
+  if (grid.layout().x == 1) return {};
+  return [&grid](T* data, std::size_t count) { grid.group(GroupKind::x).all_reduce_sum(data, count); };
+}
 
 // Backward-pass buffers shared by all blocks of a model (only one block runs backward at a time).
 template <class T>

@@ -27,12 +27,6 @@ void fill_normal_columns(T* data, int rows, int full_width, int first_column, in
         data[static_cast<std::size_t>(r) * width + (c - first_column)] = static_cast<T>(v);
     }
 }
-
-template <class T>
-ShardSum<T> sum_over_x(const ProcessGrid& grid) {
-  if (grid.layout().x == 1) return {};
-  return [&grid](T* data, std::size_t count) { grid.group(GroupKind::x).all_reduce_sum(data, count); };
-}
 }  // namespace
 
 template <class T>

@@ -16,9 +16,9 @@
 
 namespace ws {
 
-class CheckpointError : public ConfigError {
+class CheckpointError : public InputError {
  public:
-  using ConfigError::ConfigError;
+  using InputError::InputError;
 };
 
 // `data` names the token source ("synthetic" or the text file) so a resume on other data is caught.

@@ -70,7 +70,7 @@ void validate_run(const RunConfig& run, int world_size) {
   if (problems.empty()) return;
   std::string text = problems.front();
   for (std::size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
-  throw ConfigError(text);
+  throw InputError(text);
 }
 
 double engine_memory_bytes(const RunConfig& run) {

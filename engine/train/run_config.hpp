@@ -7,18 +7,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/input_error.hpp"
 #include "engine/model/overlap.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
 #include "engine/train/goldfish.hpp"
 
 namespace ws {
-
-// Bad user input (options, layout, data file). Caught once in main and printed as one line.
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct AdamWConfig {
   double learning_rate = 1e-3;
@@ -44,7 +39,7 @@ struct RunConfig {
   GoldfishOptions goldfish{};  // Goldfish loss: off unless goldfish.k > 0
 };
 
-// Throws ConfigError listing every problem. Pure function of its arguments, so every rank reaches
+// Throws InputError listing every problem. Pure function of its arguments, so every rank reaches
 // the same verdict without communicating. Sizes are bounded so that no index product of the
 // engine overflows (each dimension at most kMaxDimension, a rank's tokens at most 2^31 - 1).
 void validate_run(const RunConfig& run, int world_size);

@@ -34,12 +34,12 @@ TextFileTokens::TextFileTokens(const std::string& path, std::uint64_t seed, int 
     : seed_(seed), order_(order), batch_(batch) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw ConfigError(fmt::format("{} {}: is a directory, expected a text file", option, path));
+    throw InputError(fmt::format("{} {}: is a directory, expected a text file", option, path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{} {}: cannot open the file", option, path));
+  if (!in) throw InputError(fmt::format("{} {}: cannot open the file", option, path));
   bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (bytes_.size() < static_cast<std::size_t>(seq) + 1)
-    throw ConfigError(fmt::format("{} {}: {} bytes, but one sequence needs --seq + 1 = {}", option, path,
+    throw InputError(fmt::format("{} {}: {} bytes, but one sequence needs --seq + 1 = {}", option, path,
                                   bytes_.size(), seq + 1));
   chunks_ = static_cast<long long>(bytes_.size() / (static_cast<std::size_t>(seq) + 1));
 }

@@ -45,7 +45,7 @@ enum class TextOrder {
 // Bytes of a file as tokens (vocabulary 256).
 class TextFileTokens final : public TokenSource {
  public:
-  // Throws ConfigError if the file cannot be read or is shorter than seq + 1 bytes. `batch`
+  // Throws InputError if the file cannot be read or is shorter than seq + 1 bytes. `batch`
   // (global sequences per step) is used by TextOrder::chunks only.
   TextFileTokens(const std::string& path, std::uint64_t seed, int seq, TextOrder order = TextOrder::random_offsets,
                  long long batch = 1, const std::string& option = "--data");

@@ -23,7 +23,7 @@ struct GradientBucket {
 
 const RunConfig& checked(const RunConfig& run, const TokenSource& source) {
   if (source.vocabulary() > run.model.vocabulary)
-    throw ConfigError(fmt::format("--vocab {} is smaller than the data's {} token values", run.model.vocabulary,
+    throw InputError(fmt::format("--vocab {} is smaller than the data's {} token values", run.model.vocabulary,
                                   source.vocabulary()));
   return run;
 }

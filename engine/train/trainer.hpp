@@ -39,7 +39,7 @@ double process_cpu_seconds();
 template <class T>
 class Trainer {
  public:
-  // Throws ConfigError if the source's tokens do not fit the model's vocabulary.
+  // Throws InputError if the source's tokens do not fit the model's vocabulary.
   Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSource& source);
   StepResult step();
 

@@ -20,7 +20,7 @@ std::vector<Layout> accepted_layouts(int ranks, MakeRun make_run) {
           try {
             validate_run(make_run(l), ranks);
             out.push_back(l);
-          } catch (const ConfigError&) {
+          } catch (const InputError&) {
           }
         }
   return out;

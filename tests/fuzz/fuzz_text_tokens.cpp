@@ -1,5 +1,5 @@
 // Fuzz target: the engine's text data loader (engine/train/token_source). Any file is either
-// refused with ConfigError or gives sequences of byte tokens in [0, 256) in both data orders.
+// refused with InputError or gives sequences of byte tokens in [0, 256) in both data orders.
 #include <unistd.h>
 
 #include <cstdint>
@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           for (int i = 0; i < seq; ++i)
             if (in[i] < 0 || in[i] > 255 || target[i] < 0 || target[i] > 255) std::abort();
         }
-    } catch (const ws::ConfigError&) {
+    } catch (const ws::InputError&) {
     }
   }
   std::remove(path.c_str());

@@ -45,7 +45,7 @@ TEST(SyntheticTokens, SequenceDependsOnlyOnSeedStepAndIndex) {
 }
 
 TEST(TextFileTokens, MissingOrShortFileIsAConfigError) {
-  EXPECT_THROW(TextFileTokens("/nonexistent/weakscale.txt", 1, 8), ConfigError);
+  EXPECT_THROW(TextFileTokens("/nonexistent/weakscale.txt", 1, 8), InputError);
 }
 
 RunConfig valid_run() {
@@ -69,20 +69,20 @@ TEST(ValidateRun, AcceptsMatchingLayouts) {
 
 TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
   RunConfig run = valid_run();
-  EXPECT_THROW(validate_run(run, 3), ConfigError);
+  EXPECT_THROW(validate_run(run, 3), InputError);
   run.batch_sequences = 3;
-  EXPECT_THROW(validate_run(run, 2), ConfigError);
+  EXPECT_THROW(validate_run(run, 2), InputError);
   run = valid_run();
   run.model.heads = 3;
-  EXPECT_THROW(validate_run(run, 2), ConfigError);
+  EXPECT_THROW(validate_run(run, 2), InputError);
   run = valid_run();
   run.layout = Layout{1, 1, 4, 1};  // 2 heads cannot split over 4 Y ranks
-  EXPECT_THROW(validate_run(run, 4), ConfigError);
+  EXPECT_THROW(validate_run(run, 4), InputError);
   run.layout = Layout{1, 4, 4, 3};  // 16/4 x 16/4 blocks do not cut into 3 Z shards
   try {
     validate_run(run, 48);
     FAIL() << "indivisible Z sharding accepted";
-  } catch (const ConfigError& e) {
+  } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("Gz = 3 shards"), std::string::npos) << e.what();
   }
 }

@@ -214,7 +214,7 @@ TEST(ValidateRun, RejectsGoldfishSettingsThatCannotWork) {
     try {
       validate_run(run, 1);
       ADD_FAILURE() << message;
-    } catch (const ConfigError& e) {
+    } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
