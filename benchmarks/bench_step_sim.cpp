@@ -39,7 +39,7 @@ void BM_SimulateStep(benchmark::State& state) {
   double step_s = 0;
   for (auto _ : state) {
     const ws::SimulatedStep step = ws::simulate_step(machine, config);
-    step_s = step.step_s;
+    step_s = step.step.seconds();
     benchmark::ClobberMemory();  // DoNotOptimize on a double garbles it with some GCC versions
   }
   rusage usage{};

@@ -36,6 +36,7 @@ enum class ComputeKind {
   optimizer,
   untraced
 };
+inline constexpr int kComputeKinds = static_cast<int>(ComputeKind::untraced) + 1;
 const char* to_string(ComputeKind kind);  // "input", "embedding", "layer_norm", "gemm", ..., "untraced"
 
 // C[m x n] = A[m x k] B[k x n], `count` times (attention runs one per local sequence and head).

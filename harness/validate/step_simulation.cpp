@@ -28,8 +28,17 @@ StepSimulator make_step_simulator(const Machine& machine) {
     config.trace = trace.has_value();
     const SimulatedStep step = simulate_step(machine, config);
     if (trace) write_simulated_trace(step, trace->string());
-    PhaseTimes t{step.step_s, step.compute_s, step.exposed_comm_s, 0, step.compute_by_kind_s};
-    for (const auto& [group, seconds] : step.progress_comm_s) t.progress_s += seconds;
+    // Writers and the comparison with the engine work in seconds, keyed by the engine's names.
+    PhaseTimes t{step.step.seconds(), step.compute.seconds(), {}, 0, {}};
+    for (int g = 0; g < kStepGroups; ++g) {
+      const auto group = static_cast<CommGroup>(g);
+      t.exposed_comm_s[to_string(group)] = step.exposed(group).seconds();
+      t.progress_s += step.progress(group).seconds();
+    }
+    for (int k = 0; k < kComputeKinds; ++k) {
+      const auto kind = static_cast<ComputeKind>(k);
+      if (step.compute_of(kind) > Time::zero()) t.compute_by_kind_s[to_string(kind)] = step.compute_of(kind).seconds();
+    }
     return t;
   };
 }

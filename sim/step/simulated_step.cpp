@@ -114,19 +114,14 @@ class StepExecution {
     }
     // Comm events were recorded at issue; their ends are known now.
     for (const auto& [event, call] : pending_comm_events_)
-      events_[event].end_us = microseconds(pricing_->finish(call));
+      events_[event].end = pricing_->finish(call);
     SimulatedStep step;
-    step.step_s = now_.seconds();
-    step.compute_s = compute_.seconds();
-    step.skew_s = skew_.seconds();
-    for (int g = 0; g < kStepGroups; ++g)
-      step.exposed_comm_s[to_string(static_cast<CommGroup>(g))] =
-          exposed_[static_cast<std::size_t>(g)].seconds();
-    for (const auto& [kind, t] : compute_by_kind_) step.compute_by_kind_s[kind] = t.seconds();
-    if (host_progress_) {
-      for (int g = 0; g < kStepGroups; ++g)
-        step.progress_comm_s[to_string(static_cast<CommGroup>(g))] = progress_[static_cast<std::size_t>(g)].seconds();
-    }
+    step.step = now_;
+    step.compute = compute_;
+    step.skew = skew_;
+    step.exposed_comm = exposed_;
+    step.compute_by_kind = compute_by_kind_;
+    if (host_progress_) step.progress_comm = progress_;
     step.events = std::move(events_);
     return step;
   }
@@ -134,7 +129,7 @@ class StepExecution {
  private:
   void record(const StepOp& op, bool comm, double bytes, Time start, Time end) {
     if (trace_)
-      events_.push_back(SimulatedEvent{op.name, comm, bytes, microseconds(start), microseconds(end)});
+      events_.push_back(SimulatedEvent{op.name, comm, bytes, start, end});
   }
 
   void run_compute(const StepOp& op) {
@@ -143,7 +138,7 @@ class StepExecution {
     if (op.traced) record(op, false, 0, now_, now_ + t);
     now_ += t;
     compute_ += t;
-    compute_by_kind_[to_string(op.compute)] += t;
+    compute_by_kind_[static_cast<std::size_t>(op.compute)] += t;
     if (slowest_device_ > 0.0) {
       const Time lag = scale(t, slowest_device_);
       now_ += lag;
@@ -224,7 +219,7 @@ class StepExecution {
   double slowest_device_ = 0.0;  // the slowest device's extra time per unit of compute
   std::array<double, kStepGroups> slowest_member_{};  // expected maximum of each group's members, in sd
   std::array<double, kStepGroups> noise_variance_{};  // per group since its last synchronization, s^2
-  std::map<std::string, Time> compute_by_kind_;
+  std::array<Time, kComputeKinds> compute_by_kind_{};
   std::vector<SimulatedEvent> events_;
 };
 
@@ -259,8 +254,8 @@ void write_simulated_trace(const SimulatedStep& step, const std::string& path) {
     nlohmann::json event{{"name", e.name},
                          {"cat", e.comm ? "comm" : "compute"},
                          {"ph", "X"},
-                         {"ts", e.start_us},
-                         {"dur", e.end_us - e.start_us},
+                         {"ts", microseconds(e.start)},
+                         {"dur", microseconds(e.end) - microseconds(e.start)},
                          {"pid", 0},
                          {"tid", e.comm ? kCommThread : kComputeThread}};
     if (e.comm || e.bytes > 0) {

@@ -6,7 +6,7 @@
 // alone); non-blocking ones overlap compute exactly where the engine overlaps them.
 #pragma once
 
-#include <map>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -33,25 +33,29 @@ struct SimulatedEvent {
   std::string name;  // the engine's trace event name: "fwd.block3.qkv.gemm", "allreduce.x", ...
   bool comm = false;
   double bytes = 0;
-  double start_us = 0, end_us = 0;
+  Time start, end;
 };
 
 struct SimulatedStep {
-  double step_s = 0;
-  double compute_s = 0;  // sum of the device's compute tasks (and, with host progress, collectives)
+  Time step;
+  Time compute;  // sum of the device's compute tasks (and, with host progress, collectives)
   // Time lost to variability (machine file `variability`): the slowest device's extra compute, and
   // waits at synchronizations for a group's slowest member (compute noise, entry jitter).
-  double skew_s = 0;
+  Time skew;
   // With a library whose collectives the host progresses (CollectiveProgress::host): the device
-  // time spent running non-blocking collectives inside MPI calls, per group (part of compute_s,
-  // not of exposed_comm_s, as the engine's progress_s). Empty otherwise.
-  std::map<std::string, double> progress_comm_s;
-  // Exposed (blocking or waited-for) communication per group, keyed like the engine's summary
-  // JSON "comm" object: "x", "y", "z", "data", "data_z".
-  std::map<std::string, double> exposed_comm_s;
-  // Compute time per phase name ("gemm", "attention", "layer_norm", ...) for per-phase bars.
-  std::map<std::string, double> compute_by_kind_s;
+  // time spent running non-blocking collectives inside MPI calls, per group (part of compute, not
+  // of exposed_comm, as the engine's progress_s). Zero otherwise. Indexed by CommGroup.
+  std::array<Time, kStepGroups> progress_comm{};
+  // Exposed (blocking or waited-for) communication per group, indexed by CommGroup (x .. data_z),
+  // as the engine's summary JSON "comm" object.
+  std::array<Time, kStepGroups> exposed_comm{};
+  // Compute time per phase, indexed by ComputeKind, for per-phase bars.
+  std::array<Time, kComputeKinds> compute_by_kind{};
   std::vector<SimulatedEvent> events;  // rank 0's timeline, only with config.trace
+
+  Time exposed(CommGroup group) const { return exposed_comm[static_cast<std::size_t>(group)]; }
+  Time progress(CommGroup group) const { return progress_comm[static_cast<std::size_t>(group)]; }
+  Time compute_of(ComputeKind kind) const { return compute_by_kind[static_cast<std::size_t>(kind)]; }
 };
 
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config);

@@ -75,13 +75,13 @@ namespace {
 // The closed-form estimate of a layout with its step replaced by the simulated one; flops and
 // memory are the same either way, so the rates follow from the new step time.
 StepBreakdown breakdown_of(const SimulatedStep& simulated) {
-  auto exposed = [&](const char* group) {
-    const auto it = simulated.exposed_comm_s.find(group);
-    return Time::from_seconds(it == simulated.exposed_comm_s.end() ? 0.0 : it->second);
-  };
   // The engine's data x Z all-reduces (gradients replicated over Z, loss) are data-parallel work.
-  return StepBreakdown{Time::from_seconds(simulated.compute_s), exposed("x"), exposed("y"), exposed("z"),
-                       exposed("data") + exposed("data_z"), Time::from_seconds(simulated.skew_s)};
+  return StepBreakdown{simulated.compute,
+                       simulated.exposed(CommGroup::x),
+                       simulated.exposed(CommGroup::y),
+                       simulated.exposed(CommGroup::z),
+                       simulated.exposed(CommGroup::data) + simulated.exposed(CommGroup::data_z),
+                       simulated.skew};
 }
 
 LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const SimulatedStep& simulated) {

@@ -58,9 +58,9 @@ TEST(SimulatedStepVariability, SwitchedOffGivesNoSkewAndTheNoiselessStep) {
   const Machine noisy = machine("frontier.yaml");
   ASSERT_GT(noisy.variability.device_speed_spread, 0.0);
   const SimulatedStep without = simulate_step(noisy, off);
-  EXPECT_EQ(without.skew_s, 0.0);
-  EXPECT_EQ(without.step_s, simulate_step(with_variability(0, 0, Time::zero()), on).step_s);
-  EXPECT_GT(simulate_step(noisy, on).step_s, without.step_s);
+  EXPECT_EQ(without.skew.seconds(), 0.0);
+  EXPECT_EQ(without.step.seconds(), simulate_step(with_variability(0, 0, Time::zero()), on).step.seconds());
+  EXPECT_GT(simulate_step(noisy, on).step.seconds(), without.step.seconds());
 }
 
 // The slowest device alone: every compute task runs longer by spread x E[max of N normals], the
@@ -71,9 +71,9 @@ TEST(SimulatedStepVariability, SlowestDeviceStretchesComputeByTheExpectedMaximum
   double previous = 0;
   for (const Layout& layout : {Layout{2, 1, 1, 2}, Layout{8, 2, 2, 2}, Layout{64, 2, 2, 4}}) {
     const SimulatedStep step = simulate_step(m, frontier_sized(layout));
-    const double expected = step.compute_s * spread * expected_max_of_normals(layout.devices());
-    EXPECT_NEAR(step.skew_s, expected, 1e-6 * expected) << to_string(layout);
-    const double share = step.skew_s / step.compute_s;
+    const double expected = step.compute.seconds() * spread * expected_max_of_normals(layout.devices());
+    EXPECT_NEAR(step.skew.seconds(), expected, 1e-6 * expected) << to_string(layout);
+    const double share = step.skew.seconds() / step.compute.seconds();
     EXPECT_GT(share, previous) << to_string(layout);
     previous = share;
   }
@@ -84,20 +84,20 @@ TEST(SimulatedStepVariability, SlowestDeviceStretchesComputeByTheExpectedMaximum
 TEST(SimulatedStepVariability, EntryJitterWaitIsLinearAndGrowsWithTheGroup) {
   const SimulatedStepConfig small_group = frontier_sized(Layout{2, 1, 1, 2});
   const SimulatedStepConfig large_group = frontier_sized(Layout{32, 1, 1, 2});
-  const double one = simulate_step(with_variability(0, 0, Time::from_us(5)), small_group).skew_s;
-  const double two = simulate_step(with_variability(0, 0, Time::from_us(10)), small_group).skew_s;
+  const double one = simulate_step(with_variability(0, 0, Time::from_us(5)), small_group).skew.seconds();
+  const double two = simulate_step(with_variability(0, 0, Time::from_us(10)), small_group).skew.seconds();
   ASSERT_GT(one, 0.0);
   EXPECT_NEAR(two, 2 * one, 1e-6 * two);
   // Same schedule per rank, more data-parallel members to wait for.
-  EXPECT_GT(simulate_step(with_variability(0, 0, Time::from_us(5)), large_group).skew_s, one);
+  EXPECT_GT(simulate_step(with_variability(0, 0, Time::from_us(5)), large_group).skew.seconds(), one);
 }
 
 // Compute noise alone: it accumulates between a group's synchronizations, so it adds skew, and
 // more noise never less.
 TEST(SimulatedStepVariability, ComputeNoiseAddsWaitsThatGrowWithTheNoise) {
   const SimulatedStepConfig c = frontier_sized(Layout{8, 2, 2, 2});
-  const double low = simulate_step(with_variability(0, 0.01, Time::zero()), c).skew_s;
-  const double high = simulate_step(with_variability(0, 0.03, Time::zero()), c).skew_s;
+  const double low = simulate_step(with_variability(0, 0.01, Time::zero()), c).skew.seconds();
+  const double high = simulate_step(with_variability(0, 0.03, Time::zero()), c).skew.seconds();
   EXPECT_GT(low, 0.0);
   EXPECT_NEAR(high, 3 * low, 1e-6 * high);
 }
@@ -120,13 +120,12 @@ TEST(SimulatedStep, OneRankStepIsTheSumOfItsComputeTasks) {
                        static_cast<double>(g.k)) *
              g.count;
   }
-  EXPECT_EQ(step.step_s, sum.seconds());
-  EXPECT_EQ(step.compute_s, sum.seconds());
-  ASSERT_EQ(step.exposed_comm_s.size(), 5u);
-  for (const auto& [group, seconds] : step.exposed_comm_s) EXPECT_EQ(seconds, 0.0) << group;
+  EXPECT_EQ(step.step.seconds(), sum.seconds());
+  EXPECT_EQ(step.compute.seconds(), sum.seconds());
+  for (const Time t : step.exposed_comm) EXPECT_EQ(t, Time::zero());
   double by_kind = 0;
-  for (const auto& [kind, seconds] : step.compute_by_kind_s) by_kind += seconds;
-  EXPECT_NEAR(by_kind, step.compute_s, 1e-12 * step.compute_s);
+  for (const Time t : step.compute_by_kind) by_kind += t.seconds();
+  EXPECT_NEAR(by_kind, step.compute.seconds(), 1e-12 * step.compute.seconds());
 }
 
 // Every combination of the five overlap switches, each switch turned on from it.
@@ -150,10 +149,10 @@ TEST(SimulatedStep, TurningAnOverlapOnNeverMakesTheStepSlower) {
         c.options.recompute = bits & 16;
         return c;
       };
-      const double base = simulate(config_with(off)).step_s;
+      const double base = simulate(config_with(off)).step.seconds();
       for (int flag = 1; flag <= 8; flag <<= 1) {
         if (off & flag) continue;
-        EXPECT_LE(simulate(config_with(off | flag)).step_s, base)
+        EXPECT_LE(simulate(config_with(off | flag)).step.seconds(), base)
             << to_string(layout) << " switches " << off << " + " << flag;
       }
     }
@@ -204,12 +203,12 @@ TEST(SimulatedStep, TraceShowsTheTracedPhasesInScheduleOrder) {
   std::vector<std::string> scheduled, simulated;
   for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops)
     if (op.kind == StepOpKind::compute && op.traced) scheduled.push_back(op.name);
-  double previous_end = 0;
+  Time previous_end;
   for (const SimulatedEvent& e : simulate_step(frontier, c).events) {
     if (e.comm) continue;
-    EXPECT_GE(e.start_us, previous_end) << e.name;
-    EXPECT_GE(e.end_us, e.start_us) << e.name;
-    previous_end = e.end_us;
+    EXPECT_GE(e.start, previous_end) << e.name;
+    EXPECT_GE(e.end, e.start) << e.name;
+    previous_end = e.end;
     if (!e.name.starts_with("wait.")) simulated.push_back(e.name);
   }
   EXPECT_EQ(simulated, scheduled);
@@ -230,28 +229,28 @@ TEST(SimulatedStep, HostProgressedCollectivesOverlapNothing) {
     config.trace = true;
     const SimulatedStep step = simulate_step(host, config);
     double tasks = 0, collectives = 0, progress = 0, exposed = 0;
-    for (const auto& [kind, seconds] : step.compute_by_kind_s) tasks += seconds;
+    for (const Time t : step.compute_by_kind) tasks += t.seconds();
     for (const auto& e : step.events) {
-      if (e.comm) collectives += (e.end_us - e.start_us) * 1e-6;
+      if (e.comm) collectives += (e.end - e.start).seconds();
     }
-    for (const auto& [group, seconds] : step.progress_comm_s) progress += seconds;
-    for (const auto& [group, seconds] : step.exposed_comm_s) exposed += seconds;
+    for (const Time t : step.progress_comm) progress += t.seconds();
+    for (const Time t : step.exposed_comm) exposed += t.seconds();
     // Waits for the slowest device and group member (skew) come on top of the work itself.
-    EXPECT_NEAR(step.step_s, tasks + collectives + step.skew_s, 1e-9 * step.step_s) << to_string(layout);
-    EXPECT_NEAR(step.compute_s, tasks + progress, 1e-9 * step.step_s) << to_string(layout);
-    EXPECT_NEAR(step.step_s, step.compute_s + exposed + step.skew_s, 1e-9 * step.step_s) << to_string(layout);
+    EXPECT_NEAR(step.step.seconds(), tasks + collectives + step.skew.seconds(), 1e-9 * step.step.seconds()) << to_string(layout);
+    EXPECT_NEAR(step.compute.seconds(), tasks + progress, 1e-9 * step.step.seconds()) << to_string(layout);
+    EXPECT_NEAR(step.step.seconds(), step.compute.seconds() + exposed + step.skew.seconds(), 1e-9 * step.step.seconds()) << to_string(layout);
     EXPECT_GT(progress, 0.0) << to_string(layout);
-    EXPECT_GE(step.step_s, simulate_step(asynchronous, config).step_s * (1 - 1e-12)) << to_string(layout);
+    EXPECT_GE(step.step.seconds(), simulate_step(asynchronous, config).step.seconds() * (1 - 1e-12)) << to_string(layout);
   }
 }
 
 TEST(SimulatedStep, ExposedCommunicationAndComputeMakeUpTheStep) {
   const Machine frontier = machine("frontier.yaml");
   const SimulatedStep step = simulate_step(frontier, frontier_sized(Layout{8, 2, 2, 2}));
-  double sum = step.compute_s + step.skew_s;
-  for (const auto& [group, seconds] : step.exposed_comm_s) sum += seconds;
-  EXPECT_NEAR(sum, step.step_s, 1e-9 * step.step_s);
-  EXPECT_GT(step.exposed_comm_s.at("x"), 0.0);
+  double sum = step.compute.seconds() + step.skew.seconds();
+  for (const Time t : step.exposed_comm) sum += t.seconds();
+  EXPECT_NEAR(sum, step.step.seconds(), 1e-9 * step.step.seconds());
+  EXPECT_GT(step.exposed(CommGroup::x), Time::zero());
 }
 
 }  // namespace
@@ -260,10 +259,7 @@ TEST(SimulatedStep, ExposedCommunicationAndComputeMakeUpTheStep) {
 namespace ws {
 namespace {
 
-double kind_s(const SimulatedStep& s, const char* kind) {
-  const auto it = s.compute_by_kind_s.find(kind);
-  return it == s.compute_by_kind_s.end() ? 0.0 : it->second;
-}
+double kind_s(const SimulatedStep& s, ComputeKind kind) { return s.compute_of(kind).seconds(); }
 
 // GELU's time is its memory traffic until its arithmetic is slower: then elements / throughput.
 TEST(SimulatedStep, ElementwiseOpTakesTheSlowerOfMemoryAndArithmetic) {
@@ -280,10 +276,10 @@ TEST(SimulatedStep, ElementwiseOpTakesTheSlowerOfMemoryAndArithmetic) {
   const double memory_s = gelu_bytes / local.device.memory_bandwidth.bytes_per_s();
   for (ElementwiseKernel k : {ElementwiseKernel::gelu_forward, ElementwiseKernel::gelu_backward})
     local.device.elementwise.of(k) = 1e15;  // arithmetic far faster than memory
-  EXPECT_NEAR(kind_s(simulate_step(local, c), "gelu"), memory_s, 1e-9 + 1e-9 * memory_s);
+  EXPECT_NEAR(kind_s(simulate_step(local, c), ComputeKind::gelu), memory_s, 1e-9 + 1e-9 * memory_s);
   for (ElementwiseKernel k : {ElementwiseKernel::gelu_forward, ElementwiseKernel::gelu_backward})
     local.device.elementwise.of(k) = 1e6;  // far slower
-  EXPECT_NEAR(kind_s(simulate_step(local, c), "gelu"), gelu_elements / 1e6, 1e-9 * gelu_elements / 1e6);
+  EXPECT_NEAR(kind_s(simulate_step(local, c), ComputeKind::gelu), gelu_elements / 1e6, 1e-9 * gelu_elements / 1e6);
 }
 
 // With every core of the node busy each keeps busy_node_compute of its alone rate: GEMM time
@@ -296,9 +292,9 @@ TEST(SimulatedStep, BusyNodeSlowsArithmeticOnlyWhenTheJobFillsTheNode) {
   const SimulatedStep full_speed = simulate_step(local, two), alone = simulate_step(local, one);
   local.device.busy_node_compute = 0.5;
   const SimulatedStep busy = simulate_step(local, two);
-  EXPECT_NEAR(kind_s(busy, "gemm"), 2.0 * kind_s(full_speed, "gemm"), 1e-9);
-  EXPECT_DOUBLE_EQ(kind_s(busy, "optimizer"), kind_s(full_speed, "optimizer"));
-  EXPECT_DOUBLE_EQ(simulate_step(local, one).step_s, alone.step_s);
+  EXPECT_NEAR(kind_s(busy, ComputeKind::gemm), 2.0 * kind_s(full_speed, ComputeKind::gemm), 1e-9);
+  EXPECT_DOUBLE_EQ(kind_s(busy, ComputeKind::optimizer), kind_s(full_speed, ComputeKind::optimizer));
+  EXPECT_DOUBLE_EQ(simulate_step(local, one).step.seconds(), alone.step.seconds());
 }
 
 }  // namespace

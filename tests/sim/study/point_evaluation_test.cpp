@@ -34,7 +34,7 @@ Time simulated(const Machine& machine, const StudyPoint& point, const Layout& la
   config.sequences = point.batch.sequences;
   config.options = options;
   const SimulatedStep s = simulate_step(machine, config);
-  return Time::from_seconds(s.step_s);
+  return Time::from_seconds(s.step.seconds());
 }
 
 class SimulatedEvaluator : public ::testing::TestWithParam<const char*> {};
