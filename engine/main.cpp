@@ -204,6 +204,114 @@ void check_memorization(const Options& o) {
                           std::to_string(seq));
 }
 
+// What a run reads besides its flags: the token sources and the peak.
+struct RunInputs {
+  std::unique_ptr<ws::TokenSource> source, validation;
+  std::optional<double> peak;  // fp32 flop/s of one rank's device, from --peak
+};
+
+// Every flag checked against the others, the layout, the host's memory and the data, on every
+// rank before MPI does anything collective; throws InputError naming the flag.
+RunInputs prepare_inputs(Options& o, int ranks) {
+  RunInputs in;
+  if (o.warmup < 0) o.warmup = std::max(0, std::min(2, o.steps - 1));
+  if (o.steps > 0 && o.warmup >= o.steps)
+    throw ws::InputError("--warmup " + std::to_string(o.warmup) + " must be below --steps " + std::to_string(o.steps) +
+                          " (at least one measured step)");
+  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
+    throw ws::InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) + " needs --checkpoint-dir DIR");
+  if (!o.peak_text.empty()) {
+    const auto rate = ws::parse_flop_rate(o.peak_text);
+    if (!rate || !ws::within(ws::kFlopRateRange, rate->flops()))
+      throw ws::InputError(fmt::format("--peak {}: expected a compute rate {} with a unit ({})", o.peak_text,
+                                        ws::kFlopRateRange.text, ws::kFlopRateUnits));
+    in.peak = rate->flops();
+  }
+  if (o.layout_text.empty()) o.layout_text = std::to_string(ranks) + "x1x1x1";
+  const auto layout = ws::parse_layout(o.layout_text);
+  if (!layout) throw ws::InputError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
+  o.run.layout = *layout;
+  ws::validate_run(o.run, ranks);
+  // Buffers that cannot fit are refused here, with their size, not by std::bad_alloc mid-run.
+  const double need = ws::engine_memory_bytes(o.run);
+  const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (have > 0 && need > have)
+    throw ws::InputError(fmt::format(
+        "the run needs {:.1f} GiB per rank (weights, gradients, AdamW state, activations, logits) but this host "
+        "has {:.1f} GiB: lower --hidden, --layers, --seq, --vocab or --batch, or shard over more ranks",
+        need / 1073741824.0, have / 1073741824.0));
+  check_memorization(o);
+  const ws::TextOrder order = o.data_order == "chunks" ? ws::TextOrder::chunks : ws::TextOrder::random_offsets;
+  if (o.data_file.empty()) {
+    if (order == ws::TextOrder::chunks) throw ws::InputError("--data-order chunks needs --data FILE");
+    in.source = std::make_unique<ws::SyntheticTokens>(o.run.seed, o.run.model.vocabulary);
+  } else {
+    in.source = std::make_unique<ws::TextFileTokens>(o.data_file, o.run.seed, o.run.model.sequence_length, order,
+                                                  o.run.batch_sequences);
+  }
+  if (!o.validation_file.empty())
+    in.validation = std::make_unique<ws::TextFileTokens>(o.validation_file, o.run.seed, o.run.model.sequence_length,
+                                                      order, o.eval.sequences, "--validation-data");
+  if (in.source->vocabulary() > o.run.model.vocabulary)
+    throw ws::InputError("--vocab " + std::to_string(o.run.model.vocabulary) + " is below the data's " +
+                          std::to_string(in.source->vocabulary()) + " token values");
+  return in;
+}
+
+// Why the outputs cannot be written, or nothing: checked on rank 0 before training, so that a
+// typo does not cost the run.
+std::optional<std::string> outputs_problem(const Options& o) {
+  for (const auto& [flag, path] : {std::pair{"--csv ", &o.csv_file}, std::pair{"--trace ", &o.trace_file},
+                                   std::pair{"--eval-memorization ", &o.eval_file}}) {
+    if (path->empty()) continue;
+    if (const auto problem = output_problem(*path)) return flag + *path + ": " + *problem;
+  }
+  return std::nullopt;
+}
+
+// One JSON line per step on rank 0: loss, time, throughput, exposed communication.
+void print_step(const Options& o, const ws::StepResult& r, const ws::StepRecord& record) {
+  const double tokens = static_cast<double>(o.run.batch_sequences) * o.run.model.sequence_length;
+  const nlohmann::json line{{"event", "step"},        {"step", r.step},
+                            {"loss", r.loss},         {"grad_norm", r.grad_norm},
+                            {"time_s", r.seconds},    {"tokens_per_s", tokens / r.seconds},
+                            {"exposed_data_comm_s", r.exposed_communication_seconds},
+                            {"step_max_rank_s", record.seconds},
+                            {"exposed_comm_s", ws::exposed_seconds(record.communication)}};
+  std::printf("%s\n", line.dump().c_str());
+  std::fflush(stdout);
+}
+
+// Rank 0, after the last step: the summary line, the trace and CSV files, what GEMM tuning gained;
+// returns the exit code (kExitOutputError when a file or standard output cannot be written).
+int report_run(const Options& o, const ws::RunSummary& summary, const std::string& trace,
+               const ws::GemmTuner<float>& tuner) {
+  std::printf("%s\n", ws::summary_json(summary).c_str());
+  try {
+    if (!o.trace_file.empty()) ws::write_file_atomically(o.trace_file, trace);
+    if (!o.csv_file.empty())
+      ws::append_file_atomically(o.csv_file, ws::csv_header() + "\n", ws::csv_row(summary, o.run) + "\n");
+  } catch (const ws::OutputError& e) {
+    std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
+    return kExitOutputError;
+  }
+  {
+    // What layout tuning gained on this rank: the plain call's time vs the winner's, per shape.
+    double baseline = 0, best = 0;
+    for (const auto& [shape, choice] : tuner.choices()) baseline += choice.baseline_seconds, best += choice.best_seconds;
+    const nlohmann::json tuning{{"event", "gemm_tuning"},
+                                {"shapes", tuner.choices().size()},
+                                {"row_major_s", baseline},
+                                {"tuned_s", best}};
+    std::printf("%s\n", tuning.dump().c_str());
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "weakscale-engine: error: cannot write to standard output\n");
+    return kExitOutputError;
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   int rank = 0, ranks = 1;
   WS_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -211,74 +319,24 @@ int run(int argc, char** argv) {
   Options o;
   if (auto code = parse(argc, argv, rank, o)) return *code;
 
-  std::unique_ptr<ws::TokenSource> source, validation;
-  std::optional<double> peak;  // fp32 flop/s of one rank's device, from --peak
+  RunInputs in;
   try {
-    if (o.warmup < 0) o.warmup = std::max(0, std::min(2, o.steps - 1));
-    if (o.steps > 0 && o.warmup >= o.steps)
-      throw ws::InputError("--warmup " + std::to_string(o.warmup) + " must be below --steps " + std::to_string(o.steps) +
-                            " (at least one measured step)");
-    if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
-      throw ws::InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) + " needs --checkpoint-dir DIR");
-    if (!o.peak_text.empty()) {
-      const auto rate = ws::parse_flop_rate(o.peak_text);
-      if (!rate || !ws::within(ws::kFlopRateRange, rate->flops()))
-        throw ws::InputError(fmt::format("--peak {}: expected a compute rate {} with a unit ({})", o.peak_text,
-                                          ws::kFlopRateRange.text, ws::kFlopRateUnits));
-      peak = rate->flops();
-    }
-    if (o.layout_text.empty()) o.layout_text = std::to_string(ranks) + "x1x1x1";
-    const auto layout = ws::parse_layout(o.layout_text);
-    if (!layout) throw ws::InputError("--layout " + o.layout_text + ": expected DxXxYxZ with positive integers");
-    o.run.layout = *layout;
-    ws::validate_run(o.run, ranks);
-    // Buffers that cannot fit are refused here, with their size, not by std::bad_alloc mid-run.
-    const double need = ws::engine_memory_bytes(o.run);
-    const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-    if (have > 0 && need > have)
-      throw ws::InputError(fmt::format(
-          "the run needs {:.1f} GiB per rank (weights, gradients, AdamW state, activations, logits) but this host "
-          "has {:.1f} GiB: lower --hidden, --layers, --seq, --vocab or --batch, or shard over more ranks",
-          need / 1073741824.0, have / 1073741824.0));
-    check_memorization(o);
-    const ws::TextOrder order = o.data_order == "chunks" ? ws::TextOrder::chunks : ws::TextOrder::random_offsets;
-    if (o.data_file.empty()) {
-      if (order == ws::TextOrder::chunks) throw ws::InputError("--data-order chunks needs --data FILE");
-      source = std::make_unique<ws::SyntheticTokens>(o.run.seed, o.run.model.vocabulary);
-    } else {
-      source = std::make_unique<ws::TextFileTokens>(o.data_file, o.run.seed, o.run.model.sequence_length, order,
-                                                    o.run.batch_sequences);
-    }
-    if (!o.validation_file.empty())
-      validation = std::make_unique<ws::TextFileTokens>(o.validation_file, o.run.seed, o.run.model.sequence_length,
-                                                        order, o.eval.sequences, "--validation-data");
-    if (source->vocabulary() > o.run.model.vocabulary)
-      throw ws::InputError("--vocab " + std::to_string(o.run.model.vocabulary) + " is below the data's " +
-                            std::to_string(source->vocabulary()) + " token values");
+    in = prepare_inputs(o, ranks);
   } catch (const ws::InputError& e) {
     if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
     return kExitBadInput;
   }
   // Output files are opened before training so that a bad path fails at once, on every rank.
-  int outputs_ok = 1;
-  std::string output_problem;
-  if (rank == 0)
-    for (const auto& [flag, path] : {std::pair{"--csv ", &o.csv_file}, std::pair{"--trace ", &o.trace_file},
-                                     std::pair{"--eval-memorization ", &o.eval_file}}) {
-      if (path->empty() || !outputs_ok) continue;
-      if (const auto problem = ::output_problem(*path)) {
-        outputs_ok = 0;
-        output_problem = flag + *path + ": " + *problem;
-      }
-    }
+  const std::optional<std::string> problem = rank == 0 ? outputs_problem(o) : std::nullopt;
+  int outputs_ok = problem ? 0 : 1;
   WS_MPI_CHECK(MPI_Bcast(&outputs_ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
   if (!outputs_ok) {
-    if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", output_problem.c_str());
+    if (rank == 0) std::fprintf(stderr, "weakscale-engine: error: %s\n", problem->c_str());
     return kExitOutputError;
   }
 
   const ws::ProcessGrid grid(MPI_COMM_WORLD, o.run.layout);
-  ws::Trainer<float> trainer(o.run, grid, *source);
+  ws::Trainer<float> trainer(o.run, grid, *in.source);
   // The data order is part of what a checkpoint is bound to: the same file read another way is
   // other data.
   const std::string data_name =
@@ -318,8 +376,8 @@ int run(int argc, char** argv) {
     MemorizationRow row;
     row.step = trainer.steps_done();
     row.sequences_trained = trainer.steps_done() * o.run.batch_sequences;
-    row.result = ws::evaluate_memorization(trainer.model(), grid, *source, o.eval);
-    if (validation) row.validation_loss = ws::evaluate_loss(trainer.model(), grid, *validation, o.eval.sequences);
+    row.result = ws::evaluate_memorization(trainer.model(), grid, *in.source, o.eval);
+    if (in.validation) row.validation_loss = ws::evaluate_loss(trainer.model(), grid, *in.validation, o.eval.sequences);
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rank == 0) report_memorization(o, row);
   };
@@ -339,49 +397,16 @@ int run(int argc, char** argv) {
         return kExitOutputError;
       }
     }
-    if (rank == 0) {
-      const double tokens = static_cast<double>(o.run.batch_sequences) * o.run.model.sequence_length;
-      const nlohmann::json line{{"event", "step"},        {"step", r.step},
-                                {"loss", r.loss},         {"grad_norm", r.grad_norm},
-                                {"time_s", r.seconds},    {"tokens_per_s", tokens / r.seconds},
-                                {"exposed_data_comm_s", r.exposed_communication_seconds},
-                                {"step_max_rank_s", records.back().seconds},
-                                {"exposed_comm_s", ws::exposed_seconds(records.back().communication)}};
-      std::printf("%s\n", line.dump().c_str());
-      std::fflush(stdout);
-    }
+    if (rank == 0) print_step(o, r, records.back());
     if (evaluating && (last || (o.eval_every > 0 && trainer.steps_done() % o.eval_every == 0))) evaluate();
   }
   if (o.steps == 0) return 0;  // evaluation only: no steps to summarise
   std::string trace;
   if (!o.trace_file.empty()) trace = ws::gather_trace_json(grid.timeline(), grid.world());
   const ws::RunSummary summary = ws::summarize(records, o.warmup, o.run.model, o.run.batch_sequences,
-                                               o.run.recompute, ranks, peak);
+                                               o.run.recompute, ranks, in.peak);
   if (rank != 0) return 0;  // what follows is rank 0's output, no collective left
-  std::printf("%s\n", ws::summary_json(summary).c_str());
-  try {
-    if (!o.trace_file.empty()) ws::write_file_atomically(o.trace_file, trace);
-    if (!o.csv_file.empty())
-      ws::append_file_atomically(o.csv_file, ws::csv_header() + "\n", ws::csv_row(summary, o.run) + "\n");
-  } catch (const ws::OutputError& e) {
-    std::fprintf(stderr, "weakscale-engine: error: %s\n", e.what());
-    return kExitOutputError;
-  }
-  {
-    // What layout tuning gained on this rank: the plain call's time vs the winner's, per shape.
-    double baseline = 0, best = 0;
-    for (const auto& [shape, choice] : trainer.tuner().choices()) baseline += choice.baseline_seconds, best += choice.best_seconds;
-    const nlohmann::json tuning{{"event", "gemm_tuning"},
-                                {"shapes", trainer.tuner().choices().size()},
-                                {"row_major_s", baseline},
-                                {"tuned_s", best}};
-    std::printf("%s\n", tuning.dump().c_str());
-  }
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "weakscale-engine: error: cannot write to standard output\n");
-    return kExitOutputError;
-  }
-  return 0;
+  return report_run(o, summary, trace, trainer.tuner());
 }
 
 }  // namespace
