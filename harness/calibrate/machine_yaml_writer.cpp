@@ -67,15 +67,11 @@ std::string size_range(const MpiMeasurements& mpi) {
   return fmt::format("1 B .. {} in x4 steps", mib(mpi.largest_bytes));
 }
 
-}  // namespace
-
-std::string format_calibrated_machine_yaml(const Calibration& c) {
-  const CalibratedFigures f = derive_figures(c);
-  const Machine m = calibrated_machine(c);
+// What the file is, how to regenerate it, the host; name and node count.
+void write_header(std::string& y, const Calibration& c, const Machine& m) {
   const HostFacts& h = c.host;
-  std::string y;
   auto line = [&y](const std::string& text) { y += text + "\n"; };
-
+  const bool shaped = !c.shaped_network.empty();
   line(fmt::format("# {}: this host, measured by `weakscale calibrate` (harness/calibrate/, schema machines/SCHEMA.md).",
                    c.machine_name));
   line("# A \"node\" is this host and a \"device\" is one CPU core running one MPI rank with single-threaded");
@@ -90,7 +86,6 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("name: {}", c.machine_name));
   line(fmt::format("description: \"{}\"",
                    escape(fmt::format("this host ({}, {} cores) calibrated {}", h.cpu_model, h.cores, c.date_utc))));
-  const bool shaped = !c.shaped_network.empty();
   if (shaped) {
     line(fmt::format("# Network: {}. A \"node\" is one rank's namespace (one core of this host); the nodes share", c.shaped_network));
     line("# the host's cores and memory, so device figures are per core as without the namespaces.");
@@ -99,8 +94,55 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
     line("nodes: 1  # one host; every rank of a calibrated run shares it");
   }
   line("");
+}
 
-  // Device.
+// The engine's element-wise kernels on one core, elements/s (only those the probes measured).
+void write_elementwise(std::string& y, const Calibration& c, const CalibratedFigures& f) {
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
+  const auto& e = c.elementwise;
+  bool any_elementwise = false;
+  for (double rate : f.elementwise_per_s) any_elementwise = any_elementwise || rate > 0;
+  if (any_elementwise) {
+    line(fmt::format("  elementwise_throughput:  # elements/s of the engine's own fp32 kernels (engine/kernels) on one "
+                     "core, median of {} calls after a warm-up in the GEMM table's passes, thread CPU time; probes took {:.1f} s",
+                     e.shapes.repetitions, e.wall_seconds));
+    for (int i = 0; i < kElementwiseKernels; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (f.elementwise_per_s[k] <= 0) continue;
+      const auto kernel = static_cast<ElementwiseKernel>(i);
+      std::string how;
+      switch (kernel) {
+        case ElementwiseKernel::gelu_forward:
+        case ElementwiseKernel::gelu_backward:
+          how = fmt::format("{} elements", e.shapes.gelu_elements);
+          break;
+        case ElementwiseKernel::layer_norm_forward:
+        case ElementwiseKernel::layer_norm_backward:
+          how = fmt::format("{} rows x {}", e.shapes.layer_norm_rows, e.shapes.layer_norm_width);
+          break;
+        case ElementwiseKernel::softmax_forward:
+        case ElementwiseKernel::softmax_backward:
+          how = fmt::format("attention, {} sequences x {} heads, sequence {}, head dim {}: {:.3f} ms minus {:.3f} ms "
+                            "of GEMMs as the table above prices them, per S x S score",
+                            e.shapes.attention_sequences, e.shapes.attention_heads, e.shapes.attention_seq,
+                            e.shapes.attention_head_dim, e.seconds[k] * 1e3, f.attention_gemm_seconds[k] * 1e3);
+          break;
+        case ElementwiseKernel::cross_entropy_forward:
+        case ElementwiseKernel::cross_entropy_backward:
+          how = fmt::format("{} rows x vocabulary {}", e.shapes.cross_entropy_rows, e.shapes.cross_entropy_vocabulary);
+          break;
+      }
+      if (kernel != ElementwiseKernel::softmax_forward && kernel != ElementwiseKernel::softmax_backward)
+        how += fmt::format(": {:.3f} ms per call", e.seconds[k] * 1e3);
+      line(fmt::format("    {}: {:.4g}  # {}", to_string(kernel), f.elementwise_per_s[k], how));
+    }
+  }
+}
+
+// The device: one core: peaks, memory, the GEMM table, busy-node compute, element-wise kernels.
+void write_device(std::string& y, const Calibration& c, const CalibratedFigures& f, const Machine& m) {
+  const HostFacts& h = c.host;
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
   line("device:");
   line(fmt::format("  name: {}", quoted(escape(m.device.name))));
   line("  peak:");
@@ -151,47 +193,14 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                      m.device.busy_node_compute, c.busy_node.side, significant(c.busy_node.alone_flops * 1e-9, 4),
                      significant(c.busy_node.each_flops * 1e-9, 4), c.busy_node.threads));
   }
-  const auto& e = c.elementwise;
-  bool any_elementwise = false;
-  for (double rate : f.elementwise_per_s) any_elementwise = any_elementwise || rate > 0;
-  if (any_elementwise) {
-    line(fmt::format("  elementwise_throughput:  # elements/s of the engine's own fp32 kernels (engine/kernels) on one "
-                     "core, median of {} calls after a warm-up in the GEMM table's passes, thread CPU time; probes took {:.1f} s",
-                     e.shapes.repetitions, e.wall_seconds));
-    for (int i = 0; i < kElementwiseKernels; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      if (f.elementwise_per_s[k] <= 0) continue;
-      const auto kernel = static_cast<ElementwiseKernel>(i);
-      std::string how;
-      switch (kernel) {
-        case ElementwiseKernel::gelu_forward:
-        case ElementwiseKernel::gelu_backward:
-          how = fmt::format("{} elements", e.shapes.gelu_elements);
-          break;
-        case ElementwiseKernel::layer_norm_forward:
-        case ElementwiseKernel::layer_norm_backward:
-          how = fmt::format("{} rows x {}", e.shapes.layer_norm_rows, e.shapes.layer_norm_width);
-          break;
-        case ElementwiseKernel::softmax_forward:
-        case ElementwiseKernel::softmax_backward:
-          how = fmt::format("attention, {} sequences x {} heads, sequence {}, head dim {}: {:.3f} ms minus {:.3f} ms "
-                            "of GEMMs as the table above prices them, per S x S score",
-                            e.shapes.attention_sequences, e.shapes.attention_heads, e.shapes.attention_seq,
-                            e.shapes.attention_head_dim, e.seconds[k] * 1e3, f.attention_gemm_seconds[k] * 1e3);
-          break;
-        case ElementwiseKernel::cross_entropy_forward:
-        case ElementwiseKernel::cross_entropy_backward:
-          how = fmt::format("{} rows x vocabulary {}", e.shapes.cross_entropy_rows, e.shapes.cross_entropy_vocabulary);
-          break;
-      }
-      if (kernel != ElementwiseKernel::softmax_forward && kernel != ElementwiseKernel::softmax_backward)
-        how += fmt::format(": {:.3f} ms per call", e.seconds[k] * 1e3);
-      line(fmt::format("    {}: {:.4g}  # {}", to_string(kernel), f.elementwise_per_s[k], how));
-    }
-  }
+  write_elementwise(y, c, f);
   line("");
+}
 
-  // Node.
+// The node: the host (or one rank's namespace) with its core-to-core or veth link.
+void write_node(std::string& y, const Calibration& c, const CalibratedFigures& f, const Machine& m) {
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
+  const bool shaped = !c.shaped_network.empty();
   const std::string ping = fmt::format("MPI ping-pong ranks 0 <-> 1, {}, best of {} batches, fit t = alpha + "
                                        "bytes / beta on relative error (max residual {:.0f}%){}",
                                        size_range(c.mpi), c.mpi.batches, 100.0 * f.link.max_relative_residual,
@@ -217,8 +226,12 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("    half_bandwidth_size: \"{:.0f} B\"  # alpha x beta: where the ping-pong fit reaches half of beta",
                    m.node.nic_efficiency.half_bandwidth_bytes));
   line("");
+}
 
-  // Network.
+// The network: a minimal dragonfly for one host, or the bridge of the shaped namespaces.
+void write_network(std::string& y, const Calibration& c, const CalibratedFigures& f, const Machine& m) {
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
+  const bool shaped = !c.shaped_network.empty();
   const std::string unused = shaped ? "" : "  # not used: single host";
   line(shaped ? "network:  # the bridge: one switch with a port per namespace; the NICs above carry the whole latency"
               : "network:  # not used: single host. A minimal valid 1-group, 1-switch dragonfly");
@@ -240,8 +253,11 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   line(fmt::format("  switch_latency: \"0 ns\"{}", shaped ? "  # in the NIC latency" : unused));
   line(fmt::format("  routing: minimal{}", unused));
   line("");
+}
 
-  // Collectives.
+// The collective library fitted to the measured MPI collectives.
+void write_collectives(std::string& y, const Calibration& c, const CalibratedFigures& f, const Machine& m) {
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
   const CollectiveLibrary& lib = m.collective_libraries.front();
   line(fmt::format(
       "collectives:  # MPI_Iallreduce (in place) / MPI_Ireduce_scatter_block / MPI_Iallgather, each + MPI_Wait as the "
@@ -270,6 +286,19 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
                      "computes; the cores' share of that work is not modelled",
                      c.shaped_network.empty() ? "an asynchronous network" : c.shaped_network));
   }
+}
+
+}  // namespace
+
+std::string format_calibrated_machine_yaml(const Calibration& c) {
+  const CalibratedFigures f = derive_figures(c);
+  const Machine m = calibrated_machine(c);
+  std::string y;
+  write_header(y, c, m);
+  write_device(y, c, f, m);
+  write_node(y, c, f, m);
+  write_network(y, c, f, m);
+  write_collectives(y, c, f, m);
   return y;
 }
 
