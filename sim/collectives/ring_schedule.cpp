@@ -5,9 +5,12 @@
 #include <map>
 #include <numeric>
 
-#include "sim/collectives/ring.hpp"
 
 namespace ws {
+
+int ring_steps(CollectiveOp op, int members) {
+  return op == CollectiveOp::all_reduce ? 2 * (members - 1) : members - 1;
+}
 
 namespace {
 

@@ -1,5 +1,6 @@
 // Ring collectives as FlowSchedules: the building block the ring, multi-channel ring and
-// hierarchical algorithms share. Same sends, sizes and dependencies as run_ring_collectives.
+// hierarchical algorithms share. Same sends, sizes and dependencies as the stepwise reference driver
+// (tests/sim/collectives/ring_reference.hpp, the oracle the tests check them against).
 #pragma once
 
 #include <span>
@@ -9,6 +10,9 @@
 #include "engine/schedule/collective_op.hpp"
 
 namespace ws {
+
+// Steps of a ring over `members`: 2(p-1) for an all-reduce, p-1 for reduce-scatter and all-gather.
+int ring_steps(CollectiveOp op, int members);
 
 // Bytes of the chunk `member` sends at `step` of a ring of p members over `total` bytes: the
 // reduce-scatter phase sends chunk (i - k) mod p, the all-gather phase chunk (i + 1 - k) mod p;

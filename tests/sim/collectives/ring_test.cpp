@@ -1,5 +1,5 @@
 // Ring collectives against their closed forms, conservation, isolation and determinism.
-#include "sim/collectives/ring.hpp"
+#include "tests/sim/collectives/ring_reference.hpp"
 
 #include <gtest/gtest.h>
 

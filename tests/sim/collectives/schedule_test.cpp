@@ -10,7 +10,7 @@
 #include "sim/collectives/flow_schedule.hpp"
 #include "sim/collectives/hierarchical_schedule.hpp"
 #include "sim/collectives/rhd_schedule.hpp"
-#include "sim/collectives/ring.hpp"
+#include "tests/sim/collectives/ring_reference.hpp"
 #include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
 #include "sim/machine/machine_loader.hpp"

@@ -1,5 +1,7 @@
-// Ring collectives (all-reduce, reduce-scatter, all-gather) over any communicator, as flow
-// schedules on a FlowNetwork. Step k+1 of a member starts when its step-k receive completes, so
+// The stepwise reference driver of ring collectives (all-reduce, reduce-scatter, all-gather): one
+// flow per member per step on a FlowNetwork, driven by its own event queue. The simulator prices
+// rings through sim/collectives/ring_schedule (phases, merged steps); this is the slow, literal
+// model the tests check those against. Step k+1 of a member starts when its step-k receive completes, so
 // members drift apart exactly as much as their links make them; many collectives share one network.
 #pragma once
 
@@ -29,8 +31,6 @@ struct CollectiveResult {
 
 // Ring steps: 2(p - 1) for all-reduce, p - 1 for the others; each moves one chunk of bytes / p
 // (the first bytes % p chunks one byte larger).
-int ring_steps(CollectiveOp op, int members);
-
 // Runs all calls to completion together on `network` (its time must not be past any call's start).
 // Time per step: library step latency + path latency + chunk / max-min share; plus the library
 // launch latency once per call.

@@ -1,5 +1,7 @@
 // The ring schedule driven by its own event queue, interleaved with the network's events.
-#include "sim/collectives/ring.hpp"
+#include "tests/sim/collectives/ring_reference.hpp"
+
+#include "sim/collectives/ring_schedule.hpp"
 
 #include <stdexcept>
 
@@ -30,10 +32,6 @@ Bytes chunk_bytes(Bytes total, int p, int member, int step, int steps_reduce) {
 }
 
 }  // namespace
-
-int ring_steps(CollectiveOp op, int members) {
-  return op == CollectiveOp::all_reduce ? 2 * (members - 1) : members - 1;
-}
 
 std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const RingCall> calls,
                                                    const CollectiveLibrary& library) {
