@@ -55,36 +55,11 @@ int Topology::global_link(int g, int h, int k) const {
   return global_links[idx];
 }
 
-Topology build_topology(const Machine& machine, int nodes, int groups) {
-  const NodeSpec& node = machine.node;
-  const DragonflySpec& net = machine.network;
-  require(nodes >= 1 && nodes <= machine.nodes, "nodes must be in [1, machine.nodes]");
-  require(node.devices >= 1, "node.devices must be >= 1");
-  require(!node.nics.empty(), "a node needs at least one NIC");
-  require(net.switches_per_group >= 1 && net.nodes_per_group >= 1, "dragonfly shape must be positive");
-  require(static_cast<int>(node.nics.size()) <= net.switches_per_group,
-          "a node's NICs must sit on different switches of its group");
-  require(net.global_links_per_group_pair >= 1 || net.groups <= 1, "global_links_per_group_pair must be >= 1");
+namespace {
 
-  Topology t;
-  t.nodes = nodes;
-  t.devices_per_node = node.devices;
-  t.nics_per_node = static_cast<int>(node.nics.size());
-  t.switches_per_group = net.switches_per_group;
-  t.nodes_per_group = net.nodes_per_group;
-  t.machine_groups = std::max(net.groups, 1);
-  t.groups = std::max((nodes + net.nodes_per_group - 1) / net.nodes_per_group, groups);
-  require(t.groups <= t.machine_groups, "more groups than the machine has");
-  t.switch_latency = net.switch_latency;
-  t.global_links_per_pair = net.global_links_per_group_pair;
-
-  const int D = t.devices(), N = nodes * t.nics_per_node, S = t.groups * t.switches_per_group;
-  t.graph = TopologyGraph(static_cast<std::size_t>(D + N + S));
-  for (int d = 0; d < D; ++d) t.graph[static_cast<std::size_t>(d)] = {VertexKind::device, d};
-  for (int i = 0; i < N; ++i) t.graph[static_cast<std::size_t>(t.nic_vertex(i))] = {VertexKind::nic, i};
-  for (int s = 0; s < S; ++s) t.graph[static_cast<std::size_t>(t.switch_vertex(s))] = {VertexKind::network_switch, s};
-
-  // Intra-node links: node-major so that link id = base + node * intra_links_per_node.
+// Intra-node links: node-major so that link id = base + node * intra_links_per_node.
+// Returns the summed bandwidth of each device pair (0: no direct link), which the NIC choice uses.
+std::vector<double> add_intra_node_links(Topology& t, const NodeSpec& node, int nodes) {
   const int dpn = node.devices;
   const auto pairs = static_cast<std::size_t>(dpn * dpn);
   t.intra_link.assign(pairs, -1);
@@ -120,8 +95,12 @@ Topology build_topology(const Machine& machine, int nodes, int groups) {
       }
     }
   }
+  return bw;
+}
 
-  // NIC used by each device: the one attached to it, else one reachable inside the node (round robin).
+// NIC used by each device: the one attached to it, else one reachable inside the node (round robin).
+void choose_device_nics(Topology& t, const NodeSpec& node, const std::vector<double>& bw) {
+  const int dpn = node.devices;
   t.nic_of_device.assign(static_cast<std::size_t>(dpn), -1);
   for (int k = 0; k < t.nics_per_node; ++k) {
     const int dev = node.nics[static_cast<std::size_t>(k)].attached_device;
@@ -144,9 +123,12 @@ Topology build_topology(const Machine& machine, int nodes, int groups) {
     }
     t.nic_of_device[static_cast<std::size_t>(d)] = best;
   }
+}
 
-  // NICs: injection link device <-> NIC carries the NIC rate and half its latency each way, so that a
-  // message pays the NIC latency once (injection + ejection); the endpoint link NIC <-> switch.
+// NICs: injection link device <-> NIC carries the NIC rate and half its latency each way, so that a
+// message pays the NIC latency once (injection + ejection); the endpoint link NIC <-> switch.
+void add_nic_links(Topology& t, const NodeSpec& node, const DragonflySpec& net, int nodes) {
+  const int dpn = node.devices, N = nodes * t.nics_per_node;
   t.injection_up.resize(static_cast<std::size_t>(N));
   t.injection_down.resize(static_cast<std::size_t>(N));
   t.endpoint_up.resize(static_cast<std::size_t>(N));
@@ -171,8 +153,10 @@ Topology build_topology(const Machine& machine, int nodes, int groups) {
                                                                 net.endpoint_link_bandwidth, net.endpoint_link_latency);
     }
   }
+}
 
-  // Local links: all-to-all inside each group.
+// Local links: all-to-all inside each group.
+void add_local_links(Topology& t, const DragonflySpec& net) {
   const int SG = t.switches_per_group;
   t.local_links.assign(static_cast<std::size_t>(t.groups * SG * SG), -1);
   for (int g = 0; g < t.groups; ++g) {
@@ -185,10 +169,13 @@ Topology build_topology(const Machine& machine, int nodes, int groups) {
       }
     }
   }
+}
 
-  // Global links: L per group pair. Group g numbers its peers h != g over the whole machine; link k to
-  // peer h uses port (peer rank * L + k), on switch (port mod S) so one pair's links spread over
-  // switches. Where ports run short the switches are reused (more cables per switch than ports).
+// Global links: L per group pair. Group g numbers its peers h != g over the whole machine; link k to
+// peer h uses port (peer rank * L + k), on switch (port mod S) so one pair's links spread over
+// switches. Where ports run short the switches are reused (more cables per switch than ports).
+void add_global_links(Topology& t, const DragonflySpec& net) {
+  const int SG = t.switches_per_group;
   const int L = t.global_links_per_pair;
   t.global_links.assign(static_cast<std::size_t>(t.groups * t.groups * std::max(L, 1)), -1);
   auto port_switch = [&](int g, int h, int k) {
@@ -208,6 +195,44 @@ Topology build_topology(const Machine& machine, int nodes, int groups) {
       }
     }
   }
+}
+
+}  // namespace
+
+Topology build_topology(const Machine& machine, int nodes, int groups) {
+  const NodeSpec& node = machine.node;
+  const DragonflySpec& net = machine.network;
+  require(nodes >= 1 && nodes <= machine.nodes, "nodes must be in [1, machine.nodes]");
+  require(node.devices >= 1, "node.devices must be >= 1");
+  require(!node.nics.empty(), "a node needs at least one NIC");
+  require(net.switches_per_group >= 1 && net.nodes_per_group >= 1, "dragonfly shape must be positive");
+  require(static_cast<int>(node.nics.size()) <= net.switches_per_group,
+          "a node's NICs must sit on different switches of its group");
+  require(net.global_links_per_group_pair >= 1 || net.groups <= 1, "global_links_per_group_pair must be >= 1");
+
+  Topology t;
+  t.nodes = nodes;
+  t.devices_per_node = node.devices;
+  t.nics_per_node = static_cast<int>(node.nics.size());
+  t.switches_per_group = net.switches_per_group;
+  t.nodes_per_group = net.nodes_per_group;
+  t.machine_groups = std::max(net.groups, 1);
+  t.groups = std::max((nodes + net.nodes_per_group - 1) / net.nodes_per_group, groups);
+  require(t.groups <= t.machine_groups, "more groups than the machine has");
+  t.switch_latency = net.switch_latency;
+  t.global_links_per_pair = net.global_links_per_group_pair;
+
+  const int D = t.devices(), N = nodes * t.nics_per_node, S = t.groups * t.switches_per_group;
+  t.graph = TopologyGraph(static_cast<std::size_t>(D + N + S));
+  for (int d = 0; d < D; ++d) t.graph[static_cast<std::size_t>(d)] = {VertexKind::device, d};
+  for (int i = 0; i < N; ++i) t.graph[static_cast<std::size_t>(t.nic_vertex(i))] = {VertexKind::nic, i};
+  for (int s = 0; s < S; ++s) t.graph[static_cast<std::size_t>(t.switch_vertex(s))] = {VertexKind::network_switch, s};
+
+  const std::vector<double> bw = add_intra_node_links(t, node, nodes);
+  choose_device_nics(t, node, bw);
+  add_nic_links(t, node, net, nodes);
+  add_local_links(t, net);
+  add_global_links(t, net);
   return t;
 }
 
