@@ -79,8 +79,8 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   if (!a.layout.empty()) {
     spec.layout = parse_layout(a.layout);
     if (!spec.layout) throw flag_error("--layout", a.layout, "Gdata x Gx x Gy x Gz, e.g. 512x2x2x2");
-    spec.group = a.group == "x" ? GroupKind::x : a.group == "y" ? GroupKind::y : a.group == "z" ? GroupKind::z
-                                                                                                : GroupKind::data;
+    spec.group = a.group == "x" ? CommGroup::x : a.group == "y" ? CommGroup::y : a.group == "z" ? CommGroup::z
+                                                                                                : CommGroup::data;
   } else if (a.nodes == 0 && a.devices == 0) {
     throw flag_error("--nodes", "", "--nodes N, --devices N or --layout L");
   }

@@ -24,7 +24,7 @@ class ProcessGrid {
   const Layout& layout() const { return layout_; }
   const RankCoords& coords() const { return coords_; }
   int rank() const { return rank_; }
-  const Communicator& group(GroupKind kind) const;
+  const Communicator& group(CommGroup kind) const;
   const Communicator& world() const { return world_; }
   // The ranks that see different tokens but hold the same X x Y shard: data x Z. Parameters not
   // sharded over Z (biases, norms, embeddings) complete their gradients over it.

@@ -22,7 +22,7 @@ namespace ws {
 template <class T>
 ShardSum<T> sum_over_x(const ProcessGrid& grid) {
   if (grid.layout().x == 1) return {};
-  return [&grid](T* data, std::size_t count) { grid.group(GroupKind::x).all_reduce_sum(data, count); };
+  return [&grid](T* data, std::size_t count) { grid.group(CommGroup::x).all_reduce_sum(data, count); };
 }
 
 // Backward-pass buffers shared by all blocks of a model (only one block runs backward at a time).

@@ -11,12 +11,14 @@ namespace ws {
 namespace {
 constexpr int kProgressTiles = 4;  // dW row tiles while a collective is in flight
 
-int coordinate(const RankCoords& c, GroupKind kind) {
+int coordinate(const RankCoords& c, CommGroup kind) {
   switch (kind) {
-    case GroupKind::x: return c.x;
-    case GroupKind::y: return c.y;
-    case GroupKind::z: return c.z;
-    case GroupKind::data: return c.data;
+    case CommGroup::x: return c.x;
+    case CommGroup::y: return c.y;
+    case CommGroup::z: return c.z;
+    case CommGroup::data: return c.data;
+    case CommGroup::data_z:
+    case CommGroup::world: assert(false && "an FC layer is sharded over the grid's axes only"); break;
   }
   return 0;
 }
@@ -77,7 +79,7 @@ template <class T>
 void FcLayer<T>::start_gather(const LayerContext<T>& ctx) {
   if (z_size_ == 1) return;
   block_.resize(weight_.size * z_size_);
-  gather_ = ctx.grid.group(GroupKind::z).iall_gather(ctx.store.value(weight_), block_.data(), weight_.size);
+  gather_ = ctx.grid.group(CommGroup::z).iall_gather(ctx.store.value(weight_), block_.data(), weight_.size);
   gathered_ahead_ = true;
 }
 
@@ -96,7 +98,7 @@ void FcLayer<T>::forward(const LayerContext<T>& ctx, const T* x, T* y, int m) {
     gathered_ahead_ = false;
   } else if (z_size_ > 1) {
     block_.resize(weight_.size * z_size_);
-    ctx.grid.group(GroupKind::z).all_gather(ctx.store.value(weight_), block_.data(), weight_.size);
+    ctx.grid.group(CommGroup::z).all_gather(ctx.store.value(weight_), block_.data(), weight_.size);
   }
   {
     const ComputeSpan span(ctx.grid.timeline(), ctx.phase, -1, gemm_name_.c_str());
@@ -146,7 +148,7 @@ void FcLayer<T>::backward(const LayerContext<T>& ctx, const T* x, const T* dy, T
     block_grad_.resize(block_.size());
     shard_grad_.resize(weight_.size);
     weight_gradient(T(0), block_grad_.data());
-    const Communicator& z = ctx.grid.group(GroupKind::z);
+    const Communicator& z = ctx.grid.group(CommGroup::z);
     pending_grad_ = ctx.store.grad(weight_);
     if (ctx.overlap.reduce_scatter) {
       finish_gradient();  // a previous step's scatter never outlives its step, but be safe

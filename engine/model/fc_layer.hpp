@@ -62,8 +62,8 @@ class FcLayer {
   int in_local() const { return k_local_; }
   int out_local() const { return n_local_; }
   FcOrientation orientation() const { return orientation_; }
-  GroupKind in_group() const { return orientation_ == FcOrientation::normal ? GroupKind::x : GroupKind::y; }
-  GroupKind out_group() const { return orientation_ == FcOrientation::normal ? GroupKind::y : GroupKind::x; }
+  CommGroup in_group() const { return orientation_ == FcOrientation::normal ? CommGroup::x : CommGroup::y; }
+  CommGroup out_group() const { return orientation_ == FcOrientation::normal ? CommGroup::y : CommGroup::x; }
 
  private:
   int k_, n_;

@@ -106,7 +106,7 @@ const T* Gpt<T>::forward_logits(const int* tokens, int sequences) {
     const ComputeSpan span(timeline, "fwd", -1, "lm_head.gemm");
     tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
   }
-  grid_.group(GroupKind::x).all_reduce_sum(logits_.data(), logits_.size());  // partial over features
+  grid_.group(CommGroup::x).all_reduce_sum(logits_.data(), logits_.size());  // partial over features
   return logits_.data();
 }
 

@@ -38,4 +38,20 @@ int group_size(const Layout& layout, CommGroup group) {
   return 1;
 }
 
+int group_stride(const Layout& layout, CommGroup group) {
+  switch (group) {
+    case CommGroup::x:
+    case CommGroup::world:
+      return 1;
+    case CommGroup::y:
+      return layout.x;
+    case CommGroup::z:
+    case CommGroup::data_z:
+      return layout.x * layout.y;
+    case CommGroup::data:
+      return layout.x * layout.y * layout.z;
+  }
+  return 1;
+}
+
 }  // namespace ws

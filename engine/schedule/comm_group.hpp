@@ -20,7 +20,9 @@ inline constexpr int kStepGroups = 5;
 
 // "x", "y", "z", "data", "data_z", "world": the spelling of trace events and summaries.
 const char* to_string(CommGroup group);
-// Ranks in one group of `group`'s kind under `layout` (the world: every rank).
+// Ranks in one group of `group`'s kind under `layout` (the world: every rank), and the stride
+// between consecutive members in rank order (X fastest; data x Z runs Z fastest, then data).
 int group_size(const Layout& layout, CommGroup group);
+int group_stride(const Layout& layout, CommGroup group);
 
 }  // namespace ws

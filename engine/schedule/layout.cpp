@@ -13,26 +13,6 @@ int rank_of(const Layout& l, const RankCoords& c) {
   return c.x + l.x * (c.y + l.y * (c.z + l.z * c.data));
 }
 
-int group_stride(const Layout& l, GroupKind kind) {
-  switch (kind) {
-    case GroupKind::x: return 1;
-    case GroupKind::y: return l.x;
-    case GroupKind::z: return l.x * l.y;
-    case GroupKind::data: return l.x * l.y * l.z;
-  }
-  return 1;
-}
-
-int group_size(const Layout& l, GroupKind kind) {
-  switch (kind) {
-    case GroupKind::x: return l.x;
-    case GroupKind::y: return l.y;
-    case GroupKind::z: return l.z;
-    case GroupKind::data: return l.data;
-  }
-  return 1;
-}
-
 std::string to_string(const Layout& l) { return fmt::format("{}x{}x{}x{}", l.data, l.x, l.y, l.z); }
 
 std::optional<Layout> parse_layout(std::string_view text) {
@@ -50,16 +30,6 @@ std::optional<Layout> parse_layout(std::string_view text) {
   }
   if (p != end) return std::nullopt;
   return Layout{parts[0], parts[1], parts[2], parts[3]};
-}
-
-const char* to_string(GroupKind kind) {
-  switch (kind) {
-    case GroupKind::x: return "x";
-    case GroupKind::y: return "y";
-    case GroupKind::z: return "z";
-    case GroupKind::data: return "data";
-  }
-  return "?";
 }
 
 }  // namespace ws

@@ -25,17 +25,10 @@ struct RankCoords {
   friend bool operator==(const RankCoords&, const RankCoords&) = default;
 };
 
-enum class GroupKind { x, y, z, data };
-
 RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, const RankCoords& c);
 
-// Stride between consecutive members of a group in rank order, and its size.
-int group_stride(const Layout& layout, GroupKind kind);
-int group_size(const Layout& layout, GroupKind kind);
-
 std::string to_string(const Layout& layout);          // "64x2x2x2" (Gdata x Gx x Gy x Gz)
 std::optional<Layout> parse_layout(std::string_view text);  // inverse of to_string
-const char* to_string(GroupKind kind);
 
 }  // namespace ws

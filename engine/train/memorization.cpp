@@ -48,8 +48,8 @@ MemorizationResult evaluate_memorization(Gpt<T>& model, const ProcessGrid& grid,
       const T* row = logits + (static_cast<std::size_t>(s) * seq + position - 1) * vocabulary;
       chosen[s] = picks ? greedy_token(row, vocabulary) : 0;
     }
-    grid.group(GroupKind::x).all_reduce_sum(chosen.data(), chosen.size());
-    grid.group(GroupKind::y).all_reduce_sum(chosen.data(), chosen.size());
+    grid.group(CommGroup::x).all_reduce_sum(chosen.data(), chosen.size());
+    grid.group(CommGroup::y).all_reduce_sum(chosen.data(), chosen.size());
     for (int s = 0; s < n; ++s) {
       if (chosen[s] == text_token(s, position)) ++correct_per_sequence[s];
       if (position < seq) tokens[static_cast<std::size_t>(s) * seq + position] = chosen[s];

@@ -75,7 +75,7 @@ StepResult Trainer<T>::step() {
   const double global_tokens = static_cast<double>(run_.batch_sequences) * seq;
   // Z-sharded weights were already reduce-scattered over Z in backward and now sum over data;
   // everything replicated over Z sums over data x Z.
-  const Communicator& data = grid_.group(GroupKind::data);
+  const Communicator& data = grid_.group(CommGroup::data);
   const Communicator& batch_group = grid_.batch_group();
   // Gradients are all-reduced in buckets: the tensors of one call that complete over the same
   // group are packed into one buffer, so a block costs two collectives instead of one per tensor (a
@@ -139,9 +139,9 @@ StepResult Trainer<T>::step() {
     if (sums[1] > 0 && sums[1] != global_tokens) scale_gradients(store, static_cast<T>(global_tokens / sums[1]));
     square = gradient_square_share(store);
   }
-  grid_.group(GroupKind::x).all_reduce_sum(&square, 1);
-  grid_.group(GroupKind::y).all_reduce_sum(&square, 1);
-  grid_.group(GroupKind::z).all_reduce_sum(&square, 1);
+  grid_.group(CommGroup::x).all_reduce_sum(&square, 1);
+  grid_.group(CommGroup::y).all_reduce_sum(&square, 1);
+  grid_.group(CommGroup::z).all_reduce_sum(&square, 1);
   const double norm = std::sqrt(square);
   {
     const ComputeSpan span(timeline, "optimizer", -1, "adamw");

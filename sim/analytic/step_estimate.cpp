@@ -44,8 +44,8 @@ namespace {
 
 // One FC layer's costs on this rank.
 struct FcCost {
-  GroupKind k_group = GroupKind::x;  // splits in-features: forward output all-reduce
-  GroupKind n_group = GroupKind::y;  // splits out-features: backward dX all-reduce
+  CommGroup k_group = CommGroup::x;  // splits in-features: forward output all-reduce
+  CommGroup n_group = CommGroup::y;  // splits out-features: backward dX all-reduce
   Time forward;                      // GEMM + attached element-wise / attention work
   Time backward;                     // dX + dW GEMMs + backward of the attached work (+ recompute)
   Time dw_gemm;
@@ -56,15 +56,19 @@ struct FcCost {
   Time data_all_reduce;
 };
 
-Time& exposed_of(StepBreakdown& step, GroupKind kind) {
+Time& exposed_of(StepBreakdown& step, CommGroup kind) {
   switch (kind) {
-    case GroupKind::x:
+    case CommGroup::x:
       return step.exposed_x;
-    case GroupKind::y:
+    case CommGroup::y:
       return step.exposed_y;
-    case GroupKind::z:
+    case CommGroup::z:
       return step.exposed_z;
-    case GroupKind::data:
+    // data x Z and the world (gradients replicated over Z, the loss, the gradient norm) count as
+    // data-parallel work, as the flow evaluator books them.
+    case CommGroup::data:
+    case CommGroup::data_z:
+    case CommGroup::world:
       return step.exposed_data;
   }
   return step.exposed_data;
@@ -86,10 +90,10 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
   const double m = sequences * S;
 
   // Each collective alone on the job's network (the closed form of sim/pricing).
-  auto collective = [&](CollectiveOp op, GroupKind kind, double bytes) {
-    const CommGroup group = kind == GroupKind::x   ? CommGroup::x
-                            : kind == GroupKind::y ? CommGroup::y
-                            : kind == GroupKind::z ? CommGroup::z
+  auto collective = [&](CollectiveOp op, CommGroup kind, double bytes) {
+    const CommGroup group = kind == CommGroup::x   ? CommGroup::x
+                            : kind == CommGroup::y ? CommGroup::y
+                            : kind == CommGroup::z ? CommGroup::z
                                                    : CommGroup::data;
     return collective_time(network, layout, CollectiveCall{group, op, static_cast<Bytes>(std::llround(bytes))});
   };
@@ -97,8 +101,8 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
 
   auto fc = [&](double k, double n, bool transposed, Time fwd_extra, Time bwd_extra, bool recomputed) {
     FcCost c;
-    c.k_group = transposed ? GroupKind::y : GroupKind::x;
-    c.n_group = transposed ? GroupKind::x : GroupKind::y;
+    c.k_group = transposed ? CommGroup::y : CommGroup::x;
+    c.n_group = transposed ? CommGroup::x : CommGroup::y;
     const double k_local = k / (transposed ? gy : gx);
     const double n_local = n / (transposed ? gx : gy);
     const Time fwd_gemm = gemm_time(dev, prec, m, n_local, k_local);
@@ -109,9 +113,9 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
     const double block_bytes = k_local * n_local * e;
     c.forward_all_reduce = collective(CollectiveOp::all_reduce, c.k_group, m * n_local * e);
     c.backward_all_reduce = collective(CollectiveOp::all_reduce, c.n_group, m * k_local * e);
-    c.all_gather = collective(CollectiveOp::all_gather, GroupKind::z, block_bytes);
-    c.reduce_scatter = collective(CollectiveOp::reduce_scatter, GroupKind::z, block_bytes);
-    c.data_all_reduce = collective(CollectiveOp::all_reduce, GroupKind::data, block_bytes / gz);
+    c.all_gather = collective(CollectiveOp::all_gather, CommGroup::z, block_bytes);
+    c.reduce_scatter = collective(CollectiveOp::reduce_scatter, CommGroup::z, block_bytes);
+    c.data_all_reduce = collective(CollectiveOp::all_reduce, CommGroup::data, block_bytes / gz);
     return c;
   };
 
@@ -186,8 +190,8 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
   // Replicated small parameters (biases, layer norms: see memory.cpp), all-reduced over Z then data.
   const double small_bytes =
       e * (model.layers * (3.0 * h / gy + h / gx + 4.0 * h / gy + h / gx + 4.0 * h / gx) + 2.0 * h / gx);
-  step.exposed_z += collective(CollectiveOp::all_reduce, GroupKind::z, small_bytes);
-  step.exposed_data += collective(CollectiveOp::all_reduce, GroupKind::data, small_bytes);
+  step.exposed_z += collective(CollectiveOp::all_reduce, CommGroup::z, small_bytes);
+  step.exposed_data += collective(CollectiveOp::all_reduce, CommGroup::data, small_bytes);
 
   if (options.variability) {
     // The slowest device paces the job; each layer's synchronizations wait for a group's slowest
@@ -195,18 +199,18 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
     const Variability& v = machine.variability;
     step.skew += scale(step.compute, v.device_speed_spread * expected_max_of_normals(layout.devices()));
     double lag[4];  // expected maximum of each group kind's members, in standard deviations
-    for (const GroupKind kind : {GroupKind::x, GroupKind::y, GroupKind::z, GroupKind::data})
+    for (const CommGroup kind : {CommGroup::x, CommGroup::y, CommGroup::z, CommGroup::data})
       lag[static_cast<int>(kind)] = expected_max_of_normals(group_size(layout, kind));
-    auto wait = [&](GroupKind kind, Time span) {
+    auto wait = [&](CommGroup kind, Time span) {
       const double noise = v.compute_noise * span.seconds(), jitter = v.collective_entry_jitter.seconds();
       return Time::from_seconds(std::sqrt(noise * noise + jitter * jitter) * lag[static_cast<int>(kind)]);
     };
     for (int i = 0; i < layer_count; ++i) {
       const FcCost& c = layer(i);
-      step.skew += wait(c.k_group, c.forward) + wait(GroupKind::z, c.forward) + wait(c.n_group, c.backward) +
-                   wait(GroupKind::z, c.backward);
+      step.skew += wait(c.k_group, c.forward) + wait(CommGroup::z, c.forward) + wait(c.n_group, c.backward) +
+                   wait(CommGroup::z, c.backward);
     }
-    step.skew += wait(GroupKind::data, step.compute);
+    step.skew += wait(CommGroup::data, step.compute);
   }
   est.memory = estimate_memory(model, batch, layout, options.bytes_per_element(), options.recompute);
   est.fits_memory = est.memory.total_bytes() <= dev.memory_capacity_bytes;

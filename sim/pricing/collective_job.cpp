@@ -43,16 +43,6 @@ std::string vertex_name(const Topology& t, int v) {
   return "?";
 }
 
-CommGroup step_group(GroupKind kind) {
-  switch (kind) {
-    case GroupKind::x: return CommGroup::x;
-    case GroupKind::y: return CommGroup::y;
-    case GroupKind::z: return CommGroup::z;
-    case GroupKind::data: return CommGroup::data;
-  }
-  return CommGroup::data;
-}
-
 // The machine with the requested library first (the models price with the default library) and
 // the requested routing.
 Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
@@ -111,7 +101,7 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   rep.library = library.name;
   rep.routing = m.network.routing;
   JobNetwork network(m, devices, spec.placement, spec.seed);
-  const GroupGeometry g = spec.layout ? geometry(*spec.layout, step_group(spec.group)) : GroupGeometry{1, devices};
+  const GroupGeometry g = spec.layout ? geometry(*spec.layout, spec.group) : GroupGeometry{1, devices};
   rep.communicators = static_cast<int>(network.communicators(g).size());
   rep.members = g.size;
   rep.algorithm = spec.algorithm.value_or(choose_algorithm(network, library, g, spec.op, spec.bytes));

@@ -24,7 +24,7 @@ struct CollectiveJobSpec {
   int nodes = 0;    // job nodes; 0: enough for `devices` (or the layout)
   int devices = 0;  // job devices = ranks; 0: nodes x devices per node
   std::optional<Layout> layout;  // set: run every `group` group of the layout at once
-  GroupKind group = GroupKind::data;
+  CommGroup group = CommGroup::data;
   std::optional<CollectiveAlgorithm> algorithm;  // none: the library's selection
   std::string library;                           // empty: the machine's default library
   std::optional<RoutingPolicy> routing;          // none: the machine's

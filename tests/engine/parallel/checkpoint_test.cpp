@@ -268,7 +268,7 @@ TEST(Timeline, AttributesCollectivesToTheirGroup) {
   t.set_tracing(true);
   const TimelineTotals before = t.totals();
   std::vector<float> data(1000, 1.0f);
-  grid.group(GroupKind::data).all_reduce_sum(data.data(), data.size());
+  grid.group(CommGroup::data).all_reduce_sum(data.data(), data.size());
   Request r = grid.batch_group().iall_reduce_sum(data.data(), data.size());
   r.wait();
   const TimelineTotals d = difference(t.totals(), before);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/schedule/comm_group.hpp"
+
 namespace ws {
 namespace {
 
@@ -16,11 +18,16 @@ TEST(Layout, CoordsRoundTripAndXIsFastest) {
 
 TEST(Layout, GroupStridesAreProductsOfInnerSizes) {
   const Layout l{3, 2, 4, 5};
-  EXPECT_EQ(group_stride(l, GroupKind::x), 1);
-  EXPECT_EQ(group_stride(l, GroupKind::y), 2);
-  EXPECT_EQ(group_stride(l, GroupKind::z), 8);
-  EXPECT_EQ(group_stride(l, GroupKind::data), 40);
-  EXPECT_EQ(group_size(l, GroupKind::data), 3);
+  EXPECT_EQ(group_stride(l, CommGroup::x), 1);
+  EXPECT_EQ(group_stride(l, CommGroup::y), 2);
+  EXPECT_EQ(group_stride(l, CommGroup::z), 8);
+  EXPECT_EQ(group_stride(l, CommGroup::data), 40);
+  EXPECT_EQ(group_size(l, CommGroup::data), 3);
+  // data x Z: Z fastest, then data, so consecutive members are Gx Gy ranks apart.
+  EXPECT_EQ(group_stride(l, CommGroup::data_z), 8);
+  EXPECT_EQ(group_size(l, CommGroup::data_z), 15);
+  EXPECT_EQ(group_stride(l, CommGroup::world), 1);
+  EXPECT_EQ(group_size(l, CommGroup::world), l.devices());
 }
 
 TEST(Layout, TextRoundTrip) {

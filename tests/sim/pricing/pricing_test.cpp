@@ -235,7 +235,7 @@ TEST(CollectiveJob, TwoRunsGiveIdenticalReports) {
   spec.op = CollectiveOp::all_reduce;
   spec.bytes = 32_MiB;
   spec.layout = Layout{8, 2, 1, 1};
-  spec.group = GroupKind::data;
+  spec.group = CommGroup::data;
   spec.placement = NodeAllocation::scattered;
   spec.seed = 3;
   const auto a = run_collective_job(m, spec), b = run_collective_job(m, spec);
