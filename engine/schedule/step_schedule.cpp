@@ -77,7 +77,7 @@ class ScheduleBuilder {
     sequences_ = sequences_global / (static_cast<long long>(layout.data) * layout.z);
     m_ = sequences_ * model.sequence_length;
     width_ = model.hidden / layout.x;
-    e_ = options.bytes_per_element;
+    e_ = options.bytes_per_element();
     for (const RankTensor& t : tensors_) parameters_ += t.elements;
   }
 

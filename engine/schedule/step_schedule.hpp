@@ -18,6 +18,7 @@
 #include "engine/schedule/elementwise_kernel.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
+#include "engine/schedule/precision.hpp"
 
 namespace ws {
 
@@ -81,13 +82,17 @@ struct StepOp {
 };
 
 // The engine's switches that change what a step does (weakscale-engine flags).
+// The switches of one step that change its ops: precision (bytes moved), recomputation, and the
+// overlap schemes of ../shared/docs/4d-algorithm.md. Defaults are the engine's; the simulator's
+// StepOptions (sim/step/step_options.hpp) extends them with the machine-side switches.
 struct StepScheduleOptions {
-  int bytes_per_element = 4;           // the engine trains in fp32
-  bool recompute = false;              // --recompute
-  bool overlap_all_reduce = true;      // OAR
-  bool overlap_reduce_scatter = true;  // ORS
-  bool overlap_all_gather = true;      // OAG
-  bool overlap_data_parallel = true;   // off with --no-overlap-dp
+  Precision precision = Precision::fp32;  // the engine trains in fp32
+  bool recompute = false;                 // --recompute
+  bool overlap_all_reduce = true;         // OAR: Y all-reduce of dX overlaps the dW GEMM
+  bool overlap_reduce_scatter = true;     // ORS: Z reduce-scatter of dW overlaps earlier layers' backward
+  bool overlap_all_gather = true;         // OAG: Z all-gather of the next layer's weights prefetched
+  bool overlap_data_parallel = true;      // data-parallel all-reduce bucketed into backward (--no-overlap-dp)
+  int bytes_per_element() const { return element_bytes(precision); }
 };
 
 struct StepSchedule {

@@ -65,7 +65,7 @@ PublishedRowModel::PublishedRowModel(const Machine& machine, const PublishedColl
   const GroupGeometry g{1, row.devices};
   members_ = g.size;
   nodes_spanned_ = network.nodes_spanned(g);
-  nccl_all_reduce_ = selection_rules(library) == SelectionRules::nccl && op_ == CollectiveOp::all_reduce;
+  nccl_all_reduce_ = collective_family(library) == CollectiveFamily::nccl && op_ == CollectiveOp::all_reduce;
   ring_ = network.program(g, CollectiveAlgorithm::ring, op_, row.bytes, false);
   if (nccl_all_reduce_) {
     tree_ = network.program(g, CollectiveAlgorithm::tree, op_, row.bytes, false);

@@ -36,15 +36,6 @@ bool supports(CollectiveAlgorithm a, CollectiveOp op) {
   return true;
 }
 
-SelectionRules selection_rules(const CollectiveLibrary& library) {
-  switch (collective_family(library)) {
-    case CollectiveFamily::nccl: return SelectionRules::nccl;
-    case CollectiveFamily::open_mpi: return SelectionRules::open_mpi;
-    case CollectiveFamily::mpich: return SelectionRules::mpich;
-  }
-  return SelectionRules::mpich;
-}
-
 Bytes nccl_tree_threshold(int nodes) {
   if (nodes < 2 || nodes > 32) return 0;
   constexpr double kAtTwoNodes = 4.0 * 1024 * 1024;
@@ -69,11 +60,11 @@ Bytes nccl_tree_threshold(const CollectiveLibrary& library, int nodes) {
 CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, CollectiveOp op, Bytes bytes, int members,
                                      int nodes) {
   if (members < 2) return CollectiveAlgorithm::ring;
-  if (selection_rules(library) == SelectionRules::nccl) {
+  if (collective_family(library) == CollectiveFamily::nccl) {
     if (op == CollectiveOp::all_reduce && bytes < nccl_tree_threshold(library, nodes)) return CollectiveAlgorithm::tree;
     return CollectiveAlgorithm::ring;
   }
-  if (selection_rules(library) == SelectionRules::open_mpi) {
+  if (collective_family(library) == CollectiveFamily::open_mpi) {
     return op == CollectiveOp::all_gather ? CollectiveAlgorithm::ring : CollectiveAlgorithm::binomial;
   }
   if (op == CollectiveOp::all_reduce) return CollectiveAlgorithm::rhd;

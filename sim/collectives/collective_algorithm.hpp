@@ -34,8 +34,7 @@ bool supports(CollectiveAlgorithm a, CollectiveOp op);
 //  Open MPI (coll/libnbc, the engine's MPI_Iallreduce in place, MPI_Ireduce_scatter_block,
 //         MPI_Iallgather): all-reduce and reduce-scatter binomial; all-gather ring (libnbc's
 //         linear exchange moves the same bytes per member, in one step instead of p - 1).
-enum class SelectionRules { nccl, mpich, open_mpi };
-SelectionRules selection_rules(const CollectiveLibrary& library);
+// (The family comes from the library's name: collective_family, sim/machine/machine.hpp.)
 
 // NCCL tree/ring switch point for all-reduce. From the library's `tree_threshold` points when the
 // machine file has them: log-log interpolation between points, 0 (ring) below the first and above

@@ -14,15 +14,6 @@ FlopRate peak(const DeviceSpec& device, Precision precision) {
   return device.peak_fp32;
 }
 
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::bf16: return "bf16";
-    case Precision::fp16: return "fp16";
-    case Precision::fp32: return "fp32";
-  }
-  return "?";
-}
-
 const char* to_string(RoutingPolicy r) {
   switch (r) {
     case RoutingPolicy::minimal: return "minimal";

@@ -10,11 +10,11 @@
 
 #include "engine/schedule/elementwise_kernel.hpp"
 #include "engine/schedule/collective_op.hpp"
+#include "engine/schedule/precision.hpp"
 #include "base/units.hpp"
 
 namespace ws {
 
-enum class Precision { bf16, fp16, fp32 };
 
 // One measured or estimated GEMM efficiency (achieved / peak) at a shape C[m x n] += A[m x k] B[k x n].
 struct GemmEfficiencySample {
@@ -223,7 +223,6 @@ struct Machine {
 };
 
 FlopRate peak(const DeviceSpec& device, Precision precision);
-const char* to_string(Precision p);
 const char* to_string(RoutingPolicy r);
 const char* to_string(UncertainParameter p);
 

@@ -82,7 +82,7 @@ CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrar
                                      CollectiveOp op, Bytes bytes) {
   const int nodes = network.nodes_spanned(g);
   if (g.size < 2) return CollectiveAlgorithm::ring;
-  if (selection_rules(library) != SelectionRules::nccl || op != CollectiveOp::all_reduce ||
+  if (collective_family(library) != CollectiveFamily::nccl || op != CollectiveOp::all_reduce ||
       thresholds_cover(library, nodes)) {
     return select_algorithm(library, op, bytes, g.size, nodes);
   }

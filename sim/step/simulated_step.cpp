@@ -32,17 +32,6 @@
 
 namespace ws {
 
-StepScheduleOptions schedule_options(const StepOptions& options) {
-  StepScheduleOptions o;
-  o.bytes_per_element = options.bytes_per_element();
-  o.recompute = options.recompute;
-  o.overlap_all_reduce = options.overlap_all_reduce;
-  o.overlap_reduce_scatter = options.overlap_reduce_scatter;
-  o.overlap_all_gather = options.overlap_all_gather;
-  o.overlap_data_parallel = options.overlap_data_parallel;
-  return o;
-}
-
 namespace {
 
 // GEMMs at the machine's shape-dependent efficiency; element-wise work at the slower of its memory
@@ -240,7 +229,7 @@ SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedul
 
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config) {
   const StepSchedule schedule =
-      make_step_schedule(config.model, config.layout, config.sequences, schedule_options(config.options));
+      make_step_schedule(config.model, config.layout, config.sequences, config.options);
   JobNetwork network(machine, config.layout.devices(), config.options.allocation);
   return simulate_schedule(network, schedule, config.options, config.trace, config.collectives);
 }

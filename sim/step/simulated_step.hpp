@@ -60,8 +60,6 @@ struct SimulatedStep {
 
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config);
 
-// The schedule switches that StepOptions sets (precision -> bytes per element, recompute, overlaps).
-StepScheduleOptions schedule_options(const StepOptions& options);
 // Executes an already built schedule (simulate_step builds it from the config) on `network` (a job
 // of the layout's size on the machine; the caller may keep it for several layouts of one size).
 SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,

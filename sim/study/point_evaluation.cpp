@@ -105,7 +105,7 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
   PointEvaluation e = evaluate_on(network, point, options, std::max(top_k, simulated));
   for (LayoutEstimate& c : e.candidates) {
     const StepSchedule schedule =
-        make_step_schedule(point.model, c.layout, point.batch.sequences, schedule_options(options));
+        make_step_schedule(point.model, c.layout, point.batch.sequences, options);
     c = with_simulated_step(c, simulate_schedule(network, schedule, options, false, CollectiveModel::flow));
   }
   // Ties keep the analytic order.
@@ -116,7 +116,7 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
     // The best layout once more with every collective alone: what sharing the network cost it.
     LayoutEstimate& best = e.candidates.front();
     const StepSchedule schedule =
-        make_step_schedule(point.model, best.layout, point.batch.sequences, schedule_options(options));
+        make_step_schedule(point.model, best.layout, point.batch.sequences, options);
     best.isolated = breakdown_of(simulate_schedule(network, schedule, options, false, CollectiveModel::closed_form));
   }
   return e;

@@ -75,7 +75,7 @@ inline bool is_subsequence(const std::vector<std::string>& part, const std::vect
 
 inline StepScheduleOptions schedule_options(const RunConfig& run) {
   StepScheduleOptions o;
-  o.bytes_per_element = 4;  // Trainer<float>
+  o.precision = Precision::fp32;  // Trainer<float>
   o.recompute = run.recompute;
   o.overlap_all_reduce = run.overlap.all_reduce;
   o.overlap_reduce_scatter = run.overlap.reduce_scatter;

@@ -36,7 +36,7 @@ std::map<Key, Totals> totals_of(const StepSchedule& s) {
 // squared gradient norm over X, Y and Z.
 std::map<Key, Totals> closed_form(const ModelSpec& model, const Layout& g, long long sequences,
                                   const StepScheduleOptions& o) {
-  const double e = o.bytes_per_element, h = model.hidden, L = model.layers, V = model.vocabulary,
+  const double e = o.bytes_per_element(), h = model.hidden, L = model.layers, V = model.vocabulary,
                S = model.sequence_length;
   const double m = static_cast<double>(sequences) / (g.data * g.z) * S;
   const double X = g.x, Y = g.y, Z = g.z;
@@ -98,7 +98,7 @@ std::vector<StepScheduleOptions> option_sets() {
   off.overlap_all_reduce = off.overlap_reduce_scatter = off.overlap_all_gather = off.overlap_data_parallel =
       false;
   recompute.recompute = true;
-  recompute.bytes_per_element = 2;
+  recompute.precision = Precision::bf16;
   return {on, off, recompute};
 }
 

@@ -108,7 +108,7 @@ TEST(SimulatedStep, OneRankStepIsTheSumOfItsComputeTasks) {
   const SimulatedStep step = simulate_step(local, c);
   Time sum;
   for (const StepOp& op :
-       make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops) {
+       make_step_schedule(c.model, c.layout, c.sequences, c.options).ops) {
     ASSERT_EQ(op.kind, StepOpKind::compute) << op.name;
     // Element-wise work: the slower of its memory traffic and its calibrated arithmetic.
     Time elementwise = transfer_time(op.memory_bytes, local.device.memory_bandwidth);
@@ -136,7 +136,7 @@ TEST(SimulatedStep, TurningAnOverlapOnNeverMakesTheStepSlower) {
     // One job network for the layout's 160 steps (as simulate_step would build each time).
     JobNetwork network(frontier, layout.devices());
     auto simulate = [&](const SimulatedStepConfig& c) {
-      const StepSchedule schedule = make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options));
+      const StepSchedule schedule = make_step_schedule(c.model, c.layout, c.sequences, c.options);
       return simulate_schedule(network, schedule, c.options, false);
     };
     for (int off = 0; off < 32; ++off) {
@@ -185,7 +185,7 @@ TEST(SimulatedStep, TraceHoldsExactlyTheScheduledCollectives) {
     c.trace = true;
     std::map<std::string, int> scheduled, simulated;
     for (const StepOp& op :
-         make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops)
+         make_step_schedule(c.model, c.layout, c.sequences, c.options).ops)
       if (op.kind == StepOpKind::collective) ++scheduled[op.name];
     for (const SimulatedEvent& e : simulate_step(frontier, c).events)
       if (e.comm) ++simulated[e.name];
@@ -201,7 +201,7 @@ TEST(SimulatedStep, TraceShowsTheTracedPhasesInScheduleOrder) {
   SimulatedStepConfig c = frontier_sized(Layout{2, 2, 2, 2});
   c.trace = true;
   std::vector<std::string> scheduled, simulated;
-  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops)
+  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, c.options).ops)
     if (op.kind == StepOpKind::compute && op.traced) scheduled.push_back(op.name);
   Time previous_end;
   for (const SimulatedEvent& e : simulate_step(frontier, c).events) {
@@ -266,7 +266,7 @@ TEST(SimulatedStep, ElementwiseOpTakesTheSlowerOfMemoryAndArithmetic) {
   Machine local = machine("local.yaml");
   const SimulatedStepConfig c = engine_sized(Layout{});
   double gelu_elements = 0, gelu_bytes = 0;
-  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, schedule_options(c.options)).ops) {
+  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, c.options).ops) {
     if (op.compute != ComputeKind::gelu) continue;
     ASSERT_TRUE(op.kernel.has_value()) << op.name;
     gelu_elements += op.elements;
