@@ -53,7 +53,7 @@ void BM_TrainingStep(benchmark::State& state, bool recompute) {
   run.model = ws::ModelSpec{"bench", 4, 1024, 16, 512, 50304, 1};
   run.batch_sequences = 4;
   run.seed = 1;
-  run.recompute = recompute;
+  run.schedule.recompute = recompute;
   const ws::ProcessGrid grid = ws::ProcessGrid::serial();
   const ws::SyntheticTokens source(run.seed, run.model.vocabulary);
   ws::Trainer<float> trainer(run, grid, source);

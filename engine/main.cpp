@@ -175,9 +175,11 @@ std::optional<int> parse(int argc, char** argv, int rank, Options& o) {
     return code == 0 ? 0 : kExitBadInput;
   }
   o.run.tune_gemm = !no_tune;
-  o.run.overlap_data_parallel = !no_overlap;
-  o.run.overlap = ws::OverlapOptions{!no_oar, !no_ors, !no_oag};
-  o.run.recompute = recompute;
+  o.run.schedule.overlap_data_parallel = !no_overlap;
+  o.run.schedule.overlap_all_reduce = !no_oar;
+  o.run.schedule.overlap_reduce_scatter = !no_ors;
+  o.run.schedule.overlap_all_gather = !no_oag;
+  o.run.schedule.recompute = recompute;
   o.eval.prefix = o.eval.prefix < 0 ? m.sequence_length / 2 : o.eval.prefix;
   o.eval.length = o.eval.length < 0 ? m.sequence_length - o.eval.prefix : o.eval.length;
   if (o.eval.sequences == 0) o.eval.sequences = static_cast<int>(std::min<long long>(o.run.batch_sequences, 1 << 30));
@@ -360,7 +362,7 @@ int run(int argc, char** argv) {
                                {"batch", o.run.batch_sequences},
                                {"seed", o.run.seed},
                                {"data", data_name},
-                               {"recompute", o.run.recompute},
+                               {"recompute", o.run.schedule.recompute},
                                {"goldfish_k", o.run.goldfish.k},
                                {"goldfish_context", o.run.goldfish.context},
                                {"first_step", trainer.steps_done() + 1},
@@ -404,7 +406,7 @@ int run(int argc, char** argv) {
   std::string trace;
   if (!o.trace_file.empty()) trace = ws::gather_trace_json(grid.timeline(), grid.world());
   const ws::RunSummary summary = ws::summarize(records, o.warmup, o.run.model, o.run.batch_sequences,
-                                               o.run.recompute, ranks, in.peak);
+                                               o.run.schedule.recompute, ranks, in.peak);
   if (rank != 0) return 0;  // what follows is rank 0's output, no collective left
   return report_run(o, summary, trace, trainer.tuner());
 }

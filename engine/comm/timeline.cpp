@@ -142,9 +142,17 @@ ComputeSpan::ComputeSpan(Timeline& timeline, const char* phase, int block, const
   start_us_ = timeline_.now_us();
 }
 
+ComputeSpan::ComputeSpan(Timeline& timeline, const std::string& name)
+    : timeline_(timeline), phase_(nullptr), block_(-1), what_(nullptr), name_(&name), start_us_(0) {
+  timeline_.progress();
+  start_us_ = timeline_.now_us();
+}
+
 ComputeSpan::~ComputeSpan() {
   const double end = timeline_.now_us();
-  if (timeline_.tracing()) {
+  if (timeline_.tracing() && name_ != nullptr) {
+    timeline_.record_compute(*name_, start_us_, end);
+  } else if (timeline_.tracing()) {
     std::string name = phase_;
     if (block_ >= 0) name += ".block" + std::to_string(block_);
     name += ".";

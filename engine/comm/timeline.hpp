@@ -109,6 +109,8 @@ class ComputeSpan {
  public:
   // name = phase + "." + what, or phase + ".block<b>." + what when block >= 0.
   ComputeSpan(Timeline& timeline, const char* phase, int block, const char* what);
+  // A step op's span: `name` (the op's) outlives the span.
+  ComputeSpan(Timeline& timeline, const std::string& name);
   ~ComputeSpan();
   ComputeSpan(const ComputeSpan&) = delete;
   ComputeSpan& operator=(const ComputeSpan&) = delete;
@@ -118,6 +120,7 @@ class ComputeSpan {
   const char* phase_;
   int block_;
   const char* what_;
+  const std::string* name_ = nullptr;
   double start_us_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "engine/kernels/gelu.hpp"
@@ -63,93 +64,176 @@ void Block<T>::init(ParameterStore<T>& store, std::uint64_t seed) const {
 }
 
 template <class T>
-void Block<T>::forward(const LayerContext<T>& ctx, const T* x_in, T* x_out, int sequences, BlockActivations<T>& a) {
-  const int m = sequences * seq_, w = width_;
-  const auto rows = static_cast<std::size_t>(m);
-  const auto mw = rows * w;
+void Block<T>::prepare(int sequences, BlockActivations<T>& a) {
   attention_.sequences = sequences;
+  const auto rows = static_cast<std::size_t>(sequences) * seq_;
+  const auto mw = rows * width_;
   a.ln1.resize(mw), a.mean1.resize(rows), a.rstd1.resize(rows), a.qkv_out.resize(rows * qkv_.out_local());
   a.probs.resize(attention_.probs_size()), a.att.resize(rows * proj_.in_local()), a.mid.resize(mw);
   a.ln2.resize(mw), a.mean2.resize(rows), a.rstd2.resize(rows), a.up_out.resize(rows * up_.out_local());
   a.gelu_out.resize(a.up_out.size()), a.gelu_tanh.resize(a.up_out.size());
+}
+
+template <class T>
+typename Block<T>::NormOperands Block<T>::norm(int layer, const BlockBuffers<T>& io) const {
+  BlockActivations<T>& a = *io.activations;
+  BlockScratch<T>& d = *io.scratch;
+  if (layer == 0)
+    return {io.x_in, a.ln1.data(), a.mean1.data(), a.rstd1.data(), ln1_gamma_, ln1_beta_, d.d_norm.data(), io.dx_in};
+  return {a.mid.data(), a.ln2.data(), a.mean2.data(), a.rstd2.data(), ln2_gamma_, ln2_beta_, d.d_norm.data(),
+          d.d_mid.data()};
+}
+
+template <class T>
+typename Block<T>::FcOperands Block<T>::fc(int layer, const BlockBuffers<T>& io) {
+  BlockActivations<T>& a = *io.activations;
+  BlockScratch<T>& d = *io.scratch;
+  switch (layer) {
+    case 0: return {&qkv_, a.ln1.data(), a.qkv_out.data(), d.d_qkv.data(), d.d_norm.data()};
+    case 1: return {&proj_, a.att.data(), a.mid.data(), d.d_mid.data(), d.d_att.data()};
+    case 2: return {&up_, a.ln2.data(), a.up_out.data(), d.d_mlp.data(), d.d_norm.data()};
+    default: return {&down_, a.gelu_out.data(), io.x_out, io.dx_out, d.d_mlp.data()};
+  }
+}
+
+template <class T>
+void Block<T>::compute_norm(const StepOp& op, ParameterStore<T>& s, const BlockBuffers<T>& io) {
+  const int m = rows(), w = width_;
+  const NormOperands n = norm(op.layer, io);
+  switch (op.task) {
+    case StepTask::norm_row_sums:
+      if (op.layer == 1) {  // ln2 normalises the attention output plus the block input
+        BlockActivations<T>& a = *io.activations;
+        for (std::size_t i = 0; i < a.mid.size(); ++i) a.mid[i] += io.x_in[i];
+      }
+      layer_norm_row_sums(n.x, n.mean, m, w);
+      break;
+    case StepTask::norm_deviations:
+      layer_norm_deviations(n.x, n.mean, n.rstd, m, w, hidden_);
+      break;
+    case StepTask::norm_normalize:
+      layer_norm_normalize(n.x, s.value(n.gamma), s.value(n.beta), n.y, n.mean, n.rstd, m, w, hidden_);
+      break;
+    case StepTask::norm_backward_sums:
+      io.scratch->norm_sums.resize(2 * static_cast<std::size_t>(m));
+      layer_norm_backward_sums(n.dy, n.x, s.value(n.gamma), n.mean, n.rstd, io.scratch->norm_sums.data(),
+                               s.grad(n.gamma), s.grad(n.beta), m, w);
+      break;
+    case StepTask::norm_backward_dx:
+      // ln1's input gradient starts as the residual's (the gradient passed straight through).
+      if (op.layer == 0) std::copy(io.scratch->d_mid.begin(), io.scratch->d_mid.end(), io.dx_in);
+      layer_norm_backward_dx(n.dy, n.x, s.value(n.gamma), n.mean, n.rstd, io.scratch->norm_sums.data(), n.dx, m, w,
+                             hidden_);
+      break;
+    default:
+      throw std::logic_error("step op " + op.name + " is not a layer-norm stage");
+  }
+}
+
+template <class T>
+void Block<T>::compute_fc(const StepOp& op, const LayerContext<T>& ctx, const BlockBuffers<T>& io) {
+  const int m = rows();
+  const FcOperands f = fc(op.layer, io);
+  switch (op.task) {
+    case StepTask::fc_forward_gemm:
+      f.layer->forward_gemm(ctx, f.x, f.y, m);
+      break;
+    case StepTask::fc_bias_add:
+      f.layer->add_bias(ctx.store, f.y, m);
+      break;
+    case StepTask::fc_dx_gemm:
+      f.layer->dx_gemm(ctx, f.dy, f.dx, m);
+      break;
+    case StepTask::fc_dw_gemm:
+      f.layer->dw_gemm(ctx, f.x, f.dy, m);
+      break;
+    case StepTask::fc_gradient_add:
+      f.layer->add_gradient_shard(ctx.store);
+      break;
+    case StepTask::fc_bias_grad:
+      f.layer->bias_grad(ctx.store, f.dy, m);
+      break;
+    default:
+      throw std::logic_error("step op " + op.name + " is not an FC layer's");
+  }
+}
+
+template <class T>
+void Block<T>::compute(const StepOp& op, const LayerContext<T>& ctx, const BlockBuffers<T>& io) {
+  const int m = rows();
   auto& s = ctx.store;
-  const ShardSum<T> x_sum = sum_over_x<T>(ctx.grid);
-  Timeline& timeline = ctx.grid.timeline();
-  const char* phase = ctx.phase;
-
-  {
-    const ComputeSpan span(timeline, phase, index_, "ln1");
-    layer_norm_forward(x_in, s.value(ln1_gamma_), s.value(ln1_beta_), a.ln1.data(), a.mean1.data(), a.rstd1.data(), m,
-                       w, hidden_, x_sum);
+  BlockActivations<T>& a = *io.activations;
+  BlockScratch<T>& d = *io.scratch;
+  switch (op.task) {
+    case StepTask::norm_row_sums:
+    case StepTask::norm_deviations:
+    case StepTask::norm_normalize:
+    case StepTask::norm_backward_sums:
+    case StepTask::norm_backward_dx:
+      compute_norm(op, s, io);
+      break;
+    case StepTask::fc_forward_gemm:
+    case StepTask::fc_bias_add:
+    case StepTask::fc_dx_gemm:
+    case StepTask::fc_dw_gemm:
+    case StepTask::fc_gradient_add:
+    case StepTask::fc_bias_grad:
+      compute_fc(op, ctx, io);
+      break;
+    case StepTask::attention_forward:
+      attention_forward(attention_, a.qkv_out.data(), a.att.data(), a.probs.data());
+      break;
+    case StepTask::attention_backward:
+      attention_backward(attention_, a.qkv_out.data(), a.probs.data(), d.d_att.data(), d.d_qkv.data(),
+                         d.d_probs.data());
+      break;
+    case StepTask::gelu_forward:
+      gelu_forward(a.up_out.data(), a.gelu_out.data(), a.gelu_tanh.data(), a.up_out.size());
+      break;
+    case StepTask::gelu_backward:
+      gelu_backward(a.up_out.data(), a.gelu_tanh.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
+      break;
+    case StepTask::residual_add:
+      for (std::size_t i = 0; i < a.mid.size(); ++i) io.x_out[i] += a.mid[i];
+      break;
+    case StepTask::residual_copy: {
+      // The first op of the block's backward: the residual passes dx_out straight through.
+      const auto rows_w = static_cast<std::size_t>(m) * width_;
+      d.d_mid.assign(io.dx_out, io.dx_out + rows_w);
+      d.d_norm.resize(rows_w), d.d_att.resize(a.att.size()), d.d_mlp.resize(a.up_out.size());
+      d.d_qkv.resize(a.qkv_out.size()), d.d_probs.resize(static_cast<std::size_t>(seq_) * seq_);
+      break;
+    }
+    default:
+      throw std::logic_error("step op " + op.name + " is not a block's");
   }
-  qkv_.forward(ctx, a.ln1.data(), a.qkv_out.data(), m);
-  {
-    const ComputeSpan span(timeline, phase, index_, "attention");
-    attention_forward(attention_, a.qkv_out.data(), a.att.data(), a.probs.data());
-  }
-  proj_.forward(ctx, a.att.data(), a.mid.data(), m);
-  {
-    const ComputeSpan span(timeline, phase, index_, "ln2");
-    for (std::size_t i = 0; i < mw; ++i) a.mid[i] += x_in[i];
-    layer_norm_forward(a.mid.data(), s.value(ln2_gamma_), s.value(ln2_beta_), a.ln2.data(), a.mean2.data(),
-                       a.rstd2.data(), m, w, hidden_, x_sum);
-  }
-  up_.forward(ctx, a.ln2.data(), a.up_out.data(), m);
-  {
-    const ComputeSpan span(timeline, phase, index_, "gelu");
-    gelu_forward(a.up_out.data(), a.gelu_out.data(), a.gelu_tanh.data(), a.up_out.size());
-  }
-  down_.forward(ctx, a.gelu_out.data(), x_out, m);
-  const ComputeSpan span(timeline, phase, index_, "residual");
-  for (std::size_t i = 0; i < mw; ++i) x_out[i] += a.mid[i];
 }
 
 template <class T>
-void Block<T>::backward(const LayerContext<T>& ctx, const T* x_in, const T* dx_out, T* dx_in,
-                        const BlockActivations<T>& a, BlockScratch<T>& scratch) {
-  const int m = attention_.sequences * seq_, w = width_;
-  const auto rows = static_cast<std::size_t>(m);
-  auto& s = ctx.store;
-  auto& d = scratch;
-  const ShardSum<T> x_sum = sum_over_x<T>(ctx.grid);
-  Timeline& timeline = ctx.grid.timeline();
-  const char* phase = ctx.phase;
-  d.d_mid.assign(dx_out, dx_out + rows * w);  // the residual passes dx_out straight through
-  d.d_norm.resize(rows * w), d.d_att.resize(a.att.size()), d.d_mlp.resize(a.up_out.size());
-  d.d_qkv.resize(a.qkv_out.size()), d.d_probs.resize(static_cast<std::size_t>(seq_) * seq_);
-
-  down_.backward(ctx, a.gelu_out.data(), dx_out, d.d_mlp.data(), m);
-  {
-    const ComputeSpan span(timeline, phase, index_, "gelu");
-    gelu_backward(a.up_out.data(), a.gelu_tanh.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
+CollectiveBuffers<T> Block<T>::buffers(const StepOp& op, ParameterStore<T>& store, const BlockBuffers<T>& io) {
+  const auto m = static_cast<std::size_t>(rows());
+  switch (op.task) {
+    case StepTask::norm_mean_sum:
+      return {nullptr, norm(op.layer, io).mean, m};
+    case StepTask::norm_variance_sum:
+      return {nullptr, norm(op.layer, io).rstd, m};
+    case StepTask::norm_backward_sum:
+      return {nullptr, io.scratch->norm_sums.data(), io.scratch->norm_sums.size()};
+    case StepTask::weight_gather:
+      return fc(op.layer, io).layer->weight_gather(store);
+    case StepTask::fc_forward_sum: {
+      const FcOperands f = fc(op.layer, io);
+      return f.layer->output_sum(f.y, rows());
+    }
+    case StepTask::fc_dx_sum: {
+      const FcOperands f = fc(op.layer, io);
+      return f.layer->dx_sum(f.dx, rows());
+    }
+    case StepTask::fc_dw_scatter:
+      return fc(op.layer, io).layer->dw_scatter();
+    default:
+      throw std::logic_error("step op " + op.name + " is not a collective of a block");
   }
-  up_.backward(ctx, a.ln2.data(), d.d_mlp.data(), d.d_norm.data(), m);
-  {
-    const ComputeSpan span(timeline, phase, index_, "ln2");
-    layer_norm_backward(d.d_norm.data(), a.mid.data(), s.value(ln2_gamma_), a.mean2.data(), a.rstd2.data(),
-                        d.d_mid.data(), s.grad(ln2_gamma_), s.grad(ln2_beta_), m, w, hidden_, x_sum);
-  }
-  proj_.backward(ctx, a.att.data(), d.d_mid.data(), d.d_att.data(), m);
-  {
-    const ComputeSpan span(timeline, phase, index_, "attention");
-    attention_backward(attention_, a.qkv_out.data(), a.probs.data(), d.d_att.data(), d.d_qkv.data(),
-                       d.d_probs.data());
-  }
-  qkv_.backward(ctx, a.ln1.data(), d.d_qkv.data(), d.d_norm.data(), m);
-  const ComputeSpan span(timeline, phase, index_, "ln1");
-  std::copy(d.d_mid.begin(), d.d_mid.end(), dx_in);
-  layer_norm_backward(d.d_norm.data(), x_in, s.value(ln1_gamma_), a.mean1.data(), a.rstd1.data(), dx_in,
-                      s.grad(ln1_gamma_), s.grad(ln1_beta_), m, w, hidden_, x_sum);
-}
-
-template <class T>
-void Block<T>::start_gathers(const LayerContext<T>& ctx) {
-  for (FcLayer<T>* layer : {&qkv_, &proj_, &up_, &down_}) layer->start_gather(ctx);
-}
-
-template <class T>
-void Block<T>::finish_gradients() {
-  for (FcLayer<T>* layer : {&qkv_, &proj_, &up_, &down_}) layer->finish_gradient();
 }
 
 template class Block<float>;

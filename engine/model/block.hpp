@@ -1,6 +1,8 @@
 // One pre-LayerNorm GPT block: x + proj(attn(qkv(ln1(x)))) then + fc2(gelu(fc1(ln2(.)))).
 // QKV and MLP-up are normal FC layers, the attention output projection and MLP-down transposed
 // (../shared/docs/4d-algorithm.md), so activations need no re-layout between layers.
+// The block runs no sequence of its own: the step schedule orders its ops (norm stages, FC ops,
+// attention, GELU, residuals) and the block runs each on the buffers the caller names.
 // The activations its backward pass needs live in a BlockActivations the caller passes: one per
 // block when they are stored, one shared by all blocks when they are recomputed (--recompute).
 // Sharding: the residual stream and the layer norms hold hidden/Gx features (replicated over Y);
@@ -17,18 +19,11 @@
 
 namespace ws {
 
-// Layer norms over the X-sharded residual stream sum their row statistics over X (blocks and the
-// final norm alike); nothing to sum when Gx = 1.
-template <class T>
-ShardSum<T> sum_over_x(const ProcessGrid& grid) {
-  if (grid.layout().x == 1) return {};
-  return [&grid](T* data, std::size_t count) { grid.group(CommGroup::x).all_reduce_sum(data, count); };
-}
-
 // Backward-pass buffers shared by all blocks of a model (only one block runs backward at a time).
 template <class T>
 struct BlockScratch {
   std::vector<T> d_mid, d_norm, d_att, d_mlp, d_qkv, d_probs;
+  std::vector<T> norm_sums;  // a layer norm's backward row sums (the final norm's too)
 };
 
 // Saved activations of one block's forward pass, [m x width] row-major with m = sequences * seq.
@@ -37,30 +32,61 @@ struct BlockActivations {
   std::vector<T> ln1, mean1, rstd1, qkv_out, probs, att, mid, ln2, mean2, rstd2, up_out, gelu_out, gelu_tanh;
 };
 
+// What one block op reads and writes: the block's input and output in the residual stream, their
+// gradients (backward), its activations (kept by forward, or recomputed) and the shared scratch.
+template <class T>
+struct BlockBuffers {
+  const T* x_in = nullptr;
+  T* x_out = nullptr;
+  const T* dx_out = nullptr;
+  T* dx_in = nullptr;
+  BlockActivations<T>* activations = nullptr;
+  BlockScratch<T>* scratch = nullptr;
+};
+
 template <class T>
 class Block {
  public:
   Block(ParameterStore<T>& store, int index, const ModelSpec& spec, const ProcessGrid& grid);
 
   void init(ParameterStore<T>& store, std::uint64_t seed) const;
-  // x_out = block(x_in) for `sequences` local sequences, keeping what backward needs in `a`;
-  // x_in must stay alive until backward.
-  void forward(const LayerContext<T>& ctx, const T* x_in, T* x_out, int sequences, BlockActivations<T>& a);
-  // dx_in (overwritten) from dx_out and this block's activations `a` (kept by forward, or
-  // recomputed by a second forward just before); accumulates parameter gradients.
-  void backward(const LayerContext<T>& ctx, const T* x_in, const T* dx_out, T* dx_in, const BlockActivations<T>& a,
-                BlockScratch<T>& scratch);
+  // Sizes the block's ops for `sequences` local sequences and `a` for its forward pass.
+  void prepare(int sequences, BlockActivations<T>& a);
 
-  // OAG: start the Z all-gathers of this block's four weight blocks (called one block ahead).
-  void start_gathers(const LayerContext<T>& ctx);
-  // ORS: complete this block's pending dW reduce-scatters (called one block later).
-  void finish_gradients();
+  // Runs a compute op of this block (StepOp::block == this block) on `io`; a forward op keeps
+  // what backward needs in io.activations, a backward op accumulates parameter gradients.
+  void compute(const StepOp& op, const LayerContext<T>& ctx, const BlockBuffers<T>& io);
+  // Where a collective op of this block finds its data.
+  CollectiveBuffers<T> buffers(const StepOp& op, ParameterStore<T>& store, const BlockBuffers<T>& io);
 
-  // The block's parameters are one contiguous range of the store (registered together), so its
-  // gradients can be reduced as one message as soon as its backward pass is done.
+  // The block's parameters are one contiguous range of the store (registered together).
   Tensor parameter_range() const { return range_; }
 
  private:
+  // A layer norm's operands: ln1 normalises the block input, ln2 the attention residual `mid`.
+  struct NormOperands {
+    const T* x;
+    T* y;
+    T* mean;
+    T* rstd;
+    Tensor gamma, beta;
+    const T* dy;
+    T* dx;
+  };
+  NormOperands norm(int layer, const BlockBuffers<T>& io) const;
+  // An FC layer's operands: input, output, output gradient, input gradient.
+  struct FcOperands {
+    FcLayer<T>* layer;
+    const T* x;
+    T* y;
+    const T* dy;
+    T* dx;
+  };
+  FcOperands fc(int layer, const BlockBuffers<T>& io);
+  void compute_norm(const StepOp& op, ParameterStore<T>& store, const BlockBuffers<T>& io);
+  void compute_fc(const StepOp& op, const LayerContext<T>& ctx, const BlockBuffers<T>& io);
+  int rows() const { return attention_.sequences * seq_; }
+
   int index_, layers_, hidden_, seq_;
   int width_;  // local width of the residual stream: hidden / Gx
   AttentionShape attention_{};

@@ -29,10 +29,6 @@ FcLayer<T>::FcLayer(ParameterStore<T>& store, const std::string& name, int in_fe
                     FcOrientation orientation, const ProcessGrid& grid, int column_groups)
     : k_(in_features),
       n_(out_features),
-      gemm_name_(name + ".gemm"),
-      dx_name_(name + ".dx_gemm"),
-      dw_name_(name + ".dw_gemm"),
-      bias_name_(name + ".bias_grad"),
       orientation_(orientation),
       column_groups_(column_groups) {
   const int in_size = group_size(grid.layout(), in_group());
@@ -71,41 +67,24 @@ void FcLayer<T>::init(ParameterStore<T>& store, std::uint64_t seed, std::uint64_
 }
 
 template <class T>
-const T* FcLayer<T>::block_weight(const LayerContext<T>& ctx) const {
-  return z_size_ == 1 ? ctx.store.value(weight_) : block_.data();
+const T* FcLayer<T>::block_weight(const ParameterStore<T>& store) const {
+  return z_size_ == 1 ? store.value(weight_) : block_.data();
 }
 
 template <class T>
-void FcLayer<T>::start_gather(const LayerContext<T>& ctx) {
-  if (z_size_ == 1) return;
+CollectiveBuffers<T> FcLayer<T>::weight_gather(ParameterStore<T>& store) {
   block_.resize(weight_.size * z_size_);
-  gather_ = ctx.grid.group(CommGroup::z).iall_gather(ctx.store.value(weight_), block_.data(), weight_.size);
-  gathered_ahead_ = true;
+  return {store.value(weight_), block_.data(), weight_.size};
 }
 
 template <class T>
-void FcLayer<T>::finish_gradient() {
-  if (!scatter_pending_) return;
-  scatter_.wait();
-  for (std::size_t i = 0; i < weight_.size; ++i) pending_grad_[i] += shard_grad_[i];
-  scatter_pending_ = false;
+void FcLayer<T>::forward_gemm(const LayerContext<T>& ctx, const T* x, T* y, int m) const {
+  ctx.tuner.run(Op::n, Op::n, m, n_local_, k_local_, T(1), x, block_weight(ctx.store), T(0), y);
 }
 
 template <class T>
-void FcLayer<T>::forward(const LayerContext<T>& ctx, const T* x, T* y, int m) {
-  if (gathered_ahead_) {
-    gather_.wait();
-    gathered_ahead_ = false;
-  } else if (z_size_ > 1) {
-    block_.resize(weight_.size * z_size_);
-    ctx.grid.group(CommGroup::z).all_gather(ctx.store.value(weight_), block_.data(), weight_.size);
-  }
-  {
-    const ComputeSpan span(ctx.grid.timeline(), ctx.phase, -1, gemm_name_.c_str());
-    ctx.tuner.run(Op::n, Op::n, m, n_local_, k_local_, T(1), x, block_weight(ctx), T(0), y);
-  }
-  ctx.grid.group(in_group()).all_reduce_sum(y, static_cast<std::size_t>(m) * n_local_);
-  const T* b = ctx.store.value(bias_);  // added after the sum so that it counts once
+void FcLayer<T>::add_bias(const ParameterStore<T>& store, T* y, int m) const {
+  const T* b = store.value(bias_);  // added after the sum so that it counts once
   for (int i = 0; i < m; ++i) {
     T* row = y + static_cast<std::size_t>(i) * n_local_;
     for (int j = 0; j < n_local_; ++j) row[j] += b[j];
@@ -113,62 +92,53 @@ void FcLayer<T>::forward(const LayerContext<T>& ctx, const T* x, T* y, int m) {
 }
 
 template <class T>
-void FcLayer<T>::backward(const LayerContext<T>& ctx, const T* x, const T* dy, T* dx, int m) {
+void FcLayer<T>::dx_gemm(const LayerContext<T>& ctx, const T* dy, T* dx, int m) const {
+  ctx.tuner.run(Op::n, Op::t, m, k_local_, n_local_, T(1), dy, block_weight(ctx.store), T(0), dx);
+}
+
+// Open MPI advances a non-blocking collective only inside MPI calls, so on more than one rank
+// (where the dX sum, reduce-scatters and data-parallel sums may be in flight) the product runs in
+// row tiles of dW with a progress() between tiles: our choice of granularity. The tiling depends
+// only on the job size, never on timing, so runs reproduce bit for bit.
+template <class T>
+void FcLayer<T>::dw_gemm(const LayerContext<T>& ctx, const T* x, const T* dy, int m) {
+  // Each Z rank saw different tokens: with Gz > 1 the block gradient is summed over Z first.
+  T* dw = ctx.store.grad(weight_);
+  T beta = T(1);
+  if (z_size_ > 1) {
+    block_grad_.resize(weight_.size * z_size_);
+    dw = block_grad_.data();
+    beta = T(0);
+  }
   Timeline& timeline = ctx.grid.timeline();
-  {
-    const ComputeSpan span(timeline, ctx.phase, -1, dx_name_.c_str());
-    ctx.tuner.run(Op::n, Op::t, m, k_local_, n_local_, T(1), dy, block_weight(ctx), T(0), dx);
+  const int tiles = ctx.grid.world().size() > 1 ? std::min(kProgressTiles, k_local_) : 1;
+  for (int t = 0; t < tiles; ++t) {
+    const int first = k_local_ * t / tiles, last = k_local_ * (t + 1) / tiles;
+    if (t > 0) timeline.progress();
+    ctx.tuner.run(GemmArgs<T>{Op::t, Op::n, last - first, n_local_, m, T(1), x + first, k_local_, dy, n_local_, beta,
+                              dw + static_cast<std::size_t>(first) * n_local_, n_local_});
   }
-  const Communicator& out = ctx.grid.group(out_group());
-  const auto dx_count = static_cast<std::size_t>(m) * k_local_;
-  Request dx_sum;
-  if (ctx.overlap.all_reduce)
-    dx_sum = out.iall_reduce_sum(dx, dx_count);
-  else
-    out.all_reduce_sum(dx, dx_count);
-  // dW = x^T dy into `dw`. Open MPI advances a non-blocking collective only inside MPI calls, so
-  // on more than one rank (where the dX sum, reduce-scatters and data-parallel sums may be in
-  // flight) the product runs in row tiles of dW with a progress() between tiles: our choice of
-  // granularity. The tiling depends only on the job size, never on timing, so runs reproduce
-  // bit for bit.
-  auto weight_gradient = [&](T beta, T* dw) {
-    const ComputeSpan span(timeline, ctx.phase, -1, dw_name_.c_str());
-    const int tiles = ctx.grid.world().size() > 1 ? std::min(kProgressTiles, k_local_) : 1;
-    for (int t = 0; t < tiles; ++t) {
-      const int first = k_local_ * t / tiles, last = k_local_ * (t + 1) / tiles;
-      if (t > 0) timeline.progress();
-      ctx.tuner.run(GemmArgs<T>{Op::t, Op::n, last - first, n_local_, m, T(1), x + first, k_local_, dy, n_local_, beta,
-                                dw + static_cast<std::size_t>(first) * n_local_, n_local_});
-    }
-  };
-  if (z_size_ == 1) {
-    weight_gradient(T(1), ctx.store.grad(weight_));
-  } else {
-    // Each Z rank saw different tokens: sum the block gradients over Z, keep this rank's shard.
-    block_grad_.resize(block_.size());
-    shard_grad_.resize(weight_.size);
-    weight_gradient(T(0), block_grad_.data());
-    const Communicator& z = ctx.grid.group(CommGroup::z);
-    pending_grad_ = ctx.store.grad(weight_);
-    if (ctx.overlap.reduce_scatter) {
-      finish_gradient();  // a previous step's scatter never outlives its step, but be safe
-      scatter_ = z.ireduce_scatter_sum(block_grad_.data(), shard_grad_.data(), weight_.size);
-      scatter_pending_ = true;
-    } else {
-      z.reduce_scatter_sum(block_grad_.data(), shard_grad_.data(), weight_.size);
-      scatter_pending_ = true;
-      finish_gradient();
-    }
+}
+
+template <class T>
+CollectiveBuffers<T> FcLayer<T>::dw_scatter() {
+  shard_grad_.resize(weight_.size);
+  return {block_grad_.data(), shard_grad_.data(), weight_.size};
+}
+
+template <class T>
+void FcLayer<T>::add_gradient_shard(ParameterStore<T>& store) const {
+  T* grad = store.grad(weight_);
+  for (std::size_t i = 0; i < weight_.size; ++i) grad[i] += shard_grad_[i];
+}
+
+template <class T>
+void FcLayer<T>::bias_grad(ParameterStore<T>& store, const T* dy, int m) const {
+  T* db = store.grad(bias_);
+  for (int i = 0; i < m; ++i) {
+    const T* row = dy + static_cast<std::size_t>(i) * n_local_;
+    for (int j = 0; j < n_local_; ++j) db[j] += row[j];
   }
-  {
-    const ComputeSpan span(timeline, ctx.phase, -1, bias_name_.c_str());  // also progresses the dX sum
-    T* db = ctx.store.grad(bias_);
-    for (int i = 0; i < m; ++i) {
-      const T* row = dy + static_cast<std::size_t>(i) * n_local_;
-      for (int j = 0; j < n_local_; ++j) db[j] += row[j];
-    }
-  }
-  dx_sum.wait();
 }
 
 template class FcLayer<float>;

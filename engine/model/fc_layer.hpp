@@ -5,8 +5,8 @@
 //
 // Over Z the block is flattened and cut into Gz shards: forward all-gathers it (and keeps it for
 // backward: the memory-for-time choice of the algorithm note), backward reduce-scatters dW.
-// The forward X/Y all-reduce is blocking (on the critical path, as in the sources); OAR, ORS and
-// OAG follow LayerContext::overlap.
+// The layer does not order its own work: it provides the ops (GEMMs, bias, gradient steps, and
+// the buffers of its collectives) that the step schedule places (StepTask::weight_gather, fc_*).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 #include "engine/comm/process_grid.hpp"
 #include "engine/kernels/gemm_tuner.hpp"
-#include "engine/model/overlap.hpp"
+#include "engine/model/schedule_runner.hpp"
 #include "engine/model/parameters.hpp"
 
 namespace ws {
@@ -28,9 +28,6 @@ struct LayerContext {
   ParameterStore<T>& store;
   GemmTuner<T>& tuner;
   const ProcessGrid& grid;
-  OverlapOptions overlap{};
-  // Where in the step the layer runs, for timeline event names: "fwd", "bwd" or "recompute".
-  const char* phase = "fwd";
 };
 
 template <class T>
@@ -46,16 +43,23 @@ class FcLayer {
   // the local block, so every layout starts from the same global weights; bias = 0.
   void init(ParameterStore<T>& store, std::uint64_t seed, std::uint64_t stream_id, double stddev) const;
 
-  // y [m x out_local] = x [m x in_local] W + b; the partial product is summed over the in-group.
-  void forward(const LayerContext<T>& ctx, const T* x, T* y, int m);
-  // dx (overwritten) = dy W^T summed over the out-group; dW += x^T dy; db += column sums of dy.
-  // With ORS and Gz > 1 the weight gradient is final only after finish_gradient().
-  void backward(const LayerContext<T>& ctx, const T* x, const T* dy, T* dx, int m);
+  // Forward, y [m x out_local] = x [m x in_local] W + b: with Gz > 1 the weight block is first
+  // all-gathered over Z (and kept for backward: the memory-for-time choice of the algorithm note),
+  // then the GEMM's partial product is summed over the in-group, then the bias added once.
+  CollectiveBuffers<T> weight_gather(ParameterStore<T>& store);
+  void forward_gemm(const LayerContext<T>& ctx, const T* x, T* y, int m) const;
+  CollectiveBuffers<T> output_sum(T* y, int m) const { return {y, y, static_cast<std::size_t>(m) * n_local_}; }
+  void add_bias(const ParameterStore<T>& store, T* y, int m) const;
 
-  // OAG: begin the Z all-gather of the weight block now; forward waits for it. No-op if Gz = 1.
-  void start_gather(const LayerContext<T>& ctx);
-  // ORS: complete a pending dW reduce-scatter and add it to the gradient shard.
-  void finish_gradient();
+  // Backward: dx (overwritten) = dy W^T, summed over the out-group; dW = x^T dy into the gradient
+  // (Gz = 1) or the block gradient, whose Z reduce-scatter gives this rank's shard, added to the
+  // gradient by add_gradient_shard; db += column sums of dy.
+  void dx_gemm(const LayerContext<T>& ctx, const T* dy, T* dx, int m) const;
+  CollectiveBuffers<T> dx_sum(T* dx, int m) const { return {dx, dx, static_cast<std::size_t>(m) * k_local_}; }
+  void dw_gemm(const LayerContext<T>& ctx, const T* x, const T* dy, int m);
+  CollectiveBuffers<T> dw_scatter();
+  void add_gradient_shard(ParameterStore<T>& store) const;
+  void bias_grad(ParameterStore<T>& store, const T* dy, int m) const;
 
   int in_features() const { return k_; }
   int out_features() const { return n_; }
@@ -67,7 +71,6 @@ class FcLayer {
 
  private:
   int k_, n_;
-  std::string gemm_name_, dx_name_, dw_name_, bias_name_;  // timeline: "block3.qkv.gemm", ...
   FcOrientation orientation_;
   int column_groups_;
   int k_local_, n_local_;
@@ -77,11 +80,8 @@ class FcLayer {
   std::size_t tensor_index_ = 0;  // the weight's entry in the store's tensor list (its ShardMap)
   int z_size_;
   std::vector<T> block_, block_grad_, shard_grad_;  // gathered block and dW buffers when Gz > 1
-  Request gather_, scatter_;
-  bool gathered_ahead_ = false, scatter_pending_ = false;
-  T* pending_grad_ = nullptr;
 
-  const T* block_weight(const LayerContext<T>& ctx) const;
+  const T* block_weight(const ParameterStore<T>& store) const;
 };
 
 }  // namespace ws

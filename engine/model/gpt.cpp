@@ -1,6 +1,7 @@
 #include "engine/model/gpt.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "engine/kernels/cross_entropy.hpp"
 #include "engine/kernels/embedding.hpp"
@@ -31,7 +32,7 @@ void fill_normal_columns(T* data, int rows, int full_width, int first_column, in
 
 template <class T>
 Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner, std::uint64_t seed)
-    : spec_(spec), width_(spec.hidden / grid.layout().x), grid_(grid), tuner_(tuner) {
+    : spec_(spec), width_(spec.hidden / grid.layout().x), grid_(grid), tuner_(tuner), runner_(grid) {
   const auto h = static_cast<std::size_t>(width_);
   const int replicas = grid.layout().y * grid.layout().z;
   const int first = grid.coords().x * width_;
@@ -58,114 +59,174 @@ Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner,
 }
 
 template <class T>
-void Gpt<T>::set_recompute(bool recompute) {
-  recompute_ = recompute;
+void Gpt<T>::set_options(const StepScheduleOptions& options) {
+  options_ = options;
+  passes_.clear();
   activations_.clear();
-  activations_.resize(recompute || blocks_.empty() ? 1 : blocks_.size());
+  activations_.resize(options.recompute || blocks_.empty() ? 1 : blocks_.size());
+}
+
+template <class T>
+const StepSchedule& Gpt<T>::pass(int sequences, ModelPass which) {
+  for (const Pass& p : passes_)
+    if (p.sequences == sequences && p.pass == which) return p.schedule;
+  const Layout& layout = grid_.layout();
+  const long long global = static_cast<long long>(sequences) * layout.data * layout.z;
+  passes_.push_back(Pass{sequences, which, make_model_schedule(spec_, layout, global, which, options_)});
+  return passes_.back().schedule;
+}
+
+template <class T>
+void Gpt<T>::set_batch(const int* tokens, const int* targets, int sequences, T scale) {
+  const std::size_t m = static_cast<std::size_t>(sequences) * spec_.sequence_length;
+  sequences_ = sequences;
+  scale_ = scale;
+  tokens_.assign(tokens, tokens + m);
+  if (targets != nullptr) targets_.assign(targets, targets + m);
 }
 
 template <class T>
 double Gpt<T>::forward(const int* tokens, const int* targets, int sequences) {
-  const int m = sequences * spec_.sequence_length;
-  forward_logits(tokens, sequences);
-  targets_.assign(targets, targets + m);
-  const ComputeSpan span(grid_.timeline(), "fwd", -1, "cross_entropy");
-  return cross_entropy_forward(logits_.data(), targets, m, spec_.vocabulary);
+  set_batch(tokens, targets, sequences, scale_);
+  runner_.run(pass(sequences, ModelPass::forward), *this);
+  return loss_sum_;
 }
 
 template <class T>
 const T* Gpt<T>::forward_logits(const int* tokens, int sequences) {
-  const int s = spec_.sequence_length, h = width_, v = spec_.vocabulary;
-  const int m = sequences * s;
-  const auto mh = static_cast<std::size_t>(m) * h;
-  sequences_ = sequences;
-  tokens_.assign(tokens, tokens + m);
-  for (auto& r : residual_) r.resize(mh);
-  const auto ctx = context("fwd");
-  Timeline& timeline = grid_.timeline();
-
-  {
-    const ComputeSpan span(timeline, "fwd", -1, "embedding");
-    embedding_forward(tokens, store_.value(wte_), store_.value(wpe_), residual_[0].data(), sequences, s, h);
-  }
-  // OAG: each block's weight gathers are in flight while the block before it computes.
-  if (overlap_.all_gather && !blocks_.empty()) blocks_[0].start_gathers(ctx);
-  for (std::size_t l = 0; l < blocks_.size(); ++l) {
-    if (overlap_.all_gather && l + 1 < blocks_.size()) blocks_[l + 1].start_gathers(ctx);
-    blocks_[l].forward(ctx, residual_[l].data(), residual_[l + 1].data(), sequences,
-                       activations_[recompute_ ? 0 : l]);
-  }
-  final_norm_.resize(mh), final_mean_.resize(m), final_rstd_.resize(m);
-  {
-    const ComputeSpan span(timeline, "fwd", -1, "lnf");
-    layer_norm_forward(residual_.back().data(), store_.value(lnf_gamma_), store_.value(lnf_beta_), final_norm_.data(),
-                       final_mean_.data(), final_rstd_.data(), m, h, spec_.hidden, sum_over_x<T>(grid_));
-  }
-  logits_.resize(static_cast<std::size_t>(m) * v);
-  {
-    const ComputeSpan span(timeline, "fwd", -1, "lm_head.gemm");
-    tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
-  }
-  grid_.group(CommGroup::x).all_reduce_sum(logits_.data(), logits_.size());  // partial over features
+  set_batch(tokens, nullptr, sequences, scale_);
+  runner_.run(pass(sequences, ModelPass::logits), *this);
   return logits_.data();
 }
 
 template <class T>
-void Gpt<T>::backward(T scale, const GradientsReady& ready) {
+void Gpt<T>::backward(T scale) {
+  scale_ = scale;
+  runner_.run(pass(sequences_, ModelPass::backward), *this);
+}
+
+// The forward's buffers for the batch's size (the first op of a forward pass).
+template <class T>
+void Gpt<T>::prepare_forward() {
+  const int m = sequences_ * spec_.sequence_length;
+  const auto mh = static_cast<std::size_t>(m) * width_;
+  for (auto& r : residual_) r.resize(mh);
+  for (std::size_t l = 0; l < blocks_.size(); ++l)
+    blocks_[l].prepare(sequences_, activations_[options_.recompute ? 0 : l]);
+  final_norm_.resize(mh), final_mean_.resize(m), final_rstd_.resize(m);
+  logits_.resize(static_cast<std::size_t>(m) * spec_.vocabulary);
+}
+
+template <class T>
+BlockBuffers<T> Gpt<T>::block_buffers(const StepOp& op) {
+  const auto l = static_cast<std::size_t>(op.block);
+  BlockBuffers<T> io;
+  io.x_in = residual_[l].data();
+  io.x_out = op.recomputed ? recomputed_out_.data() : residual_[l + 1].data();
+  io.dx_out = residual_grad_[(l + 1) % 2].data();
+  io.dx_in = residual_grad_[l % 2].data();
+  io.activations = &activations_[options_.recompute ? 0 : l];
+  io.scratch = &scratch_;
+  return io;
+}
+
+// The final norm over the last block's output (its backward writes the residual gradient).
+template <class T>
+void Gpt<T>::compute_norm(const StepOp& op) {
+  const int m = sequences_ * spec_.sequence_length, h = width_;
+  const T* x = residual_.back().data();
+  switch (op.task) {
+    case StepTask::norm_row_sums:
+      layer_norm_row_sums(x, final_mean_.data(), m, h);
+      break;
+    case StepTask::norm_deviations:
+      layer_norm_deviations(x, final_mean_.data(), final_rstd_.data(), m, h, spec_.hidden);
+      break;
+    case StepTask::norm_normalize:
+      layer_norm_normalize(x, store_.value(lnf_gamma_), store_.value(lnf_beta_), final_norm_.data(),
+                           final_mean_.data(), final_rstd_.data(), m, h, spec_.hidden);
+      break;
+    case StepTask::norm_backward_sums:
+      scratch_.norm_sums.resize(2 * static_cast<std::size_t>(m));
+      layer_norm_backward_sums(d_final_.data(), x, store_.value(lnf_gamma_), final_mean_.data(), final_rstd_.data(),
+                               scratch_.norm_sums.data(), store_.grad(lnf_gamma_), store_.grad(lnf_beta_), m, h);
+      break;
+    case StepTask::norm_backward_dx:
+      layer_norm_backward_dx(d_final_.data(), x, store_.value(lnf_gamma_), final_mean_.data(), final_rstd_.data(),
+                             scratch_.norm_sums.data(), residual_grad_[blocks_.size() % 2].data(), m, h,
+                             spec_.hidden);
+      break;
+    default:
+      throw std::logic_error("step op " + op.name + " is not a layer-norm stage");
+  }
+}
+
+template <class T>
+void Gpt<T>::compute(const StepOp& op) {
+  if (op.block >= 0) {
+    blocks_[static_cast<std::size_t>(op.block)].compute(op, context(), block_buffers(op));
+    return;
+  }
   const int s = spec_.sequence_length, h = width_, v = spec_.vocabulary;
   const int m = sequences_ * s;
   const auto mh = static_cast<std::size_t>(m) * h;
-  const auto ctx = context("bwd");
-  const auto recompute_ctx = context("recompute");
-  Timeline& timeline = grid_.timeline();
+  switch (op.task) {
+    case StepTask::embedding_forward:
+      prepare_forward();
+      embedding_forward(tokens_.data(), store_.value(wte_), store_.value(wpe_), residual_[0].data(), sequences_, s, h);
+      break;
+    case StepTask::norm_row_sums:
+    case StepTask::norm_deviations:
+    case StepTask::norm_normalize:
+    case StepTask::norm_backward_sums:
+    case StepTask::norm_backward_dx:
+      compute_norm(op);
+      break;
+    case StepTask::lm_head_gemm:
+      tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
+      break;
+    case StepTask::cross_entropy_forward:
+      loss_sum_ = cross_entropy_forward(logits_.data(), targets_.data(), m, v);
+      break;
+    case StepTask::cross_entropy_backward:
+      cross_entropy_backward(logits_.data(), targets_.data(), m, v, scale_);  // logits_ now holds dlogits
+      d_final_.resize(mh);
+      if (options_.recompute) recomputed_out_.resize(mh);
+      break;
+    case StepTask::lm_head_dx_gemm:
+      tuner_.run(Op::n, Op::n, m, h, v, T(1), logits_.data(), store_.value(wte_), T(0), d_final_.data());
+      break;
+    case StepTask::lm_head_dw_gemm:
+      tuner_.run(Op::t, Op::n, v, h, m, T(1), logits_.data(), final_norm_.data(), T(1), store_.grad(wte_));
+      break;
+    case StepTask::residual_zero:
+      residual_grad_[blocks_.size() % 2].assign(mh, T(0));
+      residual_grad_[(blocks_.size() + 1) % 2].resize(mh);
+      break;
+    case StepTask::embedding_backward:
+      embedding_backward(tokens_.data(), residual_grad_[0].data(), store_.grad(wte_), store_.grad(wpe_), sequences_, s,
+                         h);
+      break;
+    default:
+      throw std::logic_error("step op " + op.name + " is not the model's");
+  }
+}
 
-  {
-    const ComputeSpan span(timeline, "bwd", -1, "cross_entropy");
-    cross_entropy_backward(logits_.data(), targets_.data(), m, v, scale);  // logits_ now holds dlogits
-  }
-  d_final_.resize(mh);
-  {
-    const ComputeSpan span(timeline, "bwd", -1, "lm_head.dx_gemm");
-    tuner_.run(Op::n, Op::n, m, h, v, T(1), logits_.data(), store_.value(wte_), T(0), d_final_.data());
-  }
-  {
-    const ComputeSpan span(timeline, "bwd", -1, "lm_head.dw_gemm");
-    tuner_.run(Op::t, Op::n, v, h, m, T(1), logits_.data(), final_norm_.data(), T(1), store_.grad(wte_));
-  }
-  d_residual_.assign(mh, T(0));
-  {
-    const ComputeSpan span(timeline, "bwd", -1, "lnf");
-    layer_norm_backward(d_final_.data(), residual_.back().data(), store_.value(lnf_gamma_), final_mean_.data(),
-                        final_rstd_.data(), d_residual_.data(), store_.grad(lnf_gamma_), store_.grad(lnf_beta_), m, h,
-                        spec_.hidden, sum_over_x<T>(grid_));
-  }
-  d_residual_next_.resize(mh);
-  for (std::size_t l = blocks_.size(); l-- > 0;) {
-    if (recompute_) {
-      recomputed_out_.resize(mh);
-      blocks_[l].forward(recompute_ctx, residual_[l].data(), recomputed_out_.data(), sequences_, activations_[0]);
-    }
-    blocks_[l].backward(ctx, residual_[l].data(), d_residual_.data(), d_residual_next_.data(),
-                        activations_[recompute_ ? 0 : l], scratch_);
-    std::swap(d_residual_, d_residual_next_);
-    // ORS: the block after this one had its reduce-scatters in flight during this backward.
-    if (l + 1 < blocks_.size()) {
-      blocks_[l + 1].finish_gradients();
-      if (ready) ready(blocks_[l + 1].parameter_range());
-    }
-  }
-  {
-    const ComputeSpan span(timeline, "bwd", -1, "embedding");
-    embedding_backward(tokens_.data(), d_residual_.data(), store_.grad(wte_), store_.grad(wpe_), sequences_, s, h);
-  }
-  if (!blocks_.empty()) {
-    blocks_[0].finish_gradients();
-    if (ready) ready(blocks_[0].parameter_range());
-  }
-  if (ready) {
-    // Registration order: wte, wpe, blocks, final norm.
-    ready(Tensor{wte_.offset, wte_.size + wpe_.size});
-    ready(Tensor{lnf_gamma_.offset, lnf_gamma_.size + lnf_beta_.size});
+template <class T>
+CollectiveBuffers<T> Gpt<T>::buffers(const StepOp& op) {
+  if (op.block >= 0) return blocks_[static_cast<std::size_t>(op.block)].buffers(op, store_, block_buffers(op));
+  const auto m = static_cast<std::size_t>(sequences_) * spec_.sequence_length;
+  switch (op.task) {
+    case StepTask::norm_mean_sum:
+      return {nullptr, final_mean_.data(), m};
+    case StepTask::norm_variance_sum:
+      return {nullptr, final_rstd_.data(), m};
+    case StepTask::norm_backward_sum:
+      return {nullptr, scratch_.norm_sums.data(), scratch_.norm_sums.size()};
+    case StepTask::lm_head_sum:
+      return {nullptr, logits_.data(), logits_.size()};
+    default:
+      throw std::logic_error("step op " + op.name + " is not a collective of the model");
   }
 }
 

@@ -9,16 +9,18 @@
 // the X x Y grid holds the complete logits (V x m; vocab-parallel is a later memory saving).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "engine/model/block.hpp"
+#include "engine/model/schedule_runner.hpp"
+#include "engine/schedule/step_schedule.hpp"
 
 namespace ws {
 
 template <class T>
-class Gpt {
+class Gpt final : public OpHandler<T> {
  public:
   // Registers and initialises every parameter from `seed`; tuner and grid outlive the model.
   Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner, std::uint64_t seed);
@@ -32,26 +34,32 @@ class Gpt {
   // tokens after t unset. Collectives are the training forward's: call it on every rank.
   const T* forward_logits(const int* tokens, int sequences);
   // Accumulates d(scale * loss sum)/d(parameters) into the gradient buffer; call after forward.
-  // `ready` (optional) is called with each range of the store whose gradients are final, as soon
-  // as they are (block by block, last block first, one block late so that ORS reduce-scatters can
-  // finish; then the rest), so that their reduction overlaps the remaining backward pass. The
-  // ranges cover the store exactly once.
-  using GradientsReady = std::function<void(Tensor range)>;
-  void backward(T scale, const GradientsReady& ready = {});
+  void backward(T scale);
+
+  // For a schedule the caller runs (the trainer's step): the batch the next ops see, with the
+  // backward's scale, and then the model's ops; the loss sum once the cross-entropy has run.
+  void set_batch(const int* tokens, const int* targets, int sequences, T scale);
+  void compute(const StepOp& op) override;
+  CollectiveBuffers<T> buffers(const StepOp& op) override;
+  double loss_sum() const { return loss_sum_; }
 
   ParameterStore<T>& parameters() { return store_; }
   const ParameterStore<T>& parameters() const { return store_; }
   const ModelSpec& spec() const { return spec_; }
   GemmTuner<T>& tuner() { return tuner_; }
-  void set_overlap(const OverlapOptions& overlap) { overlap_ = overlap; }
-  // Activation recomputation: forward keeps only each block's input; backward reruns the block's
-  // forward (same kernels, same collectives, so the same values bit for bit) just before its
-  // backward. Memory: one block's activations instead of L; time: one more forward pass.
-  void set_recompute(bool recompute);
-  bool recompute() const { return recompute_; }
+  // Overlap schemes and activation recomputation: with --recompute forward keeps only each
+  // block's input and backward reruns the block's forward (same kernels, same collectives, so the
+  // same values bit for bit) just before its backward: one block's activations instead of L, one
+  // more forward pass. The options of every schedule the model runs.
+  void set_options(const StepScheduleOptions& options);
+  const StepScheduleOptions& options() const { return options_; }
 
  private:
-  LayerContext<T> context(const char* phase) { return LayerContext<T>{store_, tuner_, grid_, overlap_, phase}; }
+  LayerContext<T> context() { return LayerContext<T>{store_, tuner_, grid_}; }
+  const StepSchedule& pass(int sequences, ModelPass pass);
+  BlockBuffers<T> block_buffers(const StepOp& op);
+  void prepare_forward();
+  void compute_norm(const StepOp& op);
 
   ModelSpec spec_;
   int width_;  // local hidden features: hidden / Gx
@@ -62,12 +70,23 @@ class Gpt {
   std::vector<Block<T>> blocks_;
   BlockScratch<T> scratch_;
   std::vector<BlockActivations<T>> activations_;  // one per block, or one shared when recomputing
-  bool recompute_ = false;
-  OverlapOptions overlap_{};
+  StepScheduleOptions options_{};
+  struct Pass {
+    int sequences;
+    ModelPass pass;
+    StepSchedule schedule;
+  };
+  std::vector<Pass> passes_;  // the model passes built so far (training and evaluation sizes)
+  ScheduleRunner<T> runner_;
   int sequences_ = 0;
+  T scale_ = 1;
+  double loss_sum_ = 0;
   std::vector<int> tokens_, targets_;
   std::vector<std::vector<T>> residual_;  // input of block l (l < L) and output of the last
-  std::vector<T> final_norm_, final_mean_, final_rstd_, logits_, d_final_, d_residual_, d_residual_next_, recomputed_out_;
+  // The gradient of residual_[l] lives in residual_grad_[l % 2]: block l reads its output's and
+  // writes its input's.
+  std::array<std::vector<T>, 2> residual_grad_;
+  std::vector<T> final_norm_, final_mean_, final_rstd_, logits_, d_final_, recomputed_out_;
 };
 
 }  // namespace ws

@@ -1,6 +1,7 @@
-// The step schedule, written as a mirror of the engine's control flow: each function below names
-// the engine function it follows. Memory traffic of element-wise phases counts the passes each
-// kernel makes over its operands (reads + writes, whole rows); GEMMs carry their exact shapes.
+// The step schedule: the order of a step's work, which the engine executes op by op and the
+// simulator prices. Each section below names the engine code that runs its ops. Memory traffic
+// of element-wise phases counts the passes each kernel makes over its operands (reads + writes,
+// whole rows); GEMMs carry their exact shapes.
 #include "engine/schedule/step_schedule.hpp"
 
 #include <algorithm>
@@ -47,14 +48,16 @@ constexpr double kTokenBytes = sizeof(int);
 // One FC layer of the 4D algorithm on this rank (engine/model/fc_layer.cpp).
 struct FcShape {
   std::string name;  // "block3.qkv"
+  int block = 0, index = 0;  // index in the block: 0 qkv, 1 proj, 2 up, 3 down
   long long k_local = 0, n_local = 0;
   CommGroup in_group = CommGroup::x, out_group = CommGroup::y;
 };
 
-FcShape fc_shape(std::string name, long long k, long long n, bool transposed, const Layout& layout) {
+FcShape fc_shape(int block, int index, long long k, long long n, bool transposed, const Layout& layout) {
+  static constexpr const char* kNames[] = {"qkv", "proj", "up", "down"};
   const long long in = transposed ? layout.y : layout.x, out = transposed ? layout.x : layout.y;
-  return FcShape{std::move(name), k / in, n / out, transposed ? CommGroup::y : CommGroup::x,
-                 transposed ? CommGroup::x : CommGroup::y};
+  return FcShape{"block" + std::to_string(block) + "." + kNames[index], block, index, k / in, n / out,
+                 transposed ? CommGroup::y : CommGroup::x, transposed ? CommGroup::x : CommGroup::y};
 }
 
 double as_double(long long v) { return static_cast<double>(v); }
@@ -64,10 +67,15 @@ std::string block_prefix(int block) { return "block" + std::to_string(block) + "
 // Engine block member order: qkv (normal), proj (transposed), up (normal), down (transposed).
 std::array<FcShape, 4> block_layers(const ModelSpec& model, const Layout& layout, int block) {
   const long long h = model.hidden;
-  const std::string p = block_prefix(block);
-  return {fc_shape(p + "qkv", h, 3 * h, false, layout), fc_shape(p + "proj", h, h, true, layout),
-          fc_shape(p + "up", h, 4 * h, false, layout), fc_shape(p + "down", 4 * h, h, true, layout)};
+  return {fc_shape(block, 0, h, 3 * h, false, layout), fc_shape(block, 1, h, h, true, layout),
+          fc_shape(block, 2, h, 4 * h, false, layout), fc_shape(block, 3, 4 * h, h, true, layout)};
 }
+
+// Where the ops being emitted run: stamped on each (StepOp::block, layer, recomputed).
+struct Site {
+  int block = -1, layer = -1;
+  bool recomputed = false;
+};
 
 class ScheduleBuilder {
  public:
@@ -79,50 +87,75 @@ class ScheduleBuilder {
     width_ = model.hidden / layout.x;
     e_ = options.bytes_per_element();
     for (const RankTensor& t : tensors_) parameters_ += t.elements;
+    pending_.assign(static_cast<std::size_t>(model_.layers), BlockPending{});
   }
 
-  StepSchedule build() && {
+  StepSchedule step() && {
     trainer_step();
-    return StepSchedule{model_, layout_, sequences_, std::move(ops_)};
+    return finish();
+  }
+
+  StepSchedule pass(ModelPass pass) && {
+    model_only_ = true;
+    switch (pass) {
+      case ModelPass::forward:
+        gpt_forward(true);
+        break;
+      case ModelPass::logits:
+        gpt_forward(false);
+        break;
+      case ModelPass::backward:
+        gpt_backward();
+        break;
+    }
+    return finish();
   }
 
  private:
+  StepSchedule finish() { return StepSchedule{model_, layout_, sequences_, options_.precision, std::move(ops_)}; }
+
   // --- primitives: what Timeline records -----------------------------------------------------
-  void compute(std::string name, ComputeKind kind, std::vector<GemmCall> gemms, double memory_bytes) {
-    StepOp op;
-    op.kind = StepOpKind::compute, op.name = std::move(name), op.compute = kind;
-    op.gemms = std::move(gemms), op.memory_bytes = memory_bytes;
+  void push(StepOp op) {
+    op.block = site_.block, op.layer = site_.layer, op.recomputed = site_.recomputed;
     ops_.push_back(std::move(op));
+  }
+  void compute(StepTask task, std::string name, ComputeKind kind, std::vector<GemmCall> gemms, double memory_bytes) {
+    StepOp op;
+    op.kind = StepOpKind::compute, op.task = task, op.name = std::move(name), op.compute = kind;
+    op.gemms = std::move(gemms), op.memory_bytes = memory_bytes;
+    push(std::move(op));
   }
   // The last compute op runs `kernel`'s per-element arithmetic over `elements`.
   void arithmetic(ElementwiseKernel kernel, double elements) {
     ops_.back().kernel = kernel;
     ops_.back().elements = elements;
   }
-  // Work between the engine's spans: named for debugging only, never matched against a trace.
-  void untraced(std::string name, double memory_bytes) {
-    compute(std::move(name), ComputeKind::untraced, {}, memory_bytes);
+  // Work between the engine's spans: real step time, no trace event.
+  void untraced(StepTask task, std::string name, double memory_bytes) {
+    compute(task, std::move(name), ComputeKind::untraced, {}, memory_bytes);
     ops_.back().traced = false;
   }
-  static std::string phase_name(const char* phase, int block, const std::string& what) {
-    return block < 0 ? std::string(phase) + "." + what
-                     : std::string(phase) + "." + block_prefix(block) + what;
+  std::string phase_name(const char* phase, const std::string& what) const {
+    return site_.block < 0 ? std::string(phase) + "." + what
+                           : std::string(phase) + "." + block_prefix(site_.block) + what;
   }
-  StepOp collective_op(CollectiveOp op, CommGroup group, std::uint64_t bytes, bool blocking) const {
+  StepOp collective_op(StepTask task, CollectiveOp op, CommGroup group, std::uint64_t bytes, bool blocking) const {
     StepOp c;
-    c.kind = StepOpKind::collective, c.name = std::string(trace_name(op)) + "." + to_string(group);
+    c.kind = StepOpKind::collective, c.task = task;
+    c.name = std::string(trace_name(op)) + "." + to_string(group);
     c.collective = op, c.group = group, c.bytes = bytes, c.blocking = blocking;
     return c;
   }
   // A group of one rank never calls MPI and records nothing (engine/comm/communicator.hpp).
-  void blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes) {
-    if (group_size(layout_, group) > 1) ops_.push_back(collective_op(op, group, bytes, true));
+  void blocking(StepTask task, CollectiveOp op, CommGroup group, std::uint64_t bytes) {
+    if (group_size(layout_, group) > 1) push(collective_op(task, op, group, bytes, true));
   }
-  std::size_t issue(CollectiveOp op, CommGroup group, std::uint64_t bytes) {
+  std::size_t issue(StepTask task, CollectiveOp op, CommGroup group, std::uint64_t bytes) {
     if (group_size(layout_, group) == 1) return kNoOp;
-    ops_.push_back(collective_op(op, group, bytes, false));
+    push(collective_op(task, op, group, bytes, false));
     return ops_.size() - 1;
   }
+  // The wait keeps its collective's site: the engine finds the request and buffers there.
   void wait(std::size_t issued) {
     if (issued == kNoOp) return;
     StepOp w = ops_[issued];
@@ -140,27 +173,35 @@ class ScheduleBuilder {
   std::uint64_t weight_block_bytes(const FcShape& fc) const {
     return elements_bytes(fc.k_local * fc.n_local);
   }
+  void at(const FcShape& fc) { site_.block = fc.block, site_.layer = fc.index; }
 
   void fc_start_gather(const FcShape& fc, std::size_t& gather) {
-    if (layout_.z > 1) gather = issue(CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
+    at(fc);
+    if (layout_.z > 1)
+      gather = issue(StepTask::weight_gather, CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
   }
 
   void fc_forward(const char* phase, const FcShape& fc, std::size_t& gather) {
+    at(fc);
     if (gather != kNoOp) {
       wait(gather);
       gather = kNoOp;
     } else if (layout_.z > 1) {
-      blocking(CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
+      blocking(StepTask::weight_gather, CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
     }
-    compute(phase_name(phase, -1, fc.name + ".gemm"), ComputeKind::gemm, {{m_, fc.n_local, fc.k_local}}, 0);
-    blocking(CollectiveOp::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
+    compute(StepTask::fc_forward_gemm, phase_name(phase, fc_part(fc) + ".gemm"), ComputeKind::gemm,
+            {{m_, fc.n_local, fc.k_local}}, 0);
+    blocking(StepTask::fc_forward_sum, CollectiveOp::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
     // The bias is added after the sum so that it counts once: read-modify-write of y.
-    untraced(phase_name(phase, -1, fc.name + ".bias_add"), 2.0 * as_double(m_ * fc.n_local) * e_);
+    untraced(StepTask::fc_bias_add, phase_name(phase, fc_part(fc) + ".bias_add"),
+             2.0 * as_double(m_ * fc.n_local) * e_);
   }
+  static std::string fc_part(const FcShape& fc) { return fc.name.substr(fc.name.find('.') + 1); }
 
-  // Adds the reduce-scattered dW shard into the gradient (FcLayer::finish_gradient).
-  void fc_finish_gradient(const FcShape& fc) {
-    untraced("bwd." + fc.name + ".grad_add", 3.0 * as_double(fc.k_local * fc.n_local / layout_.z) * e_);
+  // Adds the reduce-scattered dW shard into the gradient (FcLayer::add_gradient_shard).
+  void fc_gradient_add(const FcShape& fc) {
+    untraced(StepTask::fc_gradient_add, "bwd." + fc.name + ".grad_add",
+             3.0 * as_double(fc.k_local * fc.n_local / layout_.z) * e_);
   }
 
   // dW = x^T dy in row tiles of dW when the job has more than one rank (progress between tiles).
@@ -175,42 +216,63 @@ class ScheduleBuilder {
   }
 
   void fc_backward(const FcShape& fc, std::size_t& scatter) {
-    compute(phase_name("bwd", -1, fc.name + ".dx_gemm"), ComputeKind::gemm, {{m_, fc.k_local, fc.n_local}},
-            0);
+    at(fc);
+    compute(StepTask::fc_dx_gemm, phase_name("bwd", fc_part(fc) + ".dx_gemm"), ComputeKind::gemm,
+            {{m_, fc.k_local, fc.n_local}}, 0);
     const std::uint64_t dx_bytes = elements_bytes(m_ * fc.k_local);
     std::size_t dx_sum = kNoOp;
     if (options_.overlap_all_reduce)
-      dx_sum = issue(CollectiveOp::all_reduce, fc.out_group, dx_bytes);
+      dx_sum = issue(StepTask::fc_dx_sum, CollectiveOp::all_reduce, fc.out_group, dx_bytes);
     else
-      blocking(CollectiveOp::all_reduce, fc.out_group, dx_bytes);
-    compute(phase_name("bwd", -1, fc.name + ".dw_gemm"), ComputeKind::gemm, weight_gradient_tiles(fc), 0);
+      blocking(StepTask::fc_dx_sum, CollectiveOp::all_reduce, fc.out_group, dx_bytes);
+    compute(StepTask::fc_dw_gemm, phase_name("bwd", fc_part(fc) + ".dw_gemm"), ComputeKind::gemm,
+            weight_gradient_tiles(fc), 0);
     if (layout_.z > 1) {
       if (options_.overlap_reduce_scatter)
-        scatter = issue(CollectiveOp::reduce_scatter, CommGroup::z, weight_block_bytes(fc));
+        scatter = issue(StepTask::fc_dw_scatter, CollectiveOp::reduce_scatter, CommGroup::z, weight_block_bytes(fc));
       else {
-        blocking(CollectiveOp::reduce_scatter, CommGroup::z, weight_block_bytes(fc));
-        fc_finish_gradient(fc);
+        blocking(StepTask::fc_dw_scatter, CollectiveOp::reduce_scatter, CommGroup::z, weight_block_bytes(fc));
+        fc_gradient_add(fc);
       }
     }
     // Column sums of dy: one read of it.
-    compute(phase_name("bwd", -1, fc.name + ".bias_grad"), ComputeKind::bias_grad, {},
+    compute(StepTask::fc_bias_grad, phase_name("bwd", fc_part(fc) + ".bias_grad"), ComputeKind::bias_grad, {},
             as_double(m_ * fc.n_local) * e_);
     wait(dx_sum);
   }
 
-  // --- engine/kernels/layer_norm.cpp: the row statistics are summed over X -----------------------
-  // Forward: three passes over x (sum, variance, normalise) and one write of y.
-  double layer_norm_forward_bytes() const { return activation_bytes(4); }
-  // Backward: two passes over dy and x, read-modify-write of dx.
-  double layer_norm_backward_bytes() const { return activation_bytes(6); }
-  void layer_norm_forward_sums() {
-    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));  // row sums
-    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));  // squared deviations
+  // --- engine/kernels/layer_norm.cpp: stages around the row sums over X ------------------------
+  // A stage carries its share of the kernel's memory passes and the same share of its per-element
+  // arithmetic, so the stages of a norm cost what the whole kernel costs (calibrate measures the
+  // whole kernel). Forward: pass 1 reads x (sums), pass 2 reads x (deviations), pass 3 reads x
+  // and writes y; `extra_passes` (ln2's residual add: read two, write one) come before pass 1.
+  void norm_forward(const char* phase, const std::string& norm, int layer, double extra_passes) {
+    site_.layer = layer;
+    const double elements = layer_norm_elements(), total = 4.0 + extra_passes;
+    auto stage = [&](StepTask task, const char* what, double passes) {
+      compute(task, phase_name(phase, norm + "." + what), ComputeKind::layer_norm, {}, activation_bytes(passes));
+      arithmetic(ElementwiseKernel::layer_norm_forward, elements * passes / total);
+    };
+    stage(StepTask::norm_row_sums, "mean", 1.0 + extra_passes);
+    blocking(StepTask::norm_mean_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
+    stage(StepTask::norm_deviations, "variance", 1.0);
+    blocking(StepTask::norm_variance_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
+    stage(StepTask::norm_normalize, "normalize", 2.0);
   }
-  void layer_norm_backward_sums() {
-    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(2 * m_));
+  // Backward: stage 1 reads dy and x (row sums, dgamma, dbeta); stage 2 reads them again and
+  // read-modify-writes dx; `extra_passes` (ln1's copy of the residual gradient into dx) in stage 2.
+  void norm_backward(const std::string& norm, int layer, double extra_passes) {
+    site_.layer = layer;
+    const double elements = layer_norm_elements(), total = 6.0 + extra_passes;
+    auto stage = [&](StepTask task, const char* what, double passes) {
+      compute(task, phase_name("bwd", norm + "." + what), ComputeKind::layer_norm, {}, activation_bytes(passes));
+      arithmetic(ElementwiseKernel::layer_norm_backward, elements * passes / total);
+    };
+    stage(StepTask::norm_backward_sums, "sums", 2.0);
+    blocking(StepTask::norm_backward_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(2 * m_));
+    stage(StepTask::norm_backward_dx, "dx", 4.0 + extra_passes);
   }
-  double residual_bytes() const { return activation_bytes(3); }
+  double residual_passes() const { return 3.0; }
 
   // --- engine/kernels/attention.cpp: per local sequence and head ------------------------------
   long long local_heads() const { return model_.heads / layout_.y; }
@@ -242,121 +304,134 @@ class ScheduleBuilder {
   };
 
   void block_start_gathers(int block) {
+    site_ = Site{block, -1, false};
     const auto layers = block_layers(model_, layout_, block);
     for (int i = 0; i < 4; ++i) fc_start_gather(layers[i], pending_[block].gathers[i]);
   }
 
   void block_finish_gradients(int block) {
+    site_ = Site{block, -1, false};
     const auto layers = block_layers(model_, layout_, block);
     for (int i = 0; i < 4; ++i) {
       std::size_t& scatter = pending_[block].scatters[static_cast<std::size_t>(i)];
       if (scatter == kNoOp) continue;
+      at(layers[static_cast<std::size_t>(i)]);
       wait(scatter);
-      fc_finish_gradient(layers[static_cast<std::size_t>(i)]);
+      fc_gradient_add(layers[static_cast<std::size_t>(i)]);
       scatter = kNoOp;
     }
   }
 
-  void block_forward(const char* phase, int block) {
+  void block_compute(StepTask task, const char* phase, const char* what, ComputeKind kind,
+                     std::vector<GemmCall> gemms, double bytes) {
+    site_.layer = -1;
+    compute(task, phase_name(phase, what), kind, std::move(gemms), bytes);
+  }
+
+  void block_forward(const char* phase, int block, bool recomputed) {
+    site_ = Site{block, -1, recomputed};
     const auto fc = block_layers(model_, layout_, block);
     auto& gathers = pending_[block].gathers;
-    compute(phase_name(phase, block, "ln1"), ComputeKind::layer_norm, {}, layer_norm_forward_bytes());
-    arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
-    layer_norm_forward_sums();
+    norm_forward(phase, "ln1", 0, 0.0);
     fc_forward(phase, fc[0], gathers[0]);
-    compute(phase_name(phase, block, "attention"), ComputeKind::attention, attention_forward_gemms(),
-            softmax_bytes(2));
+    block_compute(StepTask::attention_forward, phase, "attention", ComputeKind::attention, attention_forward_gemms(),
+                  softmax_bytes(2));
     arithmetic(ElementwiseKernel::softmax_forward, softmax_elements());
     fc_forward(phase, fc[1], gathers[1]);
-    compute(phase_name(phase, block, "ln2"), ComputeKind::layer_norm, {},
-            residual_bytes() + layer_norm_forward_bytes());
-    arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
-    layer_norm_forward_sums();
+    norm_forward(phase, "ln2", 1, residual_passes());
     fc_forward(phase, fc[2], gathers[2]);
     // Reads the MLP-up output, writes the activation and the saved tanh.
-    compute(phase_name(phase, block, "gelu"), ComputeKind::gelu, {}, 3.0 * gelu_elements() * e_);
+    block_compute(StepTask::gelu_forward, phase, "gelu", ComputeKind::gelu, {}, 3.0 * gelu_elements() * e_);
     arithmetic(ElementwiseKernel::gelu_forward, gelu_elements());
     fc_forward(phase, fc[3], gathers[3]);
-    compute(phase_name(phase, block, "residual"), ComputeKind::residual, {}, residual_bytes());
+    block_compute(StepTask::residual_add, phase, "residual", ComputeKind::residual, {},
+                  activation_bytes(residual_passes()));
+    site_ = Site{};
   }
 
   void block_backward(int block) {
+    site_ = Site{block, -1, false};
     const auto fc = block_layers(model_, layout_, block);
     auto& scatters = pending_[block].scatters;
     // The residual passes the output gradient straight through: a copy before the MLP backward.
-    untraced(phase_name("bwd", block, "residual_copy"), activation_bytes(2));
+    untraced(StepTask::residual_copy, phase_name("bwd", "residual_copy"), activation_bytes(2));
     fc_backward(fc[3], scatters[3]);
-    compute(phase_name("bwd", block, "gelu"), ComputeKind::gelu, {}, 4.0 * gelu_elements() * e_);
+    block_compute(StepTask::gelu_backward, "bwd", "gelu", ComputeKind::gelu, {}, 4.0 * gelu_elements() * e_);
     arithmetic(ElementwiseKernel::gelu_backward, gelu_elements());
     fc_backward(fc[2], scatters[2]);
-    compute(phase_name("bwd", block, "ln2"), ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
-    arithmetic(ElementwiseKernel::layer_norm_backward, layer_norm_elements());
-    layer_norm_backward_sums();
+    norm_backward("ln2", 1, 0.0);
     fc_backward(fc[1], scatters[1]);
-    compute(phase_name("bwd", block, "attention"), ComputeKind::attention, attention_backward_gemms(),
-            softmax_bytes(3));
+    block_compute(StepTask::attention_backward, "bwd", "attention", ComputeKind::attention,
+                  attention_backward_gemms(), softmax_bytes(3));
     arithmetic(ElementwiseKernel::softmax_backward, softmax_elements());
     fc_backward(fc[0], scatters[0]);
     // The residual gradient is copied into dx before the layer-norm backward adds to it.
-    compute(phase_name("bwd", block, "ln1"), ComputeKind::layer_norm, {},
-            layer_norm_backward_bytes() + activation_bytes(2));
-    arithmetic(ElementwiseKernel::layer_norm_backward, layer_norm_elements());
-    layer_norm_backward_sums();
+    norm_backward("ln1", 0, 2.0);
+    site_ = Site{};
   }
 
   // --- engine/model/gpt.cpp ----------------------------------------------------------------------
   long long logits_elements() const { return m_ * model_.vocabulary; }
 
-  void gpt_forward() {
+  void gpt_forward(bool loss) {
     const int layers = model_.layers;
-    compute("fwd.embedding", ComputeKind::embedding, {}, as_double(m_) * kTokenBytes + activation_bytes(3));
+    compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
+            as_double(m_) * kTokenBytes + activation_bytes(3));
     if (options_.overlap_all_gather && layers > 0) block_start_gathers(0);
     for (int l = 0; l < layers; ++l) {
       if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1);
-      block_forward("fwd", l);
+      block_forward("fwd", l, false);
     }
-    compute("fwd.lnf", ComputeKind::layer_norm, {}, layer_norm_forward_bytes());
-    arithmetic(ElementwiseKernel::layer_norm_forward, layer_norm_elements());
-    layer_norm_forward_sums();
-    compute("fwd.lm_head.gemm", ComputeKind::gemm, {{m_, model_.vocabulary, width_}}, 0);
-    blocking(CollectiveOp::all_reduce, CommGroup::x, elements_bytes(logits_elements()));
+    site_ = Site{};
+    norm_forward("fwd", "lnf", -1, 0.0);
+    site_.layer = -1;
+    compute(StepTask::lm_head_gemm, "fwd.lm_head.gemm", ComputeKind::gemm, {{m_, model_.vocabulary, width_}}, 0);
+    blocking(StepTask::lm_head_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(logits_elements()));
+    if (!loss) return;
     // Max, exponent sum and the target's logit: two passes over the logits.
-    compute("fwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
+    compute(StepTask::cross_entropy_forward, "fwd.cross_entropy", ComputeKind::cross_entropy, {},
+            2.0 * as_double(logits_elements()) * e_);
     arithmetic(ElementwiseKernel::cross_entropy_forward, as_double(logits_elements()));
   }
 
   void gpt_backward() {
     const int layers = model_.layers;
-    compute("bwd.cross_entropy", ComputeKind::cross_entropy, {}, 2.0 * as_double(logits_elements()) * e_);
+    site_ = Site{};
+    compute(StepTask::cross_entropy_backward, "bwd.cross_entropy", ComputeKind::cross_entropy, {},
+            2.0 * as_double(logits_elements()) * e_);
     arithmetic(ElementwiseKernel::cross_entropy_backward, as_double(logits_elements()));
-    compute("bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}}, 0);
-    compute("bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}}, 0);
-    untraced("bwd.residual_zero", activation_bytes(1));  // the residual gradient starts at zero
-    compute("bwd.lnf", ComputeKind::layer_norm, {}, layer_norm_backward_bytes());
-    arithmetic(ElementwiseKernel::layer_norm_backward, layer_norm_elements());
-    layer_norm_backward_sums();
+    compute(StepTask::lm_head_dx_gemm, "bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}},
+            0);
+    compute(StepTask::lm_head_dw_gemm, "bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}},
+            0);
+    untraced(StepTask::residual_zero, "bwd.residual_zero", activation_bytes(1));
+    norm_backward("lnf", -1, 0.0);
     for (int l = layers - 1; l >= 0; --l) {
-      if (options_.recompute) block_forward("recompute", l);
+      if (options_.recompute) block_forward("recompute", l, true);
       block_backward(l);
       // ORS: the block after this one had its reduce-scatters in flight during this backward.
       if (l + 1 < layers) {
         block_finish_gradients(l + 1);
-        if (options_.overlap_data_parallel) reduce_gradients(block_tensors(l + 1));
+        if (overlap_data_parallel()) reduce_gradients(block_tensors(l + 1));
       }
     }
+    site_ = Site{};
     // Reads the residual gradient, scatter-adds it into the embedding gradients.
-    compute("bwd.embedding", ComputeKind::embedding, {}, as_double(m_) * kTokenBytes + activation_bytes(3));
+    compute(StepTask::embedding_backward, "bwd.embedding", ComputeKind::embedding, {},
+            as_double(m_) * kTokenBytes + activation_bytes(3));
     if (layers > 0) {
       block_finish_gradients(0);
-      if (options_.overlap_data_parallel) reduce_gradients(block_tensors(0));
+      if (overlap_data_parallel()) reduce_gradients(block_tensors(0));
     }
-    if (options_.overlap_data_parallel) {
+    if (overlap_data_parallel()) {
       reduce_gradients({0, 2});                                  // wte, wpe
       reduce_gradients({tensors_.size() - 2, tensors_.size()});  // lnf
     }
   }
 
   // --- engine/train/trainer.cpp ------------------------------------------------------------------
+  bool overlap_data_parallel() const { return options_.overlap_data_parallel && !model_only_; }
+
   struct TensorRange {
     std::size_t first = 0, last = 0;
   };
@@ -368,14 +443,19 @@ class ScheduleBuilder {
   // One non-blocking all-reduce per group: the range's Z-sharded weights packed into one bucket
   // over data, the rest into one over data x Z (a group of one rank packs nothing).
   void reduce_gradients(TensorRange range) {
+    site_ = Site{};
     for (const CommGroup group : {CommGroup::data, CommGroup::data_z}) {
       if (group_size(layout_, group) == 1) continue;
       long long elements = 0;
       for (std::size_t t = range.first; t < range.last; ++t)
         if (tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
       if (elements == 0) continue;
-      untraced(std::string("dp.pack.") + to_string(group), 2.0 * as_double(elements) * e_);
-      data_parallel_.push_back(issue(CollectiveOp::all_reduce, group, elements_bytes(elements)));
+      untraced(StepTask::gradient_pack, std::string("dp.pack.") + to_string(group), 2.0 * as_double(elements) * e_);
+      ops_.back().group = group;
+      ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
+      data_parallel_.push_back(
+          issue(StepTask::gradient_sum, CollectiveOp::all_reduce, group, elements_bytes(elements)));
+      ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
       buckets_bytes_ += 2.0 * as_double(elements) * e_;
     }
   }
@@ -383,20 +463,20 @@ class ScheduleBuilder {
   void trainer_step() {
     const double parameter_bytes = as_double(parameters_) * e_;
     // Token shard (inputs and targets) and the zeroed gradient buffer.
-    compute("input.load_batch", ComputeKind::input, {}, 2.0 * as_double(m_) * kTokenBytes + parameter_bytes);
-    pending_.assign(static_cast<std::size_t>(model_.layers), BlockPending{});
-    gpt_forward();
+    compute(StepTask::load_batch, "input.load_batch", ComputeKind::input, {},
+            2.0 * as_double(m_) * kTokenBytes + parameter_bytes);
+    gpt_forward(true);
     gpt_backward();
     if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
     // The loss sum and the number of supervised targets (the Goldfish mask's).
-    blocking(CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
+    blocking(StepTask::loss_sum, CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
     for (std::size_t issued : data_parallel_) wait(issued);
-    if (buckets_bytes_ > 0) untraced("dp.unpack", buckets_bytes_);
-    compute("optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
+    if (buckets_bytes_ > 0) untraced(StepTask::gradient_unpack, "dp.unpack", buckets_bytes_);
+    compute(StepTask::gradient_norm, "optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
     for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
-      blocking(CollectiveOp::all_reduce, g, kScalarBytes);
+      blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, g, kScalarBytes);
     // AdamW reads value, gradient, m, v and writes value, m, v.
-    compute("optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
+    compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
   }
 
   const ModelSpec& model_;
@@ -405,6 +485,8 @@ class ScheduleBuilder {
   std::vector<RankTensor> tensors_;
   long long sequences_ = 0, m_ = 0, width_ = 0, parameters_ = 0;
   int e_ = 4;
+  bool model_only_ = false;  // a ModelPass: no data-parallel buckets
+  Site site_;
   std::vector<StepOp> ops_;
   std::vector<BlockPending> pending_;
   std::vector<std::size_t> data_parallel_;
@@ -435,7 +517,14 @@ StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, lo
                                 const StepScheduleOptions& options) {
   assert(layout.data > 0 && layout.z > 0 &&
          sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
-  return ScheduleBuilder(model, layout, sequences_global, options).build();
+  return ScheduleBuilder(model, layout, sequences_global, options).step();
+}
+
+StepSchedule make_model_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                                 ModelPass pass, const StepScheduleOptions& options) {
+  assert(layout.data > 0 && layout.z > 0 &&
+         sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
+  return ScheduleBuilder(model, layout, sequences_global, options).pass(pass);
 }
 
 }  // namespace ws

@@ -1,9 +1,9 @@
-// The ops of one training step of one rank, in the order the engine runs them (engine/model/
-// {gpt,block,fc_layer}.cpp, engine/train/trainer.cpp): compute phases with their GEMM shapes and
+// The ops of one training step of one rank, in order: compute phases with their GEMM shapes and
 // the bytes they move, and every collective with its group, payload and, for non-blocking ones,
-// where it is waited for. The engine's trace names are reproduced exactly, and a drift test
-// (tests/engine/parallel/step_schedule_drift_test.cpp) checks the engine's trace against this list;
-// the simulator (sim/step/) executes it on a modelled machine. No MPI, no BLAS.
+// where it is waited for. It is the step's single source of truth: the engine executes it (each
+// op's `task` names the model or trainer code that runs it, engine/model/schedule_runner.hpp) and
+// the simulator (sim/step/) prices it on a modelled machine. A test checks that the engine's
+// trace is this list (tests/engine/step/step_schedule_drift_test.cpp). No MPI, no BLAS.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +53,53 @@ struct GemmCall {
 
 enum class StepOpKind { compute, collective, wait };
 
+// The work an op stands for, which the engine dispatches on. Layer norms run in stages around
+// their sums over X (engine/kernels/layer_norm.hpp); FC layers are split into their GEMMs, sums
+// and gradient steps (engine/model/fc_layer.hpp). A collective's wait carries its task.
+enum class StepTask : std::uint8_t {
+  load_batch,  // the token shard, the Goldfish mask, the zeroed gradients
+  embedding_forward,
+  embedding_backward,
+  norm_row_sums,      // forward stage 1 (ln2's also adds the attention residual first)
+  norm_mean_sum,      // all-reduce X of the row sums
+  norm_deviations,    // forward stage 2
+  norm_variance_sum,  // all-reduce X of the squared deviations
+  norm_normalize,     // forward stage 3
+  norm_backward_sums,
+  norm_backward_sum,  // all-reduce X of the backward row sums
+  norm_backward_dx,
+  weight_gather,  // all-gather Z of an FC weight block (blocking, or issued ahead: OAG)
+  fc_forward_gemm,
+  fc_forward_sum,  // all-reduce of the partial output over the layer's in-group
+  fc_bias_add,
+  fc_dx_gemm,
+  fc_dx_sum,  // all-reduce of dX over the layer's out-group (non-blocking with OAR)
+  fc_dw_gemm,
+  fc_dw_scatter,  // reduce-scatter Z of the block's dW (non-blocking with ORS)
+  fc_gradient_add,  // the reduce-scattered dW shard added to the gradient
+  fc_bias_grad,
+  attention_forward,
+  attention_backward,
+  gelu_forward,
+  gelu_backward,
+  residual_add,   // block output = MLP output + the attention residual
+  residual_copy,  // backward: the residual passes the output gradient through
+  lm_head_gemm,
+  lm_head_sum,  // all-reduce X of the partial logits
+  cross_entropy_forward,
+  cross_entropy_backward,
+  lm_head_dx_gemm,
+  lm_head_dw_gemm,
+  residual_zero,     // the residual gradient starts at zero
+  gradient_pack,     // a data-parallel bucket: the range's gradients packed
+  gradient_sum,      // its all-reduce over data or data x Z
+  gradient_unpack,   // every bucket's sums copied back
+  loss_sum,          // all-reduce data x Z of the loss and the supervised targets (doubles)
+  gradient_norm,     // the local share of the squared gradient norm
+  gradient_norm_sum, // its all-reduce over X, Y and Z (a double)
+  adamw
+};
+
 inline constexpr std::size_t kNoOp = std::numeric_limits<std::size_t>::max();
 
 struct StepOp {
@@ -79,6 +126,15 @@ struct StepOp {
   bool blocking = true;
   // A non-blocking collective names its wait and the wait names its collective.
   std::size_t partner = kNoOp;
+  // Where the engine runs it: the task, the transformer block (-1: outside the blocks), the layer
+  // within the block (FC layers 0 qkv, 1 proj, 2 up, 3 down; layer norms 0 ln1, 1 ln2; -1 else),
+  // whether it belongs to a block forward rerun in backward (--recompute), and for gradient
+  // buckets the range [first_tensor, last_tensor) of rank_tensors() they pack.
+  StepTask task = StepTask::load_batch;
+  int block = -1;
+  int layer = -1;
+  bool recomputed = false;
+  std::size_t first_tensor = 0, last_tensor = 0;
 };
 
 // The engine's switches that change what a step does (weakscale-engine flags).
@@ -99,6 +155,7 @@ struct StepSchedule {
   ModelSpec model;
   Layout layout;
   long long sequences_per_rank = 0;  // sequences / (Gdata * Gz)
+  Precision precision = Precision::fp32;  // what an element of the ops' payloads is
   std::vector<StepOp> ops;
 };
 
@@ -106,6 +163,13 @@ struct StepSchedule {
 // describes them all. The layout must divide the model and batch (validate_run's rules).
 StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
                                 const StepScheduleOptions& options = {});
+
+// The model's part of the step on its own: what Gpt::forward (to the loss), Gpt::forward_logits
+// (to the summed logits) and Gpt::backward run, with the same ops as the whole step's (no batch,
+// no data-parallel sums, no optimizer).
+enum class ModelPass { forward, logits, backward };
+StepSchedule make_model_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                                 ModelPass pass, const StepScheduleOptions& options = {});
 
 // One parameter tensor of a rank, in the engine's registration order (wte, wpe, the blocks, lnf):
 // the data-parallel gradient all-reduces follow this order.

@@ -78,7 +78,7 @@ double engine_memory_bytes(const RunConfig& run) {
   const double tokens = static_cast<double>(run.batch_sequences) / (static_cast<double>(l.data) * l.z) *
                         run.model.sequence_length;
   const double logits = 2.0 * tokens * run.model.vocabulary * sizeof(float);
-  return estimate_memory(run.model, Batch{run.batch_sequences}, l, sizeof(float), run.recompute).total_bytes() +
+  return estimate_memory(run.model, Batch{run.batch_sequences}, l, sizeof(float), run.schedule.recompute).total_bytes() +
          logits;
 }
 

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "base/input_error.hpp"
-#include "engine/model/overlap.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
+#include "engine/schedule/step_schedule.hpp"
 #include "engine/train/goldfish.hpp"
 
 namespace ws {
@@ -31,11 +31,10 @@ struct RunConfig {
   std::uint64_t seed = 0;
   AdamWConfig optimizer;
   bool tune_gemm = true;
-  // Start each block's data-parallel gradient all-reduce as soon as its backward pass is done
-  // (our choice; the sources reduce after backward). Off: one all-reduce after backward.
-  bool overlap_data_parallel = true;
-  OverlapOptions overlap{};  // OAR, ORS, OAG
-  bool recompute = false;    // recompute each block's activations in backward instead of storing them
+  // The step's switches: recomputation (--recompute) and the overlap schemes OAR, ORS, OAG and
+  // the data-parallel all-reduce started block by block during backward (our choice; the sources
+  // reduce after backward). The engine trains in fp32.
+  StepScheduleOptions schedule{};
   GoldfishOptions goldfish{};  // Goldfish loss: off unless goldfish.k > 0
 };
 

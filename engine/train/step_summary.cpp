@@ -141,7 +141,7 @@ std::string csv_row(const RunSummary& s, const RunConfig& run) {
   return fmt::format(
       "{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}",
       to_string(run.layout), run.layout.devices(), m.layers, m.hidden, m.heads, m.sequence_length,
-      m.vocabulary, run.batch_sequences, run.recompute ? 1 : 0, s.measured_steps, s.step_s, s.cpu_s, s.compute_s,
+      m.vocabulary, run.batch_sequences, run.schedule.recompute ? 1 : 0, s.measured_steps, s.step_s, s.cpu_s, s.compute_s,
       exposed(CommGroup::x), exposed(CommGroup::y), exposed(CommGroup::z), exposed(CommGroup::data),
       exposed(CommGroup::data_z), s.model_flop_per_s, s.hardware_flop_per_s,
       s.peak_flop_per_s_per_device ? fmt::format("{:.6g}", *s.peak_flop_per_s_per_device) : "",

@@ -3,23 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <ctime>
 #include <cmath>
-#include <deque>
 #include <vector>
 
 namespace ws {
 
 namespace {
-
-// Gradients of several tensors packed for one data-parallel all-reduce.
-template <class T>
-struct GradientBucket {
-  std::vector<Tensor> tensors;  // where the packed gradients come from and go back to, in order
-  std::vector<T>* buffer = nullptr;  // one of Trainer::bucket_buffers_
-  Request request;  // destroyed with the bucket: a pending request waits
-};
 
 const RunConfig& checked(const RunConfig& run, const TokenSource& source) {
   if (source.vocabulary() > run.model.vocabulary)
@@ -37,9 +29,28 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
       tuner_(run.tune_gemm),
       model_(run.model, grid, tuner_, run.seed),
       optimizer_(run.optimizer, model_.parameters().size()),
-      shard_(batch_shard(run.layout, grid.coords(), run.batch_sequences)) {
-  model_.set_overlap(run.overlap);
-  model_.set_recompute(run.recompute);
+      shard_(batch_shard(run.layout, grid.coords(), run.batch_sequences)),
+      schedule_(make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule)),
+      runner_(grid) {
+  model_.set_options(run.schedule);
+  // The buckets the schedule packs: the range's tensors that complete over the op's group
+  // (Z-sharded weights over data, the rest over data x Z), in registration order.
+  const std::vector<TensorInfo>& tensors = model_.parameters().tensors();
+  bucket_of_op_.assign(schedule_.ops.size(), -1);
+  for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
+    const StepOp& op = schedule_.ops[i];
+    if (op.task == StepTask::gradient_pack) {
+      GradientBucket& bucket = buckets_.emplace_back();
+      const Replication replication = op.group == CommGroup::data ? Replication::z_sharded : Replication::replicated;
+      for (std::size_t t = op.first_tensor; t < op.last_tensor; ++t)
+        if (tensors[t].replication == replication) bucket.tensors.push_back(tensors[t].tensor);
+      std::size_t elements = 0;
+      for (const Tensor& t : bucket.tensors) elements += t.size;
+      bucket.buffer.resize(elements);
+    }
+    if (op.task == StepTask::gradient_pack || (op.task == StepTask::gradient_sum && op.kind == StepOpKind::collective))
+      bucket_of_op_[i] = static_cast<int>(buckets_.size()) - 1;
+  }
 }
 
 double process_cpu_seconds() {
@@ -54,104 +65,99 @@ double exposed_seconds(const TimelineTotals& totals) {
   return sum;
 }
 
+// The runner hands over the schedule's own ops, so an op's address gives its index.
+template <class T>
+typename Trainer<T>::GradientBucket& Trainer<T>::bucket_of(const StepOp& op) {
+  const auto index = static_cast<std::size_t>(&op - schedule_.ops.data());
+  assert(index < bucket_of_op_.size() && bucket_of_op_[index] >= 0);
+  return buckets_[static_cast<std::size_t>(bucket_of_op_[index])];
+}
+
+template <class T>
+void Trainer<T>::compute(const StepOp& op) {
+  auto& store = model_.parameters();
+  const int seq = run_.model.sequence_length;
+  const double global_tokens = static_cast<double>(run_.batch_sequences) * seq;
+  switch (op.task) {
+    case StepTask::load_batch:
+      batch_ = load_batch(source_, step_, shard_, seq);
+      store.zero_grads();
+      // The Goldfish mask depends on the tokens only, so every layout masks the same global targets.
+      supervised_ = apply_goldfish_mask(run_.goldfish, batch_.inputs.data(), batch_.targets.data(), batch_.sequences,
+                                        seq);
+      // Backward is scaled by 1 / all tokens; the mask's share is known only after the loss sum.
+      model_.set_batch(batch_.inputs.data(), batch_.targets.data(), batch_.sequences,
+                       static_cast<T>(1.0 / global_tokens));
+      break;
+    case StepTask::gradient_pack: {
+      GradientBucket& bucket = bucket_of(op);
+      T* packed = bucket.buffer.data();
+      for (const Tensor& t : bucket.tensors) packed = std::copy_n(store.grad(t), t.size, packed);
+      break;
+    }
+    case StepTask::gradient_unpack:
+      for (const GradientBucket& bucket : buckets_) {
+        const T* sum = bucket.buffer.data();
+        for (const Tensor& t : bucket.tensors) {
+          std::copy_n(sum, t.size, store.grad(t));
+          sum += t.size;
+        }
+      }
+      break;
+    case StepTask::gradient_norm:
+      // d(mean over supervised targets) = d(mean over all tokens) * all / supervised: exact, and
+      // a no-op without the mask.
+      if (sums_[1] > 0 && sums_[1] != global_tokens) scale_gradients(store, static_cast<T>(global_tokens / sums_[1]));
+      square_ = gradient_square_share(store);
+      break;
+    case StepTask::adamw:
+      norm_ = std::sqrt(square_);
+      optimizer_.step(store, clip_factor(norm_, run_.optimizer.clip_norm));
+      break;
+    case StepTask::cross_entropy_forward:
+      model_.compute(op);
+      // The loss and the number of supervised targets, summed over data x Z in one call.
+      sums_[0] = model_.loss_sum();
+      sums_[1] = static_cast<double>(supervised_);
+      break;
+    default:
+      model_.compute(op);
+  }
+}
+
+template <class T>
+CollectiveBuffers<T> Trainer<T>::buffers(const StepOp& op) {
+  switch (op.task) {
+    case StepTask::gradient_sum: {
+      GradientBucket& bucket = bucket_of(op);
+      return {nullptr, bucket.buffer.data(), bucket.buffer.size()};
+    }
+    case StepTask::loss_sum:
+      return {nullptr, nullptr, 2, sums_};
+    case StepTask::gradient_norm_sum:
+      return {nullptr, nullptr, 1, &square_};
+    default:
+      return model_.buffers(op);
+  }
+}
+
 template <class T>
 StepResult Trainer<T>::step() {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = process_cpu_seconds();
   Timeline& timeline = grid_.timeline();
   const TimelineTotals before = timeline.totals();
-  const int seq = run_.model.sequence_length;
-  TokenBatch batch;
-  auto& store = model_.parameters();
-  {
-    const ComputeSpan span(timeline, "input", -1, "load_batch");
-    batch = load_batch(source_, step_, shard_, seq);
-    store.zero_grads();
-  }
-  // The Goldfish mask depends on the tokens only, so every layout masks the same global targets.
-  const long long supervised = apply_goldfish_mask(run_.goldfish, batch.inputs.data(), batch.targets.data(),
-                                                   batch.sequences, seq);
-  const double loss_sum = model_.forward(batch.inputs.data(), batch.targets.data(), batch.sequences);
-  const double global_tokens = static_cast<double>(run_.batch_sequences) * seq;
-  // Z-sharded weights were already reduce-scattered over Z in backward and now sum over data;
-  // everything replicated over Z sums over data x Z.
-  const Communicator& data = grid_.group(CommGroup::data);
-  const Communicator& batch_group = grid_.batch_group();
-  // Gradients are all-reduced in buckets: the tensors of one call that complete over the same
-  // group are packed into one buffer, so a block costs two collectives instead of one per tensor (a
-  // bias or a norm alone would pay a whole collective's latency for a few KiB; at thousands of
-  // ranks that latency dominates the step). The copies are memory-bound and small next to the
-  // backward pass.
-  std::deque<GradientBucket<T>> buckets;
-  auto reduce = [&](Tensor range) {
-    for (const Replication replication : {Replication::z_sharded, Replication::replicated}) {
-      const Communicator& group = replication == Replication::z_sharded ? data : batch_group;
-      if (group.size() == 1) continue;
-      GradientBucket<T>& bucket = buckets.emplace_back();
-      for (const TensorInfo& info : store.tensors()) {
-        if (info.tensor.offset < range.offset || info.tensor.offset >= range.offset + range.size) continue;
-        if (info.replication == replication) bucket.tensors.push_back(info.tensor);
-      }
-      if (bucket.tensors.empty()) {
-        buckets.pop_back();
-        continue;
-      }
-      if (bucket_buffers_.size() < buckets.size()) bucket_buffers_.emplace_back();
-      bucket.buffer = &bucket_buffers_[buckets.size() - 1];
-      std::size_t elements = 0;
-      for (const Tensor& t : bucket.tensors) elements += t.size;
-      bucket.buffer->resize(elements);  // the same size every step: no allocation after the first
-      T* packed = bucket.buffer->data();
-      for (const Tensor& t : bucket.tensors) packed = std::copy_n(store.grad(t), t.size, packed);
-      bucket.request = group.iall_reduce_sum(bucket.buffer->data(), bucket.buffer->size());
-    }
-    // Open MPI advances non-blocking collectives only inside library calls: poke the ones in
-    // flight at every block boundary.
-    for (GradientBucket<T>& b : buckets) b.request.test();
-  };
-  const auto scale = static_cast<T>(1.0 / global_tokens);
-  if (run_.overlap_data_parallel)
-    model_.backward(scale, reduce);
-  else {
-    model_.backward(scale);
-    reduce(Tensor{0, store.size()});
-  }
-  const auto exposed_start = std::chrono::steady_clock::now();
-  // The loss and the number of supervised targets in one call: backward scaled by 1 / all tokens,
-  // and the Goldfish mask's share is known only now (each rank saw its shard).
-  double sums[2] = {loss_sum, static_cast<double>(supervised)};
-  batch_group.all_reduce_sum(sums, 2);
-  for (GradientBucket<T>& b : buckets) b.request.wait();
-  const double exposed = std::chrono::duration<double>(std::chrono::steady_clock::now() - exposed_start).count();
-  for (const GradientBucket<T>& b : buckets) {
-    const T* sum = b.buffer->data();
-    for (const Tensor& t : b.tensors) {
-      std::copy_n(sum, t.size, store.grad(t));
-      sum += t.size;
-    }
-  }
-
-  double square = 0;
-  {
-    const ComputeSpan span(timeline, "optimizer", -1, "grad_norm");
-    // d(mean over supervised targets) = d(mean over all tokens) * all / supervised: exact, and
-    // a no-op without the mask.
-    if (sums[1] > 0 && sums[1] != global_tokens) scale_gradients(store, static_cast<T>(global_tokens / sums[1]));
-    square = gradient_square_share(store);
-  }
-  grid_.group(CommGroup::x).all_reduce_sum(&square, 1);
-  grid_.group(CommGroup::y).all_reduce_sum(&square, 1);
-  grid_.group(CommGroup::z).all_reduce_sum(&square, 1);
-  const double norm = std::sqrt(square);
-  {
-    const ComputeSpan span(timeline, "optimizer", -1, "adamw");
-    optimizer_.step(store, clip_factor(norm, run_.optimizer.clip_norm));
-  }
+  runner_.run(schedule_, *this);
   ++step_;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu_seconds = process_cpu_seconds() - cpu_start;
-  return StepResult{step_, sums[1] > 0 ? sums[0] / sums[1] : 0.0, norm, seconds, cpu_seconds, exposed,
-                    difference(timeline.totals(), before)};
+  const TimelineTotals communication = difference(timeline.totals(), before);
+  // Blocked in data-parallel communication after the rank's own backward: the loss sum and the
+  // waits for the gradient buckets.
+  const double exposed = communication[static_cast<std::size_t>(CommGroup::data)].blocked_s +
+                         communication[static_cast<std::size_t>(CommGroup::data_z)].blocked_s;
+  return StepResult{step_, sums_[1] > 0 ? sums_[0] / sums_[1] : 0.0, norm_, seconds, cpu_seconds, exposed,
+                    communication};
 }
 
 template class Trainer<float>;

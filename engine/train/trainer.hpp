@@ -1,10 +1,11 @@
-// One rank's training loop: load this rank's shard of the global batch, forward, backward,
-// complete the gradients over data (Z-sharded weights) or data x Z (the rest) with
-// MPI_Iallreduce, block by block during backward; clip by the global norm; AdamW. The trainer owns the
-// run's GEMM tuner, model and optimizer; the process grid and token source outlive it.
+// One rank's training loop. A step runs the step schedule's ops in order (engine/schedule/
+// step_schedule.hpp): load this rank's shard of the global batch, forward, backward, complete the
+// gradients over data (Z-sharded weights) or data x Z (the rest) in buckets started block by
+// block during backward; clip by the global norm; AdamW. The trainer runs its own tasks (batch,
+// buckets, loss sum, norm, optimizer) and hands the rest to the model. It owns the run's GEMM
+// tuner, model and optimizer; the process grid and token source outlive it.
 #pragma once
 
-#include <deque>
 #include <vector>
 
 #include "engine/comm/process_grid.hpp"
@@ -37,7 +38,7 @@ double exposed_seconds(const TimelineTotals& totals);
 double process_cpu_seconds();
 
 template <class T>
-class Trainer {
+class Trainer final : public OpHandler<T> {
  public:
   // Throws InputError if the source's tokens do not fit the model's vocabulary.
   Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSource& source);
@@ -54,6 +55,10 @@ class Trainer {
   // Steps done so far; the next step reads the batch of this index (data position).
   long long steps_done() const { return step_; }
   void set_steps_done(long long steps) { step_ = steps; }
+  const StepSchedule& schedule() const { return schedule_; }
+
+  void compute(const StepOp& op) override;
+  CollectiveBuffers<T> buffers(const StepOp& op) override;
 
  private:
   RunConfig run_;
@@ -63,10 +68,24 @@ class Trainer {
   Gpt<T> model_;
   AdamW<T> optimizer_;
   BatchShard shard_;
-  // The data-parallel gradient buckets' buffers, in the order a step packs them, kept across steps:
-  // packing into a fresh vector each step (page faults, regrowth) took 8-11 ms of a 150 ms 2-rank
-  // step on this project's VM for 6 MiB, against ~1 ms for the copy itself.
-  std::deque<std::vector<T>> bucket_buffers_;  // a deque: growing it keeps earlier buffers in place
+  StepSchedule schedule_;
+  ScheduleRunner<T> runner_;
+  // Gradients of several tensors packed for one data-parallel all-reduce, one per gradient_pack op
+  // of the schedule. The buffers are kept across steps: packing into a fresh vector each step
+  // (page faults, regrowth) took 8-11 ms of a 150 ms 2-rank step on this project's VM for 6 MiB,
+  // against ~1 ms for the copy itself.
+  struct GradientBucket {
+    std::vector<Tensor> tensors;  // where the packed gradients come from and go back to, in order
+    std::vector<T> buffer;
+  };
+  std::vector<GradientBucket> buckets_;
+  std::vector<int> bucket_of_op_;  // the bucket of a gradient_pack or gradient_sum op, else -1
+  GradientBucket& bucket_of(const StepOp& op);
+  // The step in progress: its batch, the loss and supervised-target sums, the squared norm.
+  TokenBatch batch_;
+  double sums_[2] = {0, 0};
+  long long supervised_ = 0;
+  double square_ = 0, norm_ = 0;
   long long step_ = 0;
 };
 

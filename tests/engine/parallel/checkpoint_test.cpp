@@ -252,7 +252,7 @@ TEST(Recompute, SameLossesAndParametersAsStoredActivations) {
   const SyntheticTokens source(run.seed, run.model.vocabulary);
   const ProcessGrid grid(MPI_COMM_WORLD, run.layout);
   Trainer<float> stored(run, grid, source);
-  run.recompute = true;
+  run.schedule.recompute = true;
   Trainer<float> recomputed(run, grid, source);
   for (int s = 0; s < 3; ++s)
     EXPECT_TRUE(same_bits(stored.step().loss, recomputed.step().loss)) << "step " << s + 1;

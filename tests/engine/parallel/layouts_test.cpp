@@ -29,8 +29,9 @@ RunConfig tiny_run(const Layout& layout, bool overlap, GoldfishOptions goldfish 
   run.batch_sequences = 8;
   run.seed = 3;
   run.optimizer.learning_rate = 1e-2;
-  run.overlap_data_parallel = overlap;  // every overlap (data-parallel, OAR, ORS, OAG) on or off
-  run.overlap = OverlapOptions{overlap, overlap, overlap};
+  // every overlap (data-parallel, OAR, ORS, OAG) on or off
+  run.schedule.overlap_data_parallel = run.schedule.overlap_all_reduce = overlap;
+  run.schedule.overlap_reduce_scatter = run.schedule.overlap_all_gather = overlap;
   run.goldfish = goldfish;
   return run;
 }

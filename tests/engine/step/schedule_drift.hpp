@@ -1,5 +1,6 @@
-// Compares one traced engine step with the step schedule (engine/schedule/step_schedule.hpp), so
-// that the schedule the simulator executes cannot drift from what the engine does. Per thread of
+// Compares one traced engine step with the step schedule (engine/schedule/step_schedule.hpp): the
+// engine runs the schedule's ops, so its trace must be the schedule's op list, the one the
+// simulator executes. Per thread of
 // the trace: compute phases in program order (the schedule's untraced work, done between spans,
 // left out); collectives in issue order (their start is the issue time) with their payload bytes;
 // waits, which the engine records only when the collective was still in flight, must be a
@@ -73,17 +74,6 @@ inline bool is_subsequence(const std::vector<std::string>& part, const std::vect
   return true;
 }
 
-inline StepScheduleOptions schedule_options(const RunConfig& run) {
-  StepScheduleOptions o;
-  o.precision = Precision::fp32;  // Trainer<float>
-  o.recompute = run.recompute;
-  o.overlap_all_reduce = run.overlap.all_reduce;
-  o.overlap_reduce_scatter = run.overlap.reduce_scatter;
-  o.overlap_all_gather = run.overlap.all_gather;
-  o.overlap_data_parallel = run.overlap_data_parallel;
-  return o;
-}
-
 // The option combinations the drift tests cover: all overlaps on, all off, recomputation, mixed.
 inline std::vector<RunConfig> drift_runs(const Layout& layout) {
   std::vector<RunConfig> runs;
@@ -94,20 +84,19 @@ inline std::vector<RunConfig> drift_runs(const Layout& layout) {
     run.batch_sequences = 8;
     run.seed = 5;
     const bool on = variant != 1;
-    run.overlap = OverlapOptions{on, variant == 3 ? false : on, on};
-    run.overlap_data_parallel = variant == 3 ? false : on;
-    run.recompute = variant >= 2;
+    run.schedule.overlap_all_reduce = run.schedule.overlap_all_gather = on;
+    run.schedule.overlap_reduce_scatter = run.schedule.overlap_data_parallel = variant == 3 ? false : on;
+    run.schedule.recompute = variant >= 2;
     runs.push_back(run);
   }
   return runs;
 }
 
 inline std::string describe(const RunConfig& run) {
-  return to_string(run.layout) + (run.recompute ? " recompute" : "") +
-         " OAR=" + std::to_string(run.overlap.all_reduce) +
-         " ORS=" + std::to_string(run.overlap.reduce_scatter) +
-         " OAG=" + std::to_string(run.overlap.all_gather) +
-         " DP=" + std::to_string(run.overlap_data_parallel);
+  const StepScheduleOptions& o = run.schedule;
+  return to_string(run.layout) + (o.recompute ? " recompute" : "") + " OAR=" + std::to_string(o.overlap_all_reduce) +
+         " ORS=" + std::to_string(o.overlap_reduce_scatter) + " OAG=" + std::to_string(o.overlap_all_gather) +
+         " DP=" + std::to_string(o.overlap_data_parallel);
 }
 
 // One traced engine step of `run` on `grid`, and the schedule's lists for the same run.
@@ -120,7 +109,7 @@ inline StepLists traced_engine_step(const RunConfig& run, const ProcessGrid& gri
 }
 
 inline StepLists scheduled_step(const RunConfig& run) {
-  return lists_of(make_step_schedule(run.model, run.layout, run.batch_sequences, schedule_options(run)));
+  return lists_of(make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule));
 }
 
 }  // namespace ws

@@ -1,7 +1,8 @@
 // Run under mpiexec with N ranks: for every layout of N ranks that divides the tiny model and
 // several overlap / recomputation settings, every rank's traced engine step has exactly the
-// compute phases, collectives (group, bytes, issue order) and waits the step schedule lists.
-// This is what keeps the simulator's step (sim/step/) the engine's step.
+// compute phases, collectives (group, bytes, issue order) and waits the step schedule lists: the
+// engine executes the schedule (its trainer's) and that schedule is the one the simulator
+// (sim/step/) is given for the same run.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -28,6 +29,7 @@ TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
       const ProcessGrid grid(MPI_COMM_WORLD, layout);
       const StepLists engine = traced_engine_step(run, grid);
       const StepLists schedule = scheduled_step(run);
+      EXPECT_FALSE(engine.compute.empty()) << describe(run);
       if (ranks > 1) {
         EXPECT_FALSE(engine.collectives.empty()) << describe(run);
       }
