@@ -23,6 +23,12 @@ std::uint64_t derive_seed(std::uint64_t root_seed, std::uint64_t component_id) {
   return splitmix64(splitmix64(root_seed) ^ splitmix64(component_id + 0x632BE59BD9B4E019ULL));
 }
 
+double SplitMix64::normal() {
+  const double u1 = 1.0 - uniform();  // (0, 1]: log stays finite
+  const double u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
 double RandomStream::uniform01() {
   return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
 }

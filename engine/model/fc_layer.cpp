@@ -4,7 +4,7 @@
 #include <cassert>
 #include <vector>
 
-#include "engine/model/random.hpp"
+#include "base/random.hpp"
 
 namespace ws {
 

@@ -6,7 +6,7 @@
 #include "engine/kernels/cross_entropy.hpp"
 #include "engine/kernels/embedding.hpp"
 #include "engine/kernels/layer_norm.hpp"
-#include "engine/model/random.hpp"
+#include "base/random.hpp"
 
 namespace ws {
 

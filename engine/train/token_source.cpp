@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "engine/model/random.hpp"
+#include "base/random.hpp"
 #include "engine/train/run_config.hpp"
 
 namespace ws {

@@ -11,7 +11,7 @@
 
 #include "engine/kernels/cross_entropy.hpp"
 #include "engine/model/gpt.hpp"
-#include "engine/model/random.hpp"
+#include "base/random.hpp"
 #include "engine/train/goldfish.hpp"
 #include "engine/train/memorization.hpp"
 #include "engine/train/run_config.hpp"
