@@ -149,7 +149,12 @@ struct StepScheduleOptions {
   bool overlap_all_gather = true;         // OAG: Z all-gather of the next layer's weights prefetched
   bool overlap_data_parallel = true;      // data-parallel all-reduce bucketed into backward (--no-overlap-dp)
   int bytes_per_element() const { return element_bytes(precision); }
+  friend bool operator==(const StepScheduleOptions&, const StepScheduleOptions&) = default;
 };
+// OAR, ORS, OAG and the data-parallel overlap all on.
+inline bool all_overlaps_on(const StepScheduleOptions& o) {
+  return o.overlap_all_reduce && o.overlap_reduce_scatter && o.overlap_all_gather && o.overlap_data_parallel;
+}
 
 struct StepSchedule {
   ModelSpec model;

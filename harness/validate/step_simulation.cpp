@@ -5,18 +5,14 @@
 namespace ws {
 namespace {
 
-// The engine computes in fp32; its overlap switches map one to one onto the step options.
+// The engine computes in fp32; its switches are the step options' own.
 SimulatedStepConfig step_config(const ValidationRun& run) {
   SimulatedStepConfig c;
   c.model = run.model;
   c.layout = run.layout;
   c.sequences = run.sequences;
+  static_cast<StepScheduleOptions&>(c.options) = run.schedule;
   c.options.precision = Precision::fp32;
-  c.options.recompute = run.recompute;
-  c.options.overlap_all_reduce = run.overlap.all_reduce;
-  c.options.overlap_reduce_scatter = run.overlap.reduce_scatter;
-  c.options.overlap_all_gather = run.overlap.all_gather;
-  c.options.overlap_data_parallel = run.overlap.data_parallel;
   return c;
 }
 

@@ -29,7 +29,12 @@ const std::vector<Layout> kTwoRankLayouts{{2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 
 // Four ranks: two axes at a time, so that collectives of two groups overlap.
 const std::vector<Layout> kFourRankLayouts{{2, 1, 1, 2}, {1, 2, 2, 1}, {2, 1, 2, 1}, {1, 1, 2, 2}};
 
-OverlapSwitches overlap(bool on) { return on ? OverlapSwitches{} : OverlapSwitches{false, false, false, false}; }
+StepScheduleOptions switches(bool overlap_on, bool recompute) {
+  StepScheduleOptions o;
+  o.recompute = recompute;
+  o.overlap_all_reduce = o.overlap_reduce_scatter = o.overlap_all_gather = o.overlap_data_parallel = overlap_on;
+  return o;
+}
 
 class MatrixBuilder {
  public:
@@ -39,8 +44,7 @@ class MatrixBuilder {
     run.model = m.spec;
     run.layout = layout;
     run.sequences = m.sequences_per_rank * layout.devices();
-    run.recompute = recompute;
-    run.overlap = overlap(overlap_on);
+    run.schedule = switches(overlap_on, recompute);
     runs_.push_back(run);
   }
   std::vector<ValidationRun> take() { return std::move(runs_); }
@@ -89,29 +93,24 @@ std::vector<std::string> engine_arguments(const ValidationRun& run) {
                                 "--vocab",  std::to_string(m.vocabulary),      "--batch",  std::to_string(run.sequences),
                                 "--steps",  std::to_string(run.steps),         "--warmup", std::to_string(run.warmup),
                                 "--layout", to_string(run.layout)};
-  if (run.recompute) args.emplace_back("--recompute");
-  if (!run.overlap.all_reduce) args.emplace_back("--no-oar");
-  if (!run.overlap.reduce_scatter) args.emplace_back("--no-ors");
-  if (!run.overlap.all_gather) args.emplace_back("--no-oag");
-  if (!run.overlap.data_parallel) args.emplace_back("--no-overlap-dp");
+  const StepScheduleOptions& o = run.schedule;
+  if (o.recompute) args.emplace_back("--recompute");
+  if (!o.overlap_all_reduce) args.emplace_back("--no-oar");
+  if (!o.overlap_reduce_scatter) args.emplace_back("--no-ors");
+  if (!o.overlap_all_gather) args.emplace_back("--no-oag");
+  if (!o.overlap_data_parallel) args.emplace_back("--no-overlap-dp");
   return args;
 }
 
 StepSchedule step_schedule(const ValidationRun& run) {
-  StepScheduleOptions o;
-  o.recompute = run.recompute;
-  o.overlap_all_reduce = run.overlap.all_reduce;
-  o.overlap_reduce_scatter = run.overlap.reduce_scatter;
-  o.overlap_all_gather = run.overlap.all_gather;
-  o.overlap_data_parallel = run.overlap.data_parallel;
-  return make_step_schedule(run.model, run.layout, run.sequences, o);
+  return make_step_schedule(run.model, run.layout, run.sequences, run.schedule);
 }
 
 std::string describe(const ValidationRun& run) {
   const ModelSpec& m = run.model;
   return fmt::format("h{} l{} s{} v{} b{} {}{} overlap {}", m.hidden, m.layers, m.sequence_length, m.vocabulary,
-                     run.sequences, to_string(run.layout), run.recompute ? " recompute" : "",
-                     run.overlap.all_on() ? "on" : "off");
+                     run.sequences, to_string(run.layout), run.schedule.recompute ? " recompute" : "",
+                     all_overlaps_on(run.schedule) ? "on" : "off");
 }
 
 }  // namespace ws

@@ -12,22 +12,14 @@
 namespace ws {
 
 // The engine's four overlap schemes (engine/README.md "Overlap"); all on is the engine's default.
-struct OverlapSwitches {
-  bool all_reduce = true;      // OAR (--no-oar)
-  bool reduce_scatter = true;  // ORS (--no-ors)
-  bool all_gather = true;      // OAG (--no-oag)
-  bool data_parallel = true;   // per-block gradient all-reduce (--no-overlap-dp)
-  bool all_on() const { return all_reduce && reduce_scatter && all_gather && data_parallel; }
-  friend bool operator==(const OverlapSwitches&, const OverlapSwitches&) = default;
-};
-
 struct ValidationRun {
   std::string id;  // "r07": short, for plot labels; the CSV carries the configuration
   ModelSpec model;
   Layout layout;
   long long sequences = 0;  // global batch (the engine's --batch)
-  bool recompute = false;
-  OverlapSwitches overlap;
+  // The engine's step switches (it trains in fp32): --recompute, --no-oar, --no-ors, --no-oag,
+  // --no-overlap-dp.
+  StepScheduleOptions schedule{};
   int steps = 6;   // engine --steps
   int warmup = 2;  // engine --warmup: steps left out of the mean (GEMM tuning happens in step 1)
   int ranks() const { return layout.devices(); }

@@ -78,11 +78,11 @@ class RowReader {
 
 std::string format_row(const ValidationRecord& r) {
   const ModelSpec& m = r.run.model;
-  const OverlapSwitches& o = r.run.overlap;
+  const StepScheduleOptions& o = r.run.schedule;
   std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:d},{:d},{},{}", r.run.id, m.layers,
                                 m.hidden, m.heads, m.sequence_length, m.vocabulary, r.run.sequences,
-                                to_string(r.run.layout), r.run.ranks(), r.run.recompute, o.all_reduce,
-                                o.reduce_scatter, o.all_gather, o.data_parallel, r.run.steps, r.run.warmup);
+                                to_string(r.run.layout), r.run.ranks(), o.recompute, o.overlap_all_reduce,
+                                o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel, r.run.steps, r.run.warmup);
   const auto sim = [&](auto value) { return r.simulated ? fmt::format("{}", value(*r.simulated)) : std::string(); };
   row += fmt::format(",{},{},{},{},{}", r.measured.step_s, sim([](const PhaseTimes& t) { return t.step_s; }),
                      r.simulated ? fmt::format("{}", relative_error(r.measured.step_s, r.simulated->step_s)) : "",
@@ -111,8 +111,11 @@ ValidationRecord parse_row(const RowReader& f) {
   const auto layout = parse_layout(f.text(7));
   if (!layout) throw std::runtime_error(fmt::format("validation CSV: '{}' is not a layout", f.text(7)));
   run.layout = *layout;
-  run.recompute = f.flag(9);
-  run.overlap = OverlapSwitches{f.flag(10), f.flag(11), f.flag(12), f.flag(13)};
+  run.schedule.recompute = f.flag(9);
+  run.schedule.overlap_all_reduce = f.flag(10);
+  run.schedule.overlap_reduce_scatter = f.flag(11);
+  run.schedule.overlap_all_gather = f.flag(12);
+  run.schedule.overlap_data_parallel = f.flag(13);
   run.steps = f.integer(14);
   run.warmup = f.integer(15);
   const std::size_t first = kRunColumns.size();
@@ -144,16 +147,16 @@ nlohmann::json phases_json(const PhaseTimes& t) {
 
 nlohmann::json run_json(const ValidationRecord& r) {
   const ModelSpec& m = r.run.model;
-  const OverlapSwitches& o = r.run.overlap;
+  const StepScheduleOptions& o = r.run.schedule;
   nlohmann::json j{{"run", r.run.id},
                    {"model", {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
                               {"seq", m.sequence_length}, {"vocab", m.vocabulary}}},
                    {"batch", r.run.sequences},
                    {"layout", to_string(r.run.layout)},
                    {"ranks", r.run.ranks()},
-                   {"recompute", r.run.recompute},
-                   {"overlap", {{"oar", o.all_reduce}, {"ors", o.reduce_scatter}, {"oag", o.all_gather},
-                                {"data_parallel", o.data_parallel}}},
+                   {"recompute", o.recompute},
+                   {"overlap", {{"oar", o.overlap_all_reduce}, {"ors", o.overlap_reduce_scatter},
+                                {"oag", o.overlap_all_gather}, {"data_parallel", o.overlap_data_parallel}}},
                    {"steps", r.run.steps},
                    {"warmup", r.run.warmup},
                    {"measured", phases_json(r.measured)}};

@@ -14,8 +14,10 @@ namespace {
 
 bool has_run(const std::vector<ValidationRun>& runs, const Layout& layout, bool overlap_on) {
   return std::any_of(runs.begin(), runs.end(), [&](const ValidationRun& r) {
-    return r.layout == layout && r.overlap.all_on() == overlap_on &&
-           (overlap_on || r.overlap == OverlapSwitches{false, false, false, false});
+    const StepScheduleOptions& o = r.schedule;
+    return r.layout == layout && all_overlaps_on(o) == overlap_on &&
+           (overlap_on || !(o.overlap_all_reduce || o.overlap_reduce_scatter || o.overlap_all_gather ||
+                            o.overlap_data_parallel));
   });
 }
 
@@ -39,7 +41,7 @@ TEST(ValidationMatrix, SeveralModelSizesAndRecompute) {
   std::set<std::string> models;
   for (const auto& r : runs) models.insert(r.model.name);
   EXPECT_GE(models.size(), 3u);
-  EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.recompute; }));
+  EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.schedule.recompute; }));
 }
 
 TEST(ValidationMatrix, FourRanksOnlyWhenAllowed) {
@@ -79,8 +81,8 @@ TEST(ValidationMatrix, QuickIsTiny) {
 
 TEST(EngineArguments, OverlapOffAndRecomputeBecomeFlags) {
   ValidationRun run = validation_matrix(MatrixOptions{2, false}).front();
-  run.recompute = true;
-  run.overlap = OverlapSwitches{false, true, false, false};
+  run.schedule.recompute = true;
+  run.schedule.overlap_all_reduce = run.schedule.overlap_all_gather = run.schedule.overlap_data_parallel = false;
   const auto args = engine_arguments(run);
   const auto has = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
   EXPECT_TRUE(has("--recompute"));

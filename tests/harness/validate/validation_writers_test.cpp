@@ -22,8 +22,8 @@ std::vector<ValidationRecord> sample_records() {
                                 {{"gemm", 0.5}, {"gelu", 0.125}}, 0.03125},
                      PhaseTimes{1.0, 0.72, {{"x", 0.2}, {"data_z", 0.08}}, 0, {{"gemm", 0.45}, {"attention", 0.01}}},
                      std::nullopt};
-  b.run.overlap = OverlapSwitches{false, true, false, true};
-  b.run.recompute = true;
+  b.run.schedule.overlap_all_reduce = b.run.schedule.overlap_all_gather = false;
+  b.run.schedule.recompute = true;
   ValidationRecord c{runs.at(9), PhaseTimes{0.9, 0.8, {{"y", 0.1}}}, std::nullopt, std::nullopt};
   return {a, b, c};
 }
@@ -53,8 +53,7 @@ TEST(ValidationCsv, RoundTrip) {
     EXPECT_EQ(s.run.model.vocabulary, r.run.model.vocabulary);
     EXPECT_EQ(s.run.sequences, r.run.sequences);
     EXPECT_EQ(s.run.layout, r.run.layout);
-    EXPECT_EQ(s.run.recompute, r.run.recompute);
-    EXPECT_EQ(s.run.overlap, r.run.overlap);
+    EXPECT_EQ(s.run.schedule, r.run.schedule);
     EXPECT_EQ(s.run.steps, r.run.steps);
     EXPECT_EQ(s.run.warmup, r.run.warmup);
     expect_same_phases(s.measured, r.measured);
