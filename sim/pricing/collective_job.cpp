@@ -61,17 +61,12 @@ Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
   return m;
 }
 
-}  // namespace
-
-CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJobSpec& spec) {
+// The job's nodes and devices from --nodes, --devices and --layout, checked against the machine.
+struct JobSize {
+  int nodes = 0, devices = 0;
+};
+JobSize job_size(const Machine& machine, const CollectiveJobSpec& spec) {
   const int dpn = machine.node.devices;
-  CollectiveJobReport rep;
-  rep.machine = machine.name;
-  rep.op = spec.op;
-  rep.bytes = spec.bytes;
-  rep.model = spec.model;
-  if (spec.bytes == 0) throw flag_error("--bytes", "0", "a size > 0 B");
-
   int devices = spec.devices;
   if (spec.layout) {
     if (devices != 0 && devices != spec.layout->devices()) {
@@ -93,36 +88,82 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
     throw flag_error("--devices", std::to_string(devices),
                      fmt::format("1 to nodes x {} devices per node = {}", dpn, static_cast<long long>(nodes) * dpn));
   }
-  rep.nodes = nodes;
-  rep.devices = devices;
+  return {nodes, devices};
+}
 
-  const Machine m = job_machine(machine, spec);
-  const CollectiveLibrary& library = m.collective_libraries.front();
-  rep.library = library.name;
-  rep.routing = m.network.routing;
-  JobNetwork network(m, devices, spec.placement, spec.seed);
-  const GroupGeometry g = spec.layout ? geometry(*spec.layout, spec.group) : GroupGeometry{1, devices};
-  rep.communicators = static_cast<int>(network.communicators(g).size());
-  rep.members = g.size;
-  rep.algorithm = spec.algorithm.value_or(choose_algorithm(network, library, g, spec.op, spec.bytes));
-  if (!supports(rep.algorithm, spec.op)) {
+// --algorithm, or the library's choice; refused when it does not do the operation.
+CollectiveAlgorithm job_algorithm(JobNetwork& network, const CollectiveLibrary& library,
+                                  const GroupGeometry& g, const CollectiveJobSpec& spec) {
+  const CollectiveAlgorithm algorithm =
+      spec.algorithm.value_or(choose_algorithm(network, library, g, spec.op, spec.bytes));
+  if (!supports(algorithm, spec.op)) {
     std::string allowed = "auto";
     for (const auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::rhd, CollectiveAlgorithm::tree,
                          CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::binomial}) {
       if (supports(a, spec.op)) allowed += std::string(", ") + to_string(a);
     }
-    throw flag_error("--algorithm", to_string(rep.algorithm),
+    throw flag_error("--algorithm", to_string(algorithm),
                      fmt::format("an algorithm that does {}: {}", to_string(spec.op), allowed));
   }
-  if (rep.algorithm == CollectiveAlgorithm::ring && g.size > 1) {
-    const auto first = network.communicators(g).front();
-    std::vector<int> per_node(static_cast<std::size_t>(machine.nodes), 0);
-    for (const int d : first) ++per_node[static_cast<std::size_t>(d / dpn)];
-    const int local = per_node[static_cast<std::size_t>(first.front() / dpn)];
-    const bool uniform = std::all_of(first.begin(), first.end(),
-                                     [&](int d) { return per_node[static_cast<std::size_t>(d / dpn)] == local; });
-    rep.ring_channels = uniform && local > 1 ? network.schedule_options().channels : 1;
+  return algorithm;
+}
+
+// Rings run one channel per device of a node when every node of the communicator holds the same
+// number (> 1) of its members.
+int ring_channels(JobNetwork& network, const Machine& machine, const GroupGeometry& g) {
+  const int dpn = machine.node.devices;
+  const auto first = network.communicators(g).front();
+  std::vector<int> per_node(static_cast<std::size_t>(machine.nodes), 0);
+  for (const int d : first) ++per_node[static_cast<std::size_t>(d / dpn)];
+  const int local = per_node[static_cast<std::size_t>(first.front() / dpn)];
+  const bool uniform = std::all_of(first.begin(), first.end(),
+                                   [&](int d) { return per_node[static_cast<std::size_t>(d / dpn)] == local; });
+  return uniform && local > 1 ? network.schedule_options().channels : 1;
+}
+
+// The `top` links that carried the most bytes, most first (ties: lower link id).
+std::vector<LinkUsage> busiest_links(const Topology& topology, const std::vector<double>& link_bytes, int top_links) {
+  std::vector<int> order(topology.links.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto top = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(0, top_links)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(), [&](int a, int b) {
+    const double ba = link_bytes[static_cast<std::size_t>(a)], bb = link_bytes[static_cast<std::size_t>(b)];
+    return ba > bb || (ba == bb && a < b);
+  });
+  std::vector<LinkUsage> busiest;
+  for (std::size_t i = 0; i < top; ++i) {
+    const int l = order[i];
+    const Link& link = topology.links[static_cast<std::size_t>(l)];
+    if (link_bytes[static_cast<std::size_t>(l)] <= 0) break;
+    busiest.push_back({l, link.kind, vertex_name(topology, link.from), vertex_name(topology, link.to),
+                       link_bytes[static_cast<std::size_t>(l)]});
   }
+  return busiest;
+}
+
+}  // namespace
+
+CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJobSpec& spec) {
+  CollectiveJobReport rep;
+  rep.machine = machine.name;
+  rep.op = spec.op;
+  rep.bytes = spec.bytes;
+  rep.model = spec.model;
+  if (spec.bytes == 0) throw flag_error("--bytes", "0", "a size > 0 B");
+  const JobSize size = job_size(machine, spec);
+  rep.nodes = size.nodes;
+  rep.devices = size.devices;
+
+  const Machine m = job_machine(machine, spec);
+  const CollectiveLibrary& library = m.collective_libraries.front();
+  rep.library = library.name;
+  rep.routing = m.network.routing;
+  JobNetwork network(m, size.devices, spec.placement, spec.seed);
+  const GroupGeometry g = spec.layout ? geometry(*spec.layout, spec.group) : GroupGeometry{1, size.devices};
+  rep.communicators = static_cast<int>(network.communicators(g).size());
+  rep.members = g.size;
+  rep.algorithm = job_algorithm(network, library, g, spec);
+  if (rep.algorithm == CollectiveAlgorithm::ring && g.size > 1) rep.ring_channels = ring_channels(network, machine, g);
 
   const double h = m.node.nic_efficiency.half_bandwidth_bytes;
   const PricedProgram& program = network.program(g, rep.algorithm, spec.op, spec.bytes, true);
@@ -148,22 +189,7 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   rep.algbw_gbps = rep.time > Time::zero() ? static_cast<double>(spec.bytes) / rep.time.seconds() * 1e-9 : 0.0;
   const double factor = spec.op == CollectiveOp::all_reduce ? 2.0 * (p - 1) / p : (p - 1) / p;
   rep.busbw_gbps = rep.algbw_gbps * factor;
-
-  const Topology& topology = network.topology();
-  std::vector<int> order(topology.links.size());
-  std::iota(order.begin(), order.end(), 0);
-  const auto top = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(0, spec.top_links)));
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(), [&](int a, int b) {
-    const double ba = link_bytes[static_cast<std::size_t>(a)], bb = link_bytes[static_cast<std::size_t>(b)];
-    return ba > bb || (ba == bb && a < b);
-  });
-  for (std::size_t i = 0; i < top; ++i) {
-    const int l = order[i];
-    const Link& link = topology.links[static_cast<std::size_t>(l)];
-    if (link_bytes[static_cast<std::size_t>(l)] <= 0) break;
-    rep.busiest.push_back({l, link.kind, vertex_name(topology, link.from), vertex_name(topology, link.to),
-                           link_bytes[static_cast<std::size_t>(l)]});
-  }
+  rep.busiest = busiest_links(network.topology(), link_bytes, spec.top_links);
   return rep;
 }
 
