@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 
 namespace ws {
 
@@ -122,7 +123,8 @@ class ScheduleBuilder {
   void compute(StepTask task, std::string name, ComputeKind kind, std::vector<GemmCall> gemms, double memory_bytes) {
     StepOp op;
     op.kind = StepOpKind::compute, op.task = task, op.name = std::move(name), op.compute = kind;
-    op.gemms = std::move(gemms), op.memory_bytes = memory_bytes;
+    // Every count below is a whole number of bytes, exact in a double up to 2^53.
+    op.gemms = std::move(gemms), op.memory_bytes = static_cast<Bytes>(std::llround(memory_bytes));
     push(std::move(op));
   }
   // The last compute op runs `kernel`'s per-element arithmetic over `elements`.

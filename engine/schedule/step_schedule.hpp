@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/units.hpp"
 #include "engine/schedule/collective_op.hpp"
 #include "engine/schedule/comm_group.hpp"
 #include "engine/schedule/elementwise_kernel.hpp"
@@ -110,7 +111,7 @@ struct StepOp {
   // of the kernel's passes over memory, see step_schedule.cpp).
   ComputeKind compute = ComputeKind::gemm;
   std::vector<GemmCall> gemms;
-  double memory_bytes = 0;
+  Bytes memory_bytes = 0;
   // The element-wise kernel whose per-element arithmetic the op runs, and over how many elements
   // (a machine's ElementwiseThroughput prices it when that is slower than the memory traffic).
   std::optional<ElementwiseKernel> kernel;
@@ -122,7 +123,7 @@ struct StepOp {
   // of an all-gather, the unreduced input of a reduce-scatter, the buffer of an all-reduce).
   CollectiveOp collective = CollectiveOp::all_reduce;
   CommGroup group = CommGroup::x;
-  std::uint64_t bytes = 0;
+  Bytes bytes = 0;
   bool blocking = true;
   // A non-blocking collective names its wait and the wait names its collective.
   std::size_t partner = kNoOp;

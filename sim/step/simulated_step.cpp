@@ -42,7 +42,7 @@ Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision pre
   auto shared = [arithmetic_share](Time alone) {
     return arithmetic_share == 1.0 ? alone : Time::from_seconds(alone.seconds() / arithmetic_share);
   };
-  Time t = transfer_time(op.memory_bytes, device.memory_bandwidth);
+  Time t = transfer_time(static_cast<double>(op.memory_bytes), device.memory_bandwidth);
   if (op.kernel && device.elementwise.of(*op.kernel) > 0)
     t = max(t, shared(Time::from_seconds(op.elements / device.elementwise.of(*op.kernel))));
   Time gemms;
@@ -116,7 +116,7 @@ class StepExecution {
   }
 
  private:
-  void record(const StepOp& op, bool comm, double bytes, Time start, Time end) {
+  void record(const StepOp& op, bool comm, Bytes bytes, Time start, Time end) {
     if (trace_)
       events_.push_back(SimulatedEvent{op.name, comm, bytes, start, end});
   }
@@ -164,7 +164,7 @@ class StepExecution {
     // As the engine records it: from the moment the rank reached the call to completion.
     if (trace_) {
       pending_comm_events_.emplace_back(events_.size(), call);
-      record(op, true, static_cast<double>(op.bytes), now_, now_);
+      record(op, true, op.bytes, now_, now_);
     }
     if (op.blocking) {
       block_until(pricing_->finish(call), g);
@@ -182,7 +182,7 @@ class StepExecution {
     assert(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0);
     const Time done = pricing_->finish(call_of_op_[op.partner]);
     // The engine records a wait only when the collective was still in flight.
-    if (done > now_) record(op, false, static_cast<double>(op.bytes), now_, done);
+    if (done > now_) record(op, false, op.bytes, now_, done);
     block_until(done, static_cast<std::size_t>(op.group));
   }
 

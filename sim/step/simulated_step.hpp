@@ -32,7 +32,7 @@ struct SimulatedStepConfig {
 struct SimulatedEvent {
   std::string name;  // the engine's trace event name: "fwd.block3.qkv.gemm", "allreduce.x", ...
   bool comm = false;
-  double bytes = 0;
+  Bytes bytes = 0;
   Time start, end;
 };
 

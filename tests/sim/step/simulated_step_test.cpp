@@ -111,7 +111,7 @@ TEST(SimulatedStep, OneRankStepIsTheSumOfItsComputeTasks) {
        make_step_schedule(c.model, c.layout, c.sequences, c.options).ops) {
     ASSERT_EQ(op.kind, StepOpKind::compute) << op.name;
     // Element-wise work: the slower of its memory traffic and its calibrated arithmetic.
-    Time elementwise = transfer_time(op.memory_bytes, local.device.memory_bandwidth);
+    Time elementwise = transfer_time(static_cast<double>(op.memory_bytes), local.device.memory_bandwidth);
     if (op.kernel && local.device.elementwise.of(*op.kernel) > 0)
       elementwise = max(elementwise, Time::from_seconds(op.elements / local.device.elementwise.of(*op.kernel)));
     sum += elementwise;
@@ -270,7 +270,7 @@ TEST(SimulatedStep, ElementwiseOpTakesTheSlowerOfMemoryAndArithmetic) {
     if (op.compute != ComputeKind::gelu) continue;
     ASSERT_TRUE(op.kernel.has_value()) << op.name;
     gelu_elements += op.elements;
-    gelu_bytes += op.memory_bytes;
+    gelu_bytes += static_cast<double>(op.memory_bytes);
   }
   ASSERT_GT(gelu_elements, 0);
   const double memory_s = gelu_bytes / local.device.memory_bandwidth.bytes_per_s();
