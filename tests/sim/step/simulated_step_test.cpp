@@ -195,7 +195,7 @@ TEST(SimulatedStep, TraceHoldsExactlyTheScheduledCollectives) {
 }
 
 // Side by side with the engine: the compute thread shows the schedule's traced phases in order
-// (the engine's, by the drift tests), each starting when the one before ended or a wait ended.
+// (the engine runs the same list: step_schedule_drift_*), each starting when the one before ended or a wait ended.
 TEST(SimulatedStep, TraceShowsTheTracedPhasesInScheduleOrder) {
   const Machine frontier = machine("frontier.yaml");
   SimulatedStepConfig c = frontier_sized(Layout{2, 2, 2, 2});
