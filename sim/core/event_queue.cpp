@@ -25,11 +25,12 @@ void EventQueue::put(const Event& e) {
 }
 
 void EventQueue::push(Time time, EventPayload payload) {
-  const Event e{time, next_sequence_++, payload};
+  const Event e{time, payload};
+  ++pushed_;
   ++size_;
   if (key_of(time) < last_) {
     // Earlier than every pending event's reference: make the new time the reference and re-bucket
-    // everything, in insertion order so that each bucket stays in it.
+    // everything. Events of one time share a bucket, in insertion order, and move in that order.
     std::vector<Event> pending;
     pending.reserve(size_);
     pending.insert(pending.end(), buckets_[0].begin() + static_cast<std::ptrdiff_t>(front_), buckets_[0].end());
@@ -39,7 +40,6 @@ void EventQueue::push(Time time, EventPayload payload) {
     }
     front_ = 0;
     occupied_ = {};
-    std::sort(pending.begin(), pending.end(), [](const Event& a, const Event& b) { return a.sequence < b.sequence; });
     last_ = key_of(time);
     buckets_[0].push_back(e);
     for (const Event& p : pending) put(p);
@@ -107,7 +107,7 @@ void EventQueue::clear() {
   front_ = 0;
   last_ = 0;
   size_ = 0;
-  next_sequence_ = 0;
+  pushed_ = 0;
 }
 
 }  // namespace ws
