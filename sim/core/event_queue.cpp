@@ -11,15 +11,15 @@ namespace ws {
 std::size_t EventQueue::bucket_of(std::uint64_t key) const {
   const std::uint64_t d = key ^ last_;
   if (d == 0) return 0;
-  const auto digit = static_cast<std::size_t>(63 - std::countl_zero(d)) / 8;
-  return 1 + digit * 256 + static_cast<std::size_t>((key >> (8 * digit)) & 0xFF);
+  const auto digit = static_cast<std::size_t>(63 - std::countl_zero(d)) / kDigitBits;
+  return 1 + digit * kValues + static_cast<std::size_t>((key >> (kDigitBits * digit)) & (kValues - 1));
 }
 
 void EventQueue::put(const Event& e) {
   const std::size_t b = bucket_of(key_of(e.time));
   buckets_[b].push_back(e);
   if (b > 0) {
-    const std::size_t digit = (b - 1) / 256, value = (b - 1) % 256;
+    const std::size_t digit = (b - 1) / kValues, value = (b - 1) % kValues;
     occupied_[digit][value / 64] |= std::uint64_t{1} << (value % 64);
   }
 }
@@ -54,11 +54,11 @@ void EventQueue::settle() {
     front_ = 0;
     std::size_t b = 0;
     for (std::size_t digit = 0; digit < kDigits && b == 0; ++digit) {
-      for (std::size_t w = 0; w < 4; ++w) {
+      for (std::size_t w = 0; w < kWords; ++w) {
         if (const std::uint64_t bits = occupied_[digit][w]; bits != 0) {
           const std::size_t value = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
           occupied_[digit][w] &= ~(std::uint64_t{1} << (value % 64));
-          b = 1 + digit * 256 + value;
+          b = 1 + digit * kValues + value;
           break;
         }
       }
@@ -72,13 +72,13 @@ void EventQueue::settle() {
       std::swap(buckets_[0], from);
       continue;
     }
-    // The bucket's smallest possible time (its byte set, every lower byte zero) becomes the
+    // The bucket's smallest possible time (its digit set, every lower digit zero) becomes the
     // reference: no pending time is below it, and each event of the bucket moves to a lower digit in
     // the bucket's order, so no pass looks for the minimum and every bucket stays in insertion order.
-    const std::size_t digit = (b - 1) / 256;
-    const std::uint64_t value = (b - 1) % 256;
-    const unsigned shift = 8 * static_cast<unsigned>(digit);
-    const std::uint64_t keep = shift + 8 >= 64 ? 0 : ~std::uint64_t{0} << (shift + 8);
+    const std::size_t digit = (b - 1) / kValues;
+    const std::uint64_t value = (b - 1) % kValues;
+    const unsigned shift = kDigitBits * static_cast<unsigned>(digit);
+    const std::uint64_t keep = shift + kDigitBits >= 64 ? 0 : ~std::uint64_t{0} << (shift + kDigitBits);
     last_ = (last_ & keep) | (value << shift);
     std::vector<Event> moving = std::move(from);
     from = {};

@@ -27,17 +27,20 @@ struct Event {
   EventPayload payload;
 };
 
-// A radix heap on time, one byte a digit. A discrete-event simulation never schedules before the
+// A radix heap on time, ten bits a digit. A discrete-event simulation never schedules before the
 // event it is handling, so times only grow past the queue's reference (at most the earliest pending
-// time); each event sits in the bucket named by the highest byte where its time differs from the
-// reference and that byte's value (bucket order is time order), and moves down at most once per
-// byte (about three times for delays of a few microseconds), instead of paying log n cache-missing
+// time); each event sits in the bucket named by the highest digit where its time differs from the
+// reference and that digit's value (bucket order is time order), and moves down at most once per
+// digit (about twice for delays of a few microseconds), instead of paying log n cache-missing
 // comparisons per push and pop as a heap does (3.8-4.8 M events/s at 262,144 pending with a 4-ary
-// heap; benchmarks/bench_event_queue.cpp). Equal times always share a bucket, and every bucket
-// holds its events in insertion order (a bucket only receives moved events while it is empty), so
-// ties pop first-in first-out with no comparison of sequences. A push earlier than the reference is
-// still correct: the queue re-buckets every pending event (O(n); a DES never does it), bucket by
-// bucket in order, which keeps equal times (always in one bucket) in insertion order.
+// heap; benchmarks/bench_event_queue.cpp). Ten bits rather than a byte: one move less per event
+// at 262,144 pending (9.4-9.8 -> 11.6 M events/s), for sparser buckets at 16,384 (28 -> 18 M/s);
+// the flow benchmarks do not tell them apart (benchmarks/README.md). Equal times always share a
+// bucket, and every bucket holds its events in insertion order (a bucket only receives moved
+// events while it is empty), so ties pop first-in first-out with no comparison of sequences. A push
+// earlier than the reference is still correct: the queue re-buckets every pending event (O(n); a
+// DES never does it), bucket by bucket in order, which keeps equal times (always in one bucket) in
+// insertion order.
 class EventQueue {
  public:
   void reserve(std::size_t) {}
@@ -54,17 +57,20 @@ class EventQueue {
  private:
   // The time's bits with the sign flipped: unsigned order is time order.
   static std::uint64_t key_of(Time t) { return static_cast<std::uint64_t>(t.ps()) ^ (std::uint64_t{1} << 63); }
-  // 0 for a key equal to the reference, else 1 + 256 x (the highest byte where they differ) + the
-  // key's value of that byte.
+  // 0 for a key equal to the reference, else 1 + kValues x (the highest digit where they differ)
+  // + the key's value of that digit.
   std::size_t bucket_of(std::uint64_t key) const;
   void put(const Event& e);
   // Brings the earliest events into bucket 0 (from front_ on), where all share one time.
   void settle();
 
-  static constexpr std::size_t kDigits = 8;
-  static constexpr std::size_t kBuckets = 1 + kDigits * 256;
+  static constexpr unsigned kDigitBits = 10;
+  static constexpr std::size_t kValues = std::size_t{1} << kDigitBits;
+  static constexpr std::size_t kWords = kValues / 64;
+  static constexpr std::size_t kDigits = (64 + kDigitBits - 1) / kDigitBits;
+  static constexpr std::size_t kBuckets = 1 + kDigits * kValues;
   std::vector<std::vector<Event>> buckets_ = std::vector<std::vector<Event>>(kBuckets);
-  std::array<std::array<std::uint64_t, 4>, kDigits> occupied_{};  // non-empty buckets per digit
+  std::array<std::array<std::uint64_t, kWords>, kDigits> occupied_{};  // non-empty buckets per digit
   std::size_t front_ = 0;   // bucket 0's next event
   std::uint64_t last_ = 0;  // the reference key: no pending key is below it
   std::size_t size_ = 0;
