@@ -45,6 +45,7 @@ constexpr int kTensorsPerBlock = 12;  // 4 layer-norm vectors, then weight + bia
 constexpr int kProgressTiles = 4;     // engine/model/fc_layer.cpp: dW row tiles on > 1 rank
 constexpr std::uint64_t kScalarBytes = sizeof(double);  // loss and gradient-norm sums are double
 constexpr double kTokenBytes = sizeof(int);
+constexpr double kResidualPasses = 3.0;  // a residual add reads two activations and writes one
 
 // One FC layer of the 4D algorithm on this rank (engine/model/fc_layer.cpp).
 struct FcShape {
@@ -274,7 +275,6 @@ class ScheduleBuilder {
     blocking(StepTask::norm_backward_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(2 * m_));
     stage(StepTask::norm_backward_dx, "dx", 4.0 + extra_passes);
   }
-  double residual_passes() const { return 3.0; }
 
   // --- engine/kernels/attention.cpp: per local sequence and head ------------------------------
   long long local_heads() const { return model_.heads / layout_.y; }
@@ -340,14 +340,14 @@ class ScheduleBuilder {
                   softmax_bytes(2));
     arithmetic(ElementwiseKernel::softmax_forward, softmax_elements());
     fc_forward(phase, fc[1], gathers[1]);
-    norm_forward(phase, "ln2", 1, residual_passes());
+    norm_forward(phase, "ln2", 1, kResidualPasses);
     fc_forward(phase, fc[2], gathers[2]);
     // Reads the MLP-up output, writes the activation and the saved tanh.
     block_compute(StepTask::gelu_forward, phase, "gelu", ComputeKind::gelu, {}, 3.0 * gelu_elements() * e_);
     arithmetic(ElementwiseKernel::gelu_forward, gelu_elements());
     fc_forward(phase, fc[3], gathers[3]);
     block_compute(StepTask::residual_add, phase, "residual", ComputeKind::residual, {},
-                  activation_bytes(residual_passes()));
+                  activation_bytes(kResidualPasses));
     site_ = Site{};
   }
 
