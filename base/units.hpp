@@ -110,6 +110,9 @@ class FlopRate {
   double f_ = 0.0;
 };
 
+// Sizes in GiB, for writers only (tables, CSV, messages).
+constexpr double to_gib(Bytes bytes) { return static_cast<double>(bytes) / 1073741824.0; }
+
 // The one conversion from an amount of data or work to time.
 constexpr Time transfer_time(double bytes, Bandwidth bw) {
   return Time::from_seconds(bytes / bw.bytes_per_s());

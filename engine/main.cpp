@@ -235,7 +235,7 @@ RunInputs prepare_inputs(Options& o, int ranks) {
   o.run.layout = *layout;
   ws::validate_run(o.run, ranks);
   // Buffers that cannot fit are refused here, with their size, not by std::bad_alloc mid-run.
-  const double need = ws::engine_memory_bytes(o.run);
+  const auto need = static_cast<double>(ws::engine_memory_bytes(o.run));
   const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   if (have > 0 && need > have)
     throw ws::InputError(fmt::format(

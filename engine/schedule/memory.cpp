@@ -25,8 +25,19 @@
 #include "engine/schedule/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ws {
+namespace {
+
+// Saturates at 1 EiB, more than any device holds, so that the five parts still add up without
+// wrapping for the largest dimensions the engine accepts (and a NaN counts as too large).
+Bytes whole_bytes(double bytes) {
+  constexpr double kSaturation = 1152921504606846976.0;  // 2^60
+  return bytes < kSaturation ? static_cast<Bytes>(std::ceil(bytes)) : static_cast<Bytes>(kSaturation);
+}
+
+}  // namespace
 
 MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const Layout& layout,
                                int bytes_per_element, bool recompute) {
@@ -42,9 +53,9 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
 
   MemoryEstimate mem;
   const bool mixed = bytes_per_element < 4;
-  mem.weights_bytes = params * e;
-  mem.gradients_bytes = params * e;
-  mem.optimizer_bytes = params * (mixed ? 12.0 : 8.0);
+  mem.weights_bytes = whole_bytes(params * e);
+  mem.gradients_bytes = whole_bytes(params * e);
+  mem.optimizer_bytes = whole_bytes(params * (mixed ? 12.0 : 8.0));
 
   const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
   const double m = sequences * S;
@@ -52,13 +63,13 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   const double lm_head = m * (h / gx + V / gy);
   const double activations =
       recompute ? l * m * h / gx + block_working_set + lm_head : l * block_working_set + lm_head;
-  mem.activations_bytes = activations * e;
+  mem.activations_bytes = whole_bytes(activations * e);
 
   // Largest gathered block and largest all-reduce output over the FC layers (normal: k/Gx, n/Gy;
   // transposed: k/Gy, n/Gx).
   const double max_block = std::max(4.0 * h * h, V * h) / (gx * gy);
   const double max_features = std::max({h / gx, 3.0 * h / gy, 4.0 * h / gy, V / gy});
-  mem.buffers_bytes = (3.0 * max_block + m * max_features) * e;
+  mem.buffers_bytes = whole_bytes((3.0 * max_block + m * max_features) * e);
   return mem;
 }
 

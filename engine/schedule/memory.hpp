@@ -2,18 +2,21 @@
 // state, activations (with or without recomputation) and communication buffers.
 #pragma once
 
+#include "base/units.hpp"
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
 
 namespace ws {
 
+// Whole bytes: a shard that is a fraction of an element on average (sizes that do not divide by
+// the layout) is rounded up, as a device holds whole elements.
 struct MemoryEstimate {
-  double weights_bytes = 0;
-  double gradients_bytes = 0;
-  double optimizer_bytes = 0;
-  double activations_bytes = 0;
-  double buffers_bytes = 0;  // gathered weight blocks (incl. OAG prefetch) and collective scratch
-  double total_bytes() const {
+  Bytes weights_bytes = 0;
+  Bytes gradients_bytes = 0;
+  Bytes optimizer_bytes = 0;
+  Bytes activations_bytes = 0;
+  Bytes buffers_bytes = 0;  // gathered weight blocks (incl. OAG prefetch) and collective scratch
+  Bytes total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes;
   }
 };

@@ -73,11 +73,12 @@ void validate_run(const RunConfig& run, int world_size) {
   throw InputError(text);
 }
 
-double engine_memory_bytes(const RunConfig& run) {
+Bytes engine_memory_bytes(const RunConfig& run) {
   const Layout& l = run.layout;
   const double tokens = static_cast<double>(run.batch_sequences) / (static_cast<double>(l.data) * l.z) *
                         run.model.sequence_length;
-  const double logits = 2.0 * tokens * run.model.vocabulary * sizeof(float);
+  // The logits are bounded by the checked dimensions (tokens per rank < 2^31, vocabulary <= 2^24).
+  const auto logits = static_cast<Bytes>(2.0 * tokens * run.model.vocabulary * sizeof(float));
   return estimate_memory(run.model, Batch{run.batch_sequences}, l, sizeof(float), run.schedule.recompute).total_bytes() +
          logits;
 }

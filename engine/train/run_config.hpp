@@ -47,6 +47,6 @@ inline constexpr long long kMaxDimension = 1 << 24;
 // Bytes one rank allocates for the run: sharded weights, gradients, AdamW moments, activations
 // and communication buffers (engine/schedule/memory.hpp, fp32), plus the engine's complete
 // logits and their gradient (tokens of the rank x vocabulary, twice).
-double engine_memory_bytes(const RunConfig& run);
+Bytes engine_memory_bytes(const RunConfig& run);
 
 }  // namespace ws

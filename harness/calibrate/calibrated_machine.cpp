@@ -1,6 +1,7 @@
 #include "harness/calibrate/calibrated_machine.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/compute/gemm_efficiency.hpp"
 
@@ -81,7 +82,7 @@ Machine calibrated_machine(const Calibration& c) {
   m.device.peak_fp32 = FlopRate::from_flops(f.peak_fp32_flops);
   m.device.peak_bf16 = m.device.peak_fp32;  // see the writer: no bf16/fp16 units are counted
   m.device.peak_fp16 = m.device.peak_fp32;
-  m.device.memory_capacity_bytes = f.memory_capacity_per_core;
+  m.device.memory_capacity_bytes = static_cast<Bytes>(std::llround(f.memory_capacity_per_core));
   m.device.memory_bandwidth = Bandwidth::from_bytes_per_s(f.memory_bandwidth_per_core);
   m.device.gemm = gemm_table(c, f.peak_fp32_flops);
   m.device.elementwise.elements_per_s = f.elementwise_per_s;
@@ -99,7 +100,8 @@ Machine calibrated_machine(const Calibration& c) {
   m.node.nics.push_back(Nic{0, f.link.bandwidth, f.link.latency});
   // The alpha-beta model reaches half its bandwidth at alpha x beta bytes.
   m.node.nic_efficiency.large_message_efficiency = 1.0;
-  m.node.nic_efficiency.half_bandwidth_bytes = f.link.latency.seconds() * f.link.bandwidth.bytes_per_s();
+  m.node.nic_efficiency.half_bandwidth_bytes =
+      static_cast<Bytes>(std::llround(f.link.latency.seconds() * f.link.bandwidth.bytes_per_s()));
 
   // One switch with an endpoint per node: the bridge of the shaped network, or (one node) unused.
   // The NIC carries the whole fitted latency, so links and switch add none.

@@ -223,7 +223,7 @@ void write_node(std::string& y, const Calibration& c, const CalibratedFigures& f
   }
   line("  nic_efficiency:");
   line("    large_message: 1  # the fit's beta is already the achieved rate");
-  line(fmt::format("    half_bandwidth_size: \"{:.0f} B\"  # alpha x beta: where the ping-pong fit reaches half of beta",
+  line(fmt::format("    half_bandwidth_size: \"{} B\"  # alpha x beta: where the ping-pong fit reaches half of beta",
                    m.node.nic_efficiency.half_bandwidth_bytes));
   line("");
 }

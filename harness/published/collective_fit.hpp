@@ -44,7 +44,7 @@ class PublishedRowModel {
 
   PublishedCollective row_;
   CollectiveOp op_ = CollectiveOp::all_reduce;
-  double nic_overhead_bytes_ = 0;
+  Bytes nic_overhead_bytes_ = 0;
   int members_ = 1, nodes_spanned_ = 1;
   PricedProgram ring_, tree_, selected_;  // tree_ only for NCCL-like all-reduce; selected_ otherwise
   bool nccl_all_reduce_ = false;

@@ -48,13 +48,14 @@ Bytes nccl_tree_threshold(const CollectiveLibrary& library, int nodes) {
   if (nodes < t.front().nodes || nodes > t.back().nodes) return 0;
   std::size_t i = 0;
   while (t[i].nodes < nodes) ++i;  // the first point at or above `nodes` (exists: nodes <= last)
-  if (t[i].nodes == nodes) return static_cast<Bytes>(std::llround(t[i].bytes));
-  const TreeThreshold& a = t[i - 1];  // i >= 1: nodes > first point's
-  const TreeThreshold& b = t[i];
+  if (t[i].nodes == nodes) return t[i].bytes;
+  const auto a_bytes = static_cast<double>(t[i - 1].bytes);  // i >= 1: nodes > first point's
+  const auto b_bytes = static_cast<double>(t[i].bytes);
   // Log-log between the neighbouring points (linear in size when one of them is 0 B).
-  const double f = std::log(static_cast<double>(nodes) / a.nodes) / std::log(static_cast<double>(b.nodes) / a.nodes);
-  if (a.bytes <= 0 || b.bytes <= 0) return static_cast<Bytes>(std::llround(a.bytes + f * (b.bytes - a.bytes)));
-  return static_cast<Bytes>(std::llround(a.bytes * std::pow(b.bytes / a.bytes, f)));
+  const double f = std::log(static_cast<double>(nodes) / t[i - 1].nodes) /
+                   std::log(static_cast<double>(t[i].nodes) / t[i - 1].nodes);
+  if (a_bytes <= 0 || b_bytes <= 0) return static_cast<Bytes>(std::llround(a_bytes + f * (b_bytes - a_bytes)));
+  return static_cast<Bytes>(std::llround(a_bytes * std::pow(b_bytes / a_bytes, f)));
 }
 
 CollectiveAlgorithm select_algorithm(const CollectiveLibrary& library, CollectiveOp op, Bytes bytes, int members,

@@ -139,7 +139,8 @@ std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<c
     const int src = sc.devices[static_cast<std::size_t>(send.from)];
     const int dst = sc.devices[static_cast<std::size_t>(send.to)];
     double wire_bytes = static_cast<double>(send.bytes) / wire.bandwidth_efficiency;
-    if (topology.node_of_device(src) != topology.node_of_device(dst)) wire_bytes += wire.nic_overhead_bytes;
+    if (topology.node_of_device(src) != topology.node_of_device(dst))
+      wire_bytes += static_cast<double>(wire.nic_overhead_bytes);
     const auto on_wire = static_cast<Bytes>(std::llround(wire_bytes));
     Time path_latency;
     if (start_send) {

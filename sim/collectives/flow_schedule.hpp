@@ -65,7 +65,7 @@ class FlowSchedule {
 // efficiency already contains E (it is fitted end to end), so only h is added here.
 struct WireModel {
   double bandwidth_efficiency = 1.0;  // (0, 1]
-  double nic_overhead_bytes = 0.0;    // h of NicEfficiencyCurve, inter-node sends only
+  Bytes nic_overhead_bytes = 0;       // h of NicEfficiencyCurve, inter-node sends only
 };
 
 WireModel wire_model(const Machine& machine, const CollectiveLibrary& library);

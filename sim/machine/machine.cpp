@@ -70,7 +70,7 @@ Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, 
   if (o.points.empty() || nodes < o.points.front().nodes || step_bytes <= 0.0) return Time::zero();
   if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end()) return Time::zero();
   // Per-step seconds x bytes at the node count: log-log between points, the last one beyond.
-  auto weight = [](const LargeJobOverheadPoint& p) { return p.per_step.seconds() * p.message_bytes; };
+  auto weight = [](const LargeJobOverheadPoint& p) { return p.per_step.seconds() * static_cast<double>(p.message_bytes); };
   double w = weight(o.points.back());
   for (std::size_t i = 0; i + 1 < o.points.size(); ++i) {
     const auto& a = o.points[i];

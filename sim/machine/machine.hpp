@@ -41,7 +41,7 @@ struct DeviceSpec {
   FlopRate peak_bf16;
   FlopRate peak_fp16;
   FlopRate peak_fp32;
-  double memory_capacity_bytes = 0;
+  Bytes memory_capacity_bytes = 0;
   Bandwidth memory_bandwidth;
   GemmEfficiencyTable gemm;
   ElementwiseThroughput elementwise;
@@ -70,7 +70,7 @@ struct Nic {
 // (size + half_bandwidth_bytes), so the half-bandwidth point sits at half_bandwidth_bytes.
 struct NicEfficiencyCurve {
   double large_message_efficiency = 1.0;
-  double half_bandwidth_bytes = 0.0;
+  Bytes half_bandwidth_bytes = 0;
 };
 
 struct NodeSpec {
@@ -109,7 +109,7 @@ struct DragonflySpec {
 // runs as a tree (machine file `tree_threshold`, e.g. from a NCCL tuner file).
 struct TreeThreshold {
   int nodes = 0;
-  double bytes = 0;
+  Bytes bytes = 0;
 };
 
 // A library's extra time per algorithm step on large jobs, measured for some ops only (machine file
@@ -120,7 +120,7 @@ struct TreeThreshold {
 struct LargeJobOverheadPoint {
   int nodes = 0;
   Time per_step;
-  double message_bytes = 0;
+  Bytes message_bytes = 0;
 };
 struct LargeJobOverhead {
   std::vector<CollectiveOp> ops;

@@ -142,18 +142,18 @@ Time read_latency(const Field& f) {
   return *value;
 }
 
-double read_capacity(const Field& f) {
+Bytes read_capacity(const Field& f) {
   const std::string expected = quantity_expected("a size", kBytesUnits, kCapacityRange);
   const auto value = parse_bytes(scalar(f, expected));
   if (!value || !within(kCapacityRange, *value)) f.fail(expected);
-  return *value;
+  return static_cast<Bytes>(std::llround(*value));
 }
 
-double read_size_non_negative(const Field& f) {
+Bytes read_size_non_negative(const Field& f) {
   const std::string expected = quantity_expected("a size", kBytesUnits, kSizeRange);
   const auto value = parse_bytes(scalar(f, expected));
   if (!value || !within(kSizeRange, *value)) f.fail(expected);
-  return *value;
+  return static_cast<Bytes>(std::llround(*value));
 }
 
 FlopRate read_flop_rate(const Field& f) {

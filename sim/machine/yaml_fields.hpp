@@ -65,8 +65,9 @@ double read_fraction(const Field& f);         // [0, 1)
 std::string quantity_expected(std::string_view kind, std::string_view units, const PlausibleRange& range);
 Bandwidth read_bandwidth(const Field& f);
 Time read_latency(const Field& f);             // >= 0
-double read_capacity(const Field& f);          // size > 0
-double read_size_non_negative(const Field& f);
+// Sizes are whole bytes (a fractional input such as "1.5 B" rounds to the nearest byte).
+Bytes read_capacity(const Field& f);          // size > 0
+Bytes read_size_non_negative(const Field& f);
 FlopRate read_flop_rate(const Field& f);
 // Returns the list's elements; an empty list is rejected when `non_empty`.
 std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty);

@@ -165,7 +165,7 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   rep.algorithm = job_algorithm(network, library, g, spec);
   if (rep.algorithm == CollectiveAlgorithm::ring && g.size > 1) rep.ring_channels = ring_channels(network, machine, g);
 
-  const double h = m.node.nic_efficiency.half_bandwidth_bytes;
+  const Bytes h = m.node.nic_efficiency.half_bandwidth_bytes;
   const PricedProgram& program = network.program(g, rep.algorithm, spec.op, spec.bytes, true);
   for (const PricedPhase& p : program.phases) {
     rep.phases.push_back({p.steps, p.valiant_share,

@@ -44,15 +44,15 @@ Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const
 }
 
 double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,
-                        double nic_overhead_bytes) {
+                        Bytes nic_overhead_bytes) {
   return phase.bytes_fraction * static_cast<double>(bytes) / library.bandwidth_efficiency +
-         (phase.inter_node ? phase.steps * nic_overhead_bytes : 0.0);
+         (phase.inter_node ? phase.steps * static_cast<double>(nic_overhead_bytes) : 0.0);
 }
 
 namespace {
 
 Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                       double nic_overhead_bytes) {
+                       Bytes nic_overhead_bytes) {
   double seconds = 0;
   Time latency = call_latency(program, library);
   for (const PricedPhase& p : program.phases) {
@@ -65,14 +65,14 @@ Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& li
 }  // namespace
 
 bool uses_low_latency(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                      double nic_overhead_bytes) {
+                      Bytes nic_overhead_bytes) {
   return library.low_latency &&
          one_protocol_time(program, low_latency_variant(library), bytes, nic_overhead_bytes) <
              one_protocol_time(program, library, bytes, nic_overhead_bytes);
 }
 
 Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                  double nic_overhead_bytes) {
+                  Bytes nic_overhead_bytes) {
   if (program.phases.empty()) return Time::zero();
   const bool ll = uses_low_latency(program, library, bytes, nic_overhead_bytes);
   return one_protocol_time(program, ll ? low_latency_variant(library) : library, bytes, nic_overhead_bytes);
@@ -86,7 +86,7 @@ CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrar
       thresholds_cover(library, nodes)) {
     return select_algorithm(library, op, bytes, g.size, nodes);
   }
-  const double h = network.machine().node.nic_efficiency.half_bandwidth_bytes;
+  const Bytes h = network.machine().node.nic_efficiency.half_bandwidth_bytes;
   const Time ring = program_time(network.program(g, CollectiveAlgorithm::ring, op, bytes, false), library, bytes, h);
   const Time tree = program_time(network.program(g, CollectiveAlgorithm::tree, op, bytes, false), library, bytes, h);
   return tree < ring ? CollectiveAlgorithm::tree : CollectiveAlgorithm::ring;

@@ -51,11 +51,11 @@ CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrar
 // The closed form of one call of `program` alone: launch + set-up per member + per phase,
 // phase_latency + phase_wire_bytes x seconds per byte.
 Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                  double nic_overhead_bytes);
+                  Bytes nic_overhead_bytes);
 // Whether the library's low-latency protocol (CollectiveLibrary::low_latency) runs this call:
 // where it has one and it is the faster. program_time prices with the faster protocol.
 bool uses_low_latency(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                      double nic_overhead_bytes);
+                      Bytes nic_overhead_bytes);
 // Once per call: the library's launch latency and its set-up per member of the communicator.
 Time call_latency(const PricedProgram& program, const CollectiveLibrary& library);
 // A phase's latency: steps x (library step latency + path latency + the library's large-job
@@ -65,7 +65,7 @@ Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const
 // Bytes a phase's largest transfer puts on the wire: its share of `bytes` / bandwidth efficiency,
 // plus the NIC's small-message bytes per step across nodes.
 double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,
-                        double nic_overhead_bytes);
+                        Bytes nic_overhead_bytes);
 
 // The time of `call` alone on the layout's communicators (closed form).
 Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call);

@@ -44,7 +44,7 @@ class FlowPricing final : public CollectivePricing {
   JobNetwork& network_;
   Layout layout_;
   const CollectiveLibrary& library_;
-  double nic_overhead_bytes_ = 0;
+  Bytes nic_overhead_bytes_ = 0;
   FlowNetwork flows_;
   std::map<const std::vector<LinkShare>*, int> shapes_;  // FlowNetwork shape of each phase's links
   std::vector<Call> calls_;

@@ -9,9 +9,8 @@
 namespace ws {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, double capacity_bytes) {
+std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, Bytes capacity_bytes) {
   const auto& b = e.step;
   return fmt::format(
       "{:>5} {:>16} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.1f} {:>6.1f} "
@@ -19,7 +18,7 @@ std::string table_row(std::string_view rank, const LayoutEstimate& e, int device
       rank, to_string(e.layout), b.total().seconds(), b.compute.seconds(), b.exposed_x.seconds(),
       b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(), b.skew.seconds(),
       e.sustained_flops_per_s / devices * 1e-12, 100.0 * e.hardware_peak_fraction,
-      100.0 * e.model_peak_fraction, e.memory.total_bytes() / kGiB, capacity_bytes / kGiB);
+      100.0 * e.model_peak_fraction, to_gib(e.memory.total_bytes()), to_gib(capacity_bytes));
 }
 
 std::string table_header() {
@@ -56,7 +55,7 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
       devices, batch.sequences, batch_tokens(model, batch), describe_step_options(step));
   out += fmt::format("peak {:.1f} TFLOP/s per device; %pk hw counts recomputation flops, %MFU does not\n\n",
                      peak(machine.device, step.precision).tflops());
-  const double capacity = machine.device.memory_capacity_bytes;
+  const Bytes capacity = machine.device.memory_capacity_bytes;
   if (plan.ranked.empty()) {
     out += "no valid layout fits in device memory\n";
   } else {
@@ -80,7 +79,7 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
   if (options.show_invalid) {
     for (const auto& e : plan.over_memory) {
       out += fmt::format("  over memory {:>16}: needs {:.1f} GiB of {:.0f} GiB\n", to_string(e.layout),
-                         e.memory.total_bytes() / kGiB, capacity / kGiB);
+                         to_gib(e.memory.total_bytes()), to_gib(capacity));
     }
     for (const auto& c : plan.invalid) {
       out += fmt::format("  invalid     {:>16}: {}\n", to_string(c.layout), c.reason);

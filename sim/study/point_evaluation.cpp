@@ -21,7 +21,7 @@ std::string infeasible_reason(const Plan& plan) {
     return fmt::format(
         "no valid layout fits in device memory ({} valid; smallest needs {:.1f} GiB "
         "with {})",
-        plan.over_memory.size(), least.memory.total_bytes() / (1024.0 * 1024.0 * 1024.0),
+        plan.over_memory.size(), to_gib(least.memory.total_bytes()),
         to_string(least.layout));
   }
   if (!plan.invalid.empty()) {

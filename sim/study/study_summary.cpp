@@ -26,7 +26,7 @@ std::string format_study_summary(const StudyResult& result) {
                        to_string(row.best.layout), row.best.step.total().seconds(),
                        row.best.sustained_flops_per_s * 1e-15, flops_per_device(row) * 1e-12,
                        100.0 * row.best.hardware_peak_fraction, 100.0 * row.best.model_peak_fraction,
-                       100.0 * row.efficiency, row.best.memory.total_bytes() / (1024.0 * 1024.0 * 1024.0),
+                       100.0 * row.efficiency, to_gib(row.best.memory.total_bytes()),
                        100.0 * (kth - 1.0));
   }
   if (result.samples > 0) {

@@ -12,7 +12,6 @@
 namespace ws {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Fixed decimals and no locale: the same bytes on every machine.
 std::string num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
@@ -46,7 +45,7 @@ std::string format_candidates_csv(const StudyResult& result) {
                                  "vs_best"});
   head.insert(head.end(), {"analytic_step_s", "memory_gib", "memory_capacity_gib"});
   std::string out = join(head);
-  const double capacity = result.machine.device.memory_capacity_bytes / kGiB;
+  const double capacity = to_gib(result.machine.device.memory_capacity_bytes);
   for (const auto& row : result.rows) {
     const double best = row.feasible ? row.best.step.total().seconds() : 0;
     for (std::size_t i = 0; i < row.candidates.size(); ++i) {
@@ -63,7 +62,7 @@ std::string format_candidates_csv(const StudyResult& result) {
       cells.insert(cells.end(), step.begin(), step.end());
       // Empty when the closed form ranked the layouts itself.
       cells.push_back(c.analytic_step == Time::zero() ? "" : num(c.analytic_step.seconds(), 6));
-      cells.push_back(num(c.memory.total_bytes() / kGiB, 3));
+      cells.push_back(num(to_gib(c.memory.total_bytes()), 3));
       cells.push_back(num(capacity, 3));
       out += join(cells);
     }

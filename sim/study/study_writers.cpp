@@ -17,7 +17,6 @@
 namespace ws {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // A number printed with a fixed number of decimals; empty for infeasible points.
 struct Fixed {
@@ -130,11 +129,11 @@ const std::vector<Column>& columns() {
        [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.contention), 6); }},
       {"memory_gib", "predicted memory per device, GiB",
        [](const StudyResult&, const StudyRow& w) {
-         return fixed(when_feasible(w, w.best.memory.total_bytes() / kGiB), 3);
+         return fixed(when_feasible(w, to_gib(w.best.memory.total_bytes())), 3);
        }},
       {"memory_capacity_gib", "device memory capacity, GiB",
        [](const StudyResult& r, const StudyRow&) -> Cell {
-         return Fixed{r.machine.device.memory_capacity_bytes / kGiB, 3};
+         return Fixed{to_gib(r.machine.device.memory_capacity_bytes), 3};
        }},
       {"layouts_valid", "layouts that can run the model and batch (divisibility)",
        [](const StudyResult&, const StudyRow& w) -> Cell { return static_cast<long long>(w.layouts_valid); }},

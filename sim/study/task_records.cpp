@@ -44,8 +44,8 @@ LayoutEstimate estimate_from_json(const Json& j) {
   auto ps = [&](std::size_t i) { return Time::from_ps(s.at(i).get<std::int64_t>()); };
   e.step = StepBreakdown{ps(0), ps(1), ps(2), ps(3), ps(4), ps(5)};
   const auto& m = j.at("memory_bytes");
-  e.memory = MemoryEstimate{m.at(0).get<double>(), m.at(1).get<double>(), m.at(2).get<double>(),
-                            m.at(3).get<double>(), m.at(4).get<double>()};
+  e.memory = MemoryEstimate{m.at(0).get<Bytes>(), m.at(1).get<Bytes>(), m.at(2).get<Bytes>(), m.at(3).get<Bytes>(),
+                            m.at(4).get<Bytes>()};
   const auto& f = j.at("flops");
   e.hardware_flops = f.at(0).get<double>();
   e.model_flops = f.at(1).get<double>();

@@ -2,10 +2,35 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace ws {
 namespace {
 
 using namespace ws::literals;
+
+// The closed forms the terms stand for, as times: the oracle collective_terms is checked against.
+Time ring_collective_time(CollectiveOp op, int ranks, double full_bytes, Bandwidth bandwidth,
+                          Time step_latency) {
+  if (ranks <= 1) return Time::zero();
+  const std::int64_t steps = ranks - 1;
+  const double p = static_cast<double>(ranks);
+  const double wire_bytes = (p - 1.0) / p * full_bytes;
+  const Time one_pass = steps * step_latency + transfer_time(wire_bytes, bandwidth);
+  return op == CollectiveOp::all_reduce ? 2 * one_pass : one_pass;
+}
+
+Time binomial_collective_time(CollectiveOp op, int ranks, double full_bytes, Bandwidth bandwidth,
+                              Time step_latency) {
+  if (ranks <= 1) return Time::zero();
+  if (op == CollectiveOp::all_gather) return ring_collective_time(op, ranks, full_bytes, bandwidth, step_latency);
+  const auto terms = collective_terms(op, ranks, full_bytes, true);
+  const auto height = static_cast<std::int64_t>(op == CollectiveOp::all_reduce ? terms.steps / 2 : terms.steps - 1);
+  const Time whole = step_latency + transfer_time(full_bytes, bandwidth);
+  if (op == CollectiveOp::all_reduce) return 2 * height * whole;
+  const double p = static_cast<double>(ranks);
+  return height * whole + step_latency + transfer_time((p - 1.0) / p * full_bytes, bandwidth);
+}
 
 TEST(CollectiveCost, OneRankIsFree) {
   for (auto op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter, CollectiveOp::all_reduce}) {

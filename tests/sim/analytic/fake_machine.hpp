@@ -15,7 +15,7 @@ inline Machine fake_machine(int nodes = 8) {
   m.device.peak_bf16 = 100_TFLOPS;
   m.device.peak_fp16 = 100_TFLOPS;
   m.device.peak_fp32 = 25_TFLOPS;
-  m.device.memory_capacity_bytes = 64.0 * (1ull << 30);
+  m.device.memory_capacity_bytes = 64_GiB;
   m.device.memory_bandwidth = 1000_GBps;
   m.device.gemm.samples = {{1024, 1024, 1024, 0.8}};
   m.node.devices = 4;
@@ -23,7 +23,7 @@ inline Machine fake_machine(int nodes = 8) {
     for (int b = a + 1; b < 4; ++b) m.node.links.push_back({a, b, 100_GBps, 1_us});
   }
   m.node.nics = {{0, 25_GBps, 2_us}, {2, 25_GBps, 2_us}};
-  m.node.nic_efficiency = {1.0, 8192.0};
+  m.node.nic_efficiency = {1.0, 8_KiB};
   m.network.groups = (nodes + 1) / 2;
   m.network.switches_per_group = 2;
   m.network.ports_per_switch = 16;

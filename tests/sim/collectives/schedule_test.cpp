@@ -264,7 +264,7 @@ TEST(AlgorithmSelection, PicksTheDocumentedAlgorithmAtTheThresholds) {
 
 TEST(AlgorithmSelection, UsesTheMachineFileTreeThresholds) {
   CollectiveLibrary lib{"nccl", 10_us, 2_us, 1.0};
-  lib.tree_thresholds = {{2, 1.0 * 1_MiB}, {8, 64.0 * 1_MiB}};
+  lib.tree_thresholds = {{2, 1_MiB}, {8, 64_MiB}};
   EXPECT_EQ(nccl_tree_threshold(lib, 1), 0u);
   EXPECT_EQ(nccl_tree_threshold(lib, 2), 1_MiB);
   EXPECT_EQ(nccl_tree_threshold(lib, 4), 8_MiB);  // log-log halfway: sqrt(1 x 64) MiB
