@@ -23,6 +23,8 @@ const char* to_string(RoutingPolicy r) {
   return "?";
 }
 
+const char* to_string(StepOverlap overlap) { return overlap == StepOverlap::pipelined ? "pipelined" : "serial"; }
+
 const char* to_string(CollectiveProgress progress) {
   switch (progress) {
     case CollectiveProgress::asynchronous:

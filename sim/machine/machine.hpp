@@ -144,6 +144,15 @@ struct ProtocolTerms {
 enum class CollectiveProgress { asynchronous, host };
 const char* to_string(CollectiveProgress progress);  // "asynchronous", "host"
 
+// How a step's latency and its transfer add up. `serial`: one after the other (an MPI library's
+// message per step). `pipelined`: NCCL and RCCL cut each step into chunks and keep several in
+// flight per channel (NCCL_STEPS slots), so the latency of one chunk overlaps the transfer of
+// others: a phase costs sqrt(latency^2 + transfer^2), the sum when either dominates and up to
+// 1/sqrt(2) of it when they are equal (the quadrature is our estimate of the overlap's shape,
+// scored against published bus bandwidths by `weakscale collectives-vs-published`).
+enum class StepOverlap { serial, pipelined };
+const char* to_string(StepOverlap overlap);  // "serial", "pipelined"
+
 struct CollectiveLibrary {
   std::string name;
   Time launch_latency;          // once per collective call
@@ -152,6 +161,7 @@ struct CollectiveLibrary {
   // Increasing node counts; empty: sim/collectives' defaults (collective_algorithm.hpp).
   std::vector<TreeThreshold> tree_thresholds = {};
   CollectiveProgress progress = CollectiveProgress::asynchronous;  // machine file: optional `progress`
+  StepOverlap step_overlap = StepOverlap::serial;  // machine file: optional `step_overlap`
   // Per call, per member of the communicator (machine file `setup_latency_per_member`, optional):
   // set-up work that grows with the communicator, where a source says there is some.
   Time setup_latency_per_member = {};

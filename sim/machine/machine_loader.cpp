@@ -192,6 +192,15 @@ CollectiveProgress read_progress(const Field& f) {
   f.fail(kWhat);
 }
 
+StepOverlap read_step_overlap(const Field& f) {
+  constexpr const char* kWhat = "one of: serial, pipelined";
+  const std::string s = scalar(f, kWhat);
+  for (const StepOverlap o : {StepOverlap::serial, StepOverlap::pipelined}) {
+    if (s == to_string(o)) return o;
+  }
+  f.fail(kWhat);
+}
+
 std::pair<Bandwidth, Time> read_link_class(const Field& f) {
   const MapField map(f, {"bandwidth", "latency"});
   return {read_bandwidth(map.required("bandwidth")), read_latency(map.required("latency"))};
@@ -294,7 +303,8 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   std::vector<CollectiveLibrary> out;
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
     const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold",
-                               "progress", "setup_latency_per_member", "large_job_overhead", "low_latency"});
+                               "progress", "setup_latency_per_member", "large_job_overhead", "low_latency",
+                               "step_overlap"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -316,6 +326,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
       }
     }
     if (map.has("progress")) lib.progress = read_progress(map.required("progress"));
+    if (map.has("step_overlap")) lib.step_overlap = read_step_overlap(map.required("step_overlap"));
     if (map.has("setup_latency_per_member"))
       lib.setup_latency_per_member = read_latency(map.required("setup_latency_per_member"));
     if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -43,6 +44,12 @@ Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const
                         large_job_step_overhead(library, program.op, program.nodes, step_bytes));
 }
 
+Time unhidden_latency(const CollectiveLibrary& library, Time latency, Time transfer) {
+  if (library.step_overlap == StepOverlap::serial || transfer <= Time::zero()) return latency;
+  const double l = latency.seconds(), t = transfer.seconds();
+  return Time::from_seconds(std::sqrt(l * l + t * t) - t);
+}
+
 double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,
                         Bytes nic_overhead_bytes) {
   return phase.bytes_fraction * static_cast<double>(bytes) / library.bandwidth_efficiency +
@@ -53,13 +60,12 @@ namespace {
 
 Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                        Bytes nic_overhead_bytes) {
-  double seconds = 0;
-  Time latency = call_latency(program, library);
+  Time total = call_latency(program, library);
   for (const PricedPhase& p : program.phases) {
-    latency += phase_latency(program, p, library, bytes);
-    seconds += phase_wire_bytes(p, library, bytes, nic_overhead_bytes) * p.seconds_per_byte;
+    const Time transfer = Time::from_seconds(phase_wire_bytes(p, library, bytes, nic_overhead_bytes) * p.seconds_per_byte);
+    total += unhidden_latency(library, phase_latency(program, p, library, bytes), transfer) + transfer;
   }
-  return latency + Time::from_seconds(seconds);
+  return total;
 }
 
 }  // namespace

@@ -62,6 +62,10 @@ Time call_latency(const PricedProgram& program, const CollectiveLibrary& library
 // overhead for a step of this size on this many nodes).
 Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                    Bytes bytes);
+// The latency a phase pays beyond its transfer of `transfer` alone: all of `latency` when the
+// library's steps are serial, sqrt(latency^2 + transfer^2) - transfer when they are pipelined
+// (StepOverlap). The flow model charges this before the phase's flows, which contention stretches.
+Time unhidden_latency(const CollectiveLibrary& library, Time latency, Time transfer);
 // Bytes a phase's largest transfer puts on the wire: its share of `bytes` / bandwidth efficiency,
 // plus the NIC's small-message bytes per step across nodes.
 double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,

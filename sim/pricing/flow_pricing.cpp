@@ -56,9 +56,11 @@ void FlowPricing::start_phase(int id, Time t) {
   const Call& c = calls_[static_cast<std::size_t>(id)];
   const PricedPhase& p = c.program->phases[c.phase];
   const CollectiveLibrary library = c.low_latency ? low_latency_variant(library_) : library_;
-  Time latency = phase_latency(*c.program, p, library, c.call.bytes);
-  if (c.phase == 0) latency += call_latency(*c.program, library);
   const double progress = phase_wire_bytes(p, library, c.call.bytes, nic_overhead_bytes_);
+  // Pipelined steps hide part of their latency behind the phase's transfer as it would run alone.
+  Time latency = unhidden_latency(library, phase_latency(*c.program, p, library, c.call.bytes),
+                                  Time::from_seconds(progress * p.seconds_per_byte));
+  if (c.phase == 0) latency += call_latency(*c.program, library);
   const auto delivered = static_cast<Bytes>(std::llround(progress * p.transfer_weight));
   flows_.start_shaped_flow(t, c.shapes[c.phase], latency, progress, delivered, static_cast<std::uint64_t>(id));
 }

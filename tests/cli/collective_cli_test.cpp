@@ -120,7 +120,7 @@ TEST(CollectiveCli, BadInputsNameTheFlagAndTheAllowedValues) {
   expect_one_line_error(run, "--layout");
   run = weakscale(base + " --op all-gather --library nccl");
   expect_one_line_error(run, "--library");
-  EXPECT_THAT(run.err, HasSubstr("rccl, cray-mpich"));
+  EXPECT_THAT(run.err, HasSubstr("rccl, rccl-eager, cray-mpich"));
 }
 
 TEST(CollectiveCli, PublishedTableWithABadRowNamesFileAndLine) {

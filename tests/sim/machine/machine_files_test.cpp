@@ -52,9 +52,15 @@ TEST(MachineFiles, Frontier) {
   EXPECT_EQ(m.network.nodes_per_group, 128);
   EXPECT_EQ(m.network.global_links_per_group_pair, 4);
   EXPECT_EQ(m.nodes, 9408);
+  // RCCL with rendezvous only (the default), with libfabric's eager messages, and Cray MPICH.
   EXPECT_EQ(m.collective_libraries[0].name, "rccl");
-  EXPECT_EQ(m.collective_libraries[0].step_latency, 39_us);
-  EXPECT_EQ(m.collective_libraries[1].name, "cray-mpich");
+  EXPECT_EQ(m.collective_libraries[0].step_latency, 27_us);
+  EXPECT_EQ(m.collective_libraries[0].step_overlap, StepOverlap::pipelined);
+  EXPECT_TRUE(m.collective_libraries[0].large_job_overhead.points.empty());
+  EXPECT_EQ(m.collective_libraries[1].name, "rccl-eager");
+  EXPECT_EQ(m.collective_libraries[1].large_job_overhead.points.size(), 2u);
+  EXPECT_EQ(m.collective_libraries[2].name, "cray-mpich");
+  EXPECT_EQ(m.collective_libraries[2].step_overlap, StepOverlap::serial);
   // 4 in-package + 2 + 1 Infinity Fabric links of 50 GB/s/dir per GCD: 350 GB/s each.
   ASSERT_EQ(m.node.links.size(), 12u);
   for (const auto& [device, gbps] : link_bandwidth_per_device(m.node)) EXPECT_DOUBLE_EQ(gbps, 350.0) << device;

@@ -296,6 +296,15 @@ TEST(MachineLoader, RejectsUnknownCollectiveProgress) {
                   "collectives[0].progress", "one of: asynchronous, host");
 }
 
+TEST(MachineLoader, StepsAreSerialUnlessTheFileSaysPipelined) {
+  EXPECT_EQ(parse_machine(kValid, kFile).collective_libraries.at(0).step_overlap, StepOverlap::serial);
+  const Machine piped =
+      parse_machine(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, step_overlap: pipelined}"), kFile);
+  EXPECT_EQ(piped.collective_libraries.at(0).step_overlap, StepOverlap::pipelined);
+  expect_rejected(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, step_overlap: overlapped}"), 32,
+                  "collectives[0].step_overlap", "one of: serial, pipelined");
+}
+
 TEST(MachineLoader, RejectsUnknownTopology) {
   expect_rejected(with("  topology: dragonfly", "  topology: fat-tree"), 17, "network.topology", "one of: dragonfly");
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <span>
 #include <vector>
 
@@ -156,6 +157,46 @@ TEST(FlowModel, TwoCollectivesSharingANicEachTakeLongerThanAloneAndNoLongerThanB
   EXPECT_GT(end_b, alone_data);
   EXPECT_LE(end_a, alone_z + alone_data);
   EXPECT_LE(end_b, alone_z + alone_data);
+}
+
+// Pipelined steps (NCCL's chunks in flight): each phase costs sqrt(latency^2 + transfer^2) where
+// serial steps cost the sum, so a pipelined call is never slower, and never faster than the larger
+// part of any phase; the flow model with the call alone gives the same time.
+TEST(Pipelining, APhaseCostsTheQuadratureOfItsLatencyAndTransfer) {
+  Machine m = testing::small_machine(2, 4, 4, 1, 1, 2, 200.0, 200.0);
+  const Layout layout{1, 1, 1, 8};
+  JobNetwork network(m, layout.devices());
+  const GroupGeometry g = geometry(layout, CommGroup::z);
+  for (const Bytes bytes : {Bytes{64} << 10, Bytes{4} << 20, Bytes{256} << 20}) {
+    CollectiveLibrary serial = m.collective_libraries.front();
+    serial.step_overlap = StepOverlap::serial;
+    CollectiveLibrary piped = serial;
+    piped.step_overlap = StepOverlap::pipelined;
+    const PricedProgram& program = network.program(g, CollectiveAlgorithm::ring, CollectiveOp::all_gather, bytes, false);
+    double expected = call_latency(program, piped).seconds();
+    for (const PricedPhase& p : program.phases) {
+      const double l = phase_latency(program, p, piped, bytes).seconds();
+      const double t = phase_wire_bytes(p, piped, bytes, 0) * p.seconds_per_byte;
+      expected += std::sqrt(l * l + t * t);
+    }
+    const Time pipelined = program_time(program, piped, bytes, 0);
+    EXPECT_NEAR(pipelined.seconds(), expected, 1e-11) << bytes;
+    EXPECT_LT(pipelined, program_time(program, serial, bytes, 0)) << bytes;
+
+    m.collective_libraries.front() = piped;
+    JobNetwork piped_network(m, layout.devices());
+    FlowPricing flow(piped_network, layout);
+    const CollectiveCall call{CommGroup::z, CollectiveOp::all_gather, bytes};
+    EXPECT_EQ(flow.finish(flow.issue(Time::zero(), call)), collective_time(piped_network, layout, call)) << bytes;
+  }
+}
+
+TEST(Pipelining, SerialLibrariesPayTheirWholeLatency) {
+  CollectiveLibrary lib{"openmpi", 10_us, 2_us, 1.0};
+  EXPECT_EQ(unhidden_latency(lib, 30_us, 40_us), 30_us);
+  lib.step_overlap = StepOverlap::pipelined;
+  EXPECT_EQ(unhidden_latency(lib, 30_us, 40_us), 10_us);  // sqrt(30^2 + 40^2) = 50 = 40 + 10
+  EXPECT_EQ(unhidden_latency(lib, 30_us, Time::zero()), 30_us);
 }
 
 // Every byte a call's phases put on the network is delivered: the network's total equals the sum
