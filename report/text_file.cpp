@@ -13,10 +13,13 @@ std::filesystem::path write_text_file(const std::filesystem::path& out_dir, cons
   return path;
 }
 
-std::string program_version() { return fmt::format("{} {}", WEAKSCALE_VERSION, WEAKSCALE_GIT_COMMIT); }
+// Defined in the build directory's build_commit.cpp, written at every build.
+std::string build_commit();
+
+std::string program_version() { return fmt::format("{} {}", WEAKSCALE_VERSION, build_commit()); }
 
 std::string program_release() { return WEAKSCALE_VERSION; }
 
-std::string program_commit() { return WEAKSCALE_GIT_COMMIT; }
+std::string program_commit() { return build_commit(); }
 
 }  // namespace ws

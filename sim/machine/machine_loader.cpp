@@ -174,32 +174,27 @@ NodeSpec read_node(const Field& f) {
   return node;
 }
 
-RoutingPolicy read_routing(const Field& f) {
-  constexpr const char* kWhat = "one of: minimal, non-minimal, adaptive";
-  const std::string s = scalar(f, kWhat);
-  for (const RoutingPolicy r : {RoutingPolicy::minimal, RoutingPolicy::non_minimal, RoutingPolicy::adaptive}) {
-    if (s == to_string(r)) return r;
+// One of an enum's values, spelled as its to_string spells it; the error lists them all.
+template <class Enum>
+Enum read_choice(const Field& f, std::initializer_list<Enum> choices) {
+  std::string what = "one of: ";
+  for (const Enum c : choices) what += std::string(c == *choices.begin() ? "" : ", ") + to_string(c);
+  const std::string s = scalar(f, what);
+  for (const Enum c : choices) {
+    if (s == to_string(c)) return c;
   }
-  f.fail(kWhat);
+  f.fail(what);
+}
+
+RoutingPolicy read_routing(const Field& f) {
+  return read_choice(f, {RoutingPolicy::minimal, RoutingPolicy::non_minimal, RoutingPolicy::adaptive});
 }
 
 CollectiveProgress read_progress(const Field& f) {
-  constexpr const char* kWhat = "one of: asynchronous, host";
-  const std::string s = scalar(f, kWhat);
-  for (const CollectiveProgress p : {CollectiveProgress::asynchronous, CollectiveProgress::host}) {
-    if (s == to_string(p)) return p;
-  }
-  f.fail(kWhat);
+  return read_choice(f, {CollectiveProgress::asynchronous, CollectiveProgress::host});
 }
 
-StepOverlap read_step_overlap(const Field& f) {
-  constexpr const char* kWhat = "one of: serial, pipelined";
-  const std::string s = scalar(f, kWhat);
-  for (const StepOverlap o : {StepOverlap::serial, StepOverlap::pipelined}) {
-    if (s == to_string(o)) return o;
-  }
-  f.fail(kWhat);
-}
+StepOverlap read_step_overlap(const Field& f) { return read_choice(f, {StepOverlap::serial, StepOverlap::pipelined}); }
 
 std::pair<Bandwidth, Time> read_link_class(const Field& f) {
   const MapField map(f, {"bandwidth", "latency"});
