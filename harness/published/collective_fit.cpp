@@ -16,8 +16,10 @@
 namespace ws {
 
 LibraryTerms terms_of(const CollectiveLibrary& library) {
-  LibraryTerms t{library.launch_latency, library.step_latency, library.bandwidth_efficiency, {}, library.low_latency};
+  LibraryTerms t{library.launch_latency, library.step_latency, library.bandwidth_efficiency, {}, library.low_latency,
+                 {}};
   for (const auto& p : library.large_job_overhead.points) t.overhead_per_step.push_back(p.per_step);
+  if (library.eager_overflow) t.eager_per_step = library.eager_overflow->per_step;
   return t;
 }
 
@@ -28,6 +30,7 @@ CollectiveLibrary with_terms(CollectiveLibrary library, const LibraryTerms& term
   for (std::size_t i = 0; i < library.large_job_overhead.points.size() && i < terms.overhead_per_step.size(); ++i)
     library.large_job_overhead.points[i].per_step = terms.overhead_per_step[i];
   if (library.low_latency && terms.low_latency) library.low_latency = terms.low_latency;
+  if (library.eager_overflow && terms.eager_per_step) library.eager_overflow->per_step = *terms.eager_per_step;
   return library;
 }
 
@@ -144,6 +147,12 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
     lower.insert(lower.end(), {std::log(0.05), -4.0});
     upper.insert(upper.end(), {std::log(2000.0), 8.0});
   }
+  const std::size_t eager_at = x.size();
+  if (base.eager_overflow) {
+    x.push_back(std::log(std::max(base.eager_overflow->per_step.us(), 0.05)));
+    lower.push_back(std::log(0.05));
+    upper.push_back(std::log(1e5));
+  }
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::clamp(x[i], lower[i], upper[i]);
   auto terms_at = [&](const std::vector<double>& v) {
     LibraryTerms t;
@@ -160,6 +169,7 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
       t.low_latency = ProtocolTerms{Time::from_seconds(std::exp(v[ll_at]) * kMicro),
                                     std::min(1.0, 1.0 / (1.0 + std::exp(-v[ll_at + 1])))};
     }
+    if (base.eager_overflow) t.eager_per_step = Time::from_seconds(std::exp(v[eager_at]) * kMicro);
     return t;
   };
   struct Problem {

@@ -67,6 +67,12 @@ CollectiveLibrary low_latency_variant(const CollectiveLibrary& library) {
   return l;
 }
 
+Time eager_step_overhead(const CollectiveLibrary& library, double step_bytes) {
+  const auto& e = library.eager_overflow;
+  if (!e || step_bytes <= static_cast<double>(e->above) || step_bytes > static_cast<double>(e->up_to)) return Time::zero();
+  return e->per_step;
+}
+
 Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double step_bytes) {
   const LargeJobOverhead& o = library.large_job_overhead;
   if (o.points.empty() || nodes < o.points.front().nodes || step_bytes <= 0.0) return Time::zero();

@@ -113,8 +113,8 @@ struct TreeThreshold {
 };
 
 // A library's extra time per algorithm step on large jobs, measured for some ops only (machine file
-// `large_job_overhead`): at `nodes` nodes a step that moves `message_bytes` per member pays
-// `per_step` more, inversely proportional to the step's bytes (a per-message cost that grows with
+// `large_job_overhead`): at `nodes` nodes a step whose message (what one transfer carries: the
+// step's bytes per member over the ring's channels) is `message_bytes` pays `per_step` more, inversely proportional to the step's bytes (a per-message cost that grows with
 // the job, such as unexpected messages spilling into a NIC's software overflow path). Log-log in
 // node count between points, none below the first, the last point's beyond it.
 struct LargeJobOverheadPoint {
@@ -125,6 +125,18 @@ struct LargeJobOverheadPoint {
 struct LargeJobOverhead {
   std::vector<CollectiveOp> ops;
   std::vector<LargeJobOverheadPoint> points;  // node counts increasing
+};
+
+// Eager messages that spill into the NIC's overflow path (machine file `eager_overflow`, optional):
+// with libfabric's eager protocol, a step whose message is larger than `above` and at most `up_to`
+// pays `per_step` more (a message is what one transfer of the step carries: the step's bytes per
+// member over the ring's channels), on any number of nodes (the receive is not posted when the
+// message lands, and the NIC's software overflow path copies it). Messages below the window are
+// small enough for the NIC's hardware buffers; above it the rendezvous protocol takes over.
+struct EagerOverflow {
+  Bytes above = 0;
+  Bytes up_to = 0;
+  Time per_step;
 };
 
 // A second protocol a library may run a call with: NCCL's LL ("low latency": 8-byte stores with
@@ -166,11 +178,16 @@ struct CollectiveLibrary {
   // set-up work that grows with the communicator, where a source says there is some.
   Time setup_latency_per_member = {};
   LargeJobOverhead large_job_overhead = {};  // empty: none
+  std::optional<EagerOverflow> eager_overflow = {};
   std::optional<ProtocolTerms> low_latency = {};
 };
 
 // The library with its low-latency protocol's terms in place of its own.
 CollectiveLibrary low_latency_variant(const CollectiveLibrary& library);
+
+// The extra time of eager_overflow for one step moving `step_bytes` per member; zero outside its
+// window or where the library has none.
+Time eager_step_overhead(const CollectiveLibrary& library, double step_bytes);
 
 // The overhead of large_job_overhead for one step of `op` moving `step_bytes` per member on a
 // communicator spanning `nodes` nodes; zero where the table does not apply.

@@ -299,7 +299,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
     const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold",
                                "progress", "setup_latency_per_member", "large_job_overhead", "low_latency",
-                               "step_overlap"});
+                               "step_overlap", "eager_overflow"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -322,6 +322,13 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
     }
     if (map.has("progress")) lib.progress = read_progress(map.required("progress"));
     if (map.has("step_overlap")) lib.step_overlap = read_step_overlap(map.required("step_overlap"));
+    if (map.has("eager_overflow")) {
+      const MapField e(map.required("eager_overflow"), {"above", "up_to", "per_step"});
+      EagerOverflow window{read_size_non_negative(e.required("above")), read_capacity(e.required("up_to")),
+                           read_latency(e.required("per_step"))};
+      if (window.up_to <= window.above) e.required("up_to").fail("a size larger than 'above'");
+      lib.eager_overflow = window;
+    }
     if (map.has("setup_latency_per_member"))
       lib.setup_latency_per_member = read_latency(map.required("setup_latency_per_member"));
     if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));

@@ -40,7 +40,7 @@ Time call_latency(const PricedProgram& program, const CollectiveLibrary& library
 Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                    Bytes bytes) {
   const double step_bytes = phase.bytes_fraction * static_cast<double>(bytes) / phase.steps;
-  return phase.steps * (library.step_latency + phase.path_latency +
+  return phase.steps * (library.step_latency + phase.path_latency + eager_step_overhead(library, step_bytes) +
                         large_job_step_overhead(library, program.op, program.nodes, step_bytes));
 }
 

@@ -58,8 +58,8 @@ bool uses_low_latency(const PricedProgram& program, const CollectiveLibrary& lib
                       Bytes nic_overhead_bytes);
 // Once per call: the library's launch latency and its set-up per member of the communicator.
 Time call_latency(const PricedProgram& program, const CollectiveLibrary& library);
-// A phase's latency: steps x (library step latency + path latency + the library's large-job
-// overhead for a step of this size on this many nodes).
+// A phase's latency: steps x (library step latency + path latency + the library's eager-overflow
+// and large-job overheads for a step of this size on this many nodes).
 Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                    Bytes bytes);
 // The latency a phase pays beyond its transfer of `transfer` alone: all of `latency` when the

@@ -58,7 +58,8 @@ TEST(MachineFiles, Frontier) {
   EXPECT_EQ(m.collective_libraries[0].step_overlap, StepOverlap::pipelined);
   EXPECT_TRUE(m.collective_libraries[0].large_job_overhead.points.empty());
   EXPECT_EQ(m.collective_libraries[1].name, "rccl-eager");
-  EXPECT_EQ(m.collective_libraries[1].large_job_overhead.points.size(), 2u);
+  ASSERT_TRUE(m.collective_libraries[1].eager_overflow.has_value());
+  EXPECT_FALSE(m.collective_libraries[0].eager_overflow.has_value());
   EXPECT_EQ(m.collective_libraries[2].name, "cray-mpich");
   EXPECT_EQ(m.collective_libraries[2].step_overlap, StepOverlap::serial);
   // 4 in-package + 2 + 1 Infinity Fabric links of 50 GB/s/dir per GCD: 350 GB/s each.

@@ -305,6 +305,20 @@ TEST(MachineLoader, StepsAreSerialUnlessTheFileSaysPipelined) {
                   "collectives[0].step_overlap", "one of: serial, pipelined");
 }
 
+TEST(MachineLoader, ReadsAnEagerOverflowWindowAndRejectsAnEmptyOne) {
+  const Machine m = parse_machine(
+      with("bandwidth_efficiency: 0.8}",
+           "bandwidth_efficiency: 0.8, eager_overflow: {above: 64 KiB, up_to: 256 KiB, per_step: 310 us}}"),
+      kFile);
+  ASSERT_TRUE(m.collective_libraries.at(0).eager_overflow.has_value());
+  EXPECT_EQ(m.collective_libraries.at(0).eager_overflow->above, 65536u);
+  EXPECT_EQ(m.collective_libraries.at(0).eager_overflow->up_to, 262144u);
+  EXPECT_FALSE(parse_machine(kValid, kFile).collective_libraries.at(0).eager_overflow.has_value());
+  expect_rejected(with("bandwidth_efficiency: 0.8}",
+                       "bandwidth_efficiency: 0.8, eager_overflow: {above: 256 KiB, up_to: 64 KiB, per_step: 310 us}}"),
+                  32, "collectives[0].eager_overflow.up_to", "a size larger than 'above'");
+}
+
 TEST(MachineLoader, RejectsUnknownTopology) {
   expect_rejected(with("  topology: dragonfly", "  topology: fat-tree"), 17, "network.topology", "one of: dragonfly");
 }
