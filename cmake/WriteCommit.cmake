@@ -1,5 +1,5 @@
 # Writes OUT (a C++ source defining ws::build_commit()) with the checkout's commit, "-dirty" when
-# tracked files differ from it, or "" outside a git checkout. Run at every build (a custom target)
+# tracked files outside results/ differ from it, or "" outside a git checkout. Run at every build (a custom target)
 # so that results never name a commit older than the code that made them; the file is rewritten
 # only when its text changes, so an unchanged commit recompiles nothing.
 set(commit "")
@@ -9,7 +9,10 @@ if(GIT_EXECUTABLE)
   if(NOT result EQUAL 0)
     set(commit "")
   else()
-    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no WORKING_DIRECTORY ${SOURCE_DIR}
+    # results/ is what the programs write, not what they are made of: regenerated results do not
+    # make the build dirty.
+    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no -- . :(exclude)results
+                    WORKING_DIRECTORY ${SOURCE_DIR}
                     OUTPUT_VARIABLE changes OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(NOT changes STREQUAL "")
       string(APPEND commit "-dirty")
