@@ -11,7 +11,7 @@ if(GIT_EXECUTABLE)
   else()
     # results/ is what the programs write, not what they are made of: regenerated results do not
     # make the build dirty.
-    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no -- . :(exclude)results
+    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no -- . ":(exclude)results"
                     WORKING_DIRECTORY ${SOURCE_DIR}
                     OUTPUT_VARIABLE changes OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(NOT changes STREQUAL "")

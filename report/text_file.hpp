@@ -13,7 +13,8 @@ std::filesystem::path write_text_file(const std::filesystem::path& out_dir, cons
                                       const std::string& text);
 
 // "0.1.0 <git commit>": what built this program (study results, resume records and validation
-// reports carry it). The commit is read at every build, "-dirty" when tracked files outside results/ differ from it.
+// reports carry it). The commit is read at every build, "-dirty" when tracked files outside
+// results/ differ from it.
 std::string program_version();
 // Its parts: the release ("0.1.0") and the commit ("" outside a git checkout).
 std::string program_release();
