@@ -1,7 +1,7 @@
 # Writes OUT (a C++ source defining ws::build_commit()) with the checkout's commit, "-dirty" when
-# tracked files outside results/ differ from it, or "" outside a git checkout. Run at every build (a custom target)
-# so that results never name a commit older than the code that made them; the file is rewritten
-# only when its text changes, so an unchanged commit recompiles nothing.
+# tracked files outside results/ differ from it, or "" outside a git checkout. Run at every build
+# (a custom target) so that results never name a commit older than the code that made them; the
+# file is rewritten only when its text changes, so an unchanged commit recompiles nothing.
 set(commit "")
 if(GIT_EXECUTABLE)
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short=12 HEAD WORKING_DIRECTORY ${SOURCE_DIR}

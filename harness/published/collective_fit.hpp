@@ -1,6 +1,7 @@
 // Fitting a collective library's terms to published bandwidths, honestly: the terms (launch and
 // per-step latency, bandwidth efficiency, the LL protocol's terms, the eager-overflow window's
-// per-step time, and the per-step overhead of the machine file's large_job_overhead table) are fitted on some rows and scored on the others. Two held-out
+// per-step time, and the per-step overhead of the machine file's large_job_overhead table) are
+// fitted on some rows and scored on the others. Two held-out
 // schemes: 5-fold (each row predicted by a fit to the other four fifths of its machine and
 // library) and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale
 // measurements predict large jobs?). The network side (phases, routes, rates) is the simulator's

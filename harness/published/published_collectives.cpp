@@ -108,7 +108,8 @@ std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, co
   const auto path = out_dir / "collectives-fit.csv";
   std::ostringstream out;
   out << "machine,library,rows,launch_us_file,step_us_file,efficiency_file,launch_us_fit,step_us_fit,efficiency_fit,"
-         "overhead_per_step_us_fit,ll_step_us_fit,ll_efficiency_fit,eager_per_step_us_fit,median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
+         "overhead_per_step_us_fit,ll_step_us_fit,ll_efficiency_fit,eager_per_step_us_fit,"
+         "median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
          "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale\n";
   for (const LibraryFit& f : libraries) {
     std::string overhead;
@@ -118,10 +119,12 @@ std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, co
     const std::string ll_step = ll ? fmt::format("{:.3f}", ll->step_latency.us()) : "";
     const std::string ll_efficiency = ll ? fmt::format("{:.4f}", ll->bandwidth_efficiency) : "";
     const std::string eager = f.fitted.eager_per_step ? fmt::format("{:.2f}", f.fitted.eager_per_step->us()) : "";
-    out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{}\n",
+    out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},"
+                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{}\n",
                        f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
                        f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
-                       f.fitted.bandwidth_efficiency, overhead, ll_step, ll_efficiency, eager, f.file.median_abs_error, f.file.worst_abs_error,
+                       f.fitted.bandwidth_efficiency, overhead, ll_step, ll_efficiency, eager,
+                       f.file.median_abs_error, f.file.worst_abs_error,
                        f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
                        f.kfold.worst_abs_error, f.scale.rows,
                        f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",

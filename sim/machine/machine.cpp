@@ -67,18 +67,21 @@ CollectiveLibrary low_latency_variant(const CollectiveLibrary& library) {
   return l;
 }
 
-Time eager_step_overhead(const CollectiveLibrary& library, double step_bytes) {
+Time eager_step_overhead(const CollectiveLibrary& library, double message_bytes) {
   const auto& e = library.eager_overflow;
-  if (!e || step_bytes <= static_cast<double>(e->above) || step_bytes > static_cast<double>(e->up_to)) return Time::zero();
-  return e->per_step;
+  const bool inside =
+      e && message_bytes > static_cast<double>(e->above) && message_bytes <= static_cast<double>(e->up_to);
+  return inside ? e->per_step : Time::zero();
 }
 
-Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double step_bytes) {
+Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double message_bytes) {
   const LargeJobOverhead& o = library.large_job_overhead;
-  if (o.points.empty() || nodes < o.points.front().nodes || step_bytes <= 0.0) return Time::zero();
+  if (o.points.empty() || nodes < o.points.front().nodes || message_bytes <= 0.0) return Time::zero();
   if (std::find(o.ops.begin(), o.ops.end(), op) == o.ops.end()) return Time::zero();
   // Per-step seconds x bytes at the node count: log-log between points, the last one beyond.
-  auto weight = [](const LargeJobOverheadPoint& p) { return p.per_step.seconds() * static_cast<double>(p.message_bytes); };
+  auto weight = [](const LargeJobOverheadPoint& p) {
+    return p.per_step.seconds() * static_cast<double>(p.message_bytes);
+  };
   double w = weight(o.points.back());
   for (std::size_t i = 0; i + 1 < o.points.size(); ++i) {
     const auto& a = o.points[i];
@@ -89,7 +92,7 @@ Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, 
                                        : weight(a) + f * (weight(b) - weight(a));
     break;
   }
-  return Time::from_seconds(w / step_bytes);
+  return Time::from_seconds(w / message_bytes);
 }
 
 }  // namespace ws

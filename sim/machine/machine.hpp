@@ -112,11 +112,13 @@ struct TreeThreshold {
   Bytes bytes = 0;
 };
 
+// A step's "message" below is what one transfer of it carries: the step's bytes per member over the
+// ring's channels (one per NIC for full-node rings), what the NIC sees as one message.
+//
 // A library's extra time per algorithm step on large jobs, measured for some ops only (machine file
-// `large_job_overhead`): at `nodes` nodes a step whose message (what one transfer carries: the
-// step's bytes per member over the ring's channels) is `message_bytes` pays `per_step` more, inversely proportional to the step's bytes (a per-message cost that grows with
-// the job, such as unexpected messages spilling into a NIC's software overflow path). Log-log in
-// node count between points, none below the first, the last point's beyond it.
+// `large_job_overhead`): at `nodes` nodes a step whose message is `message_bytes` pays `per_step`
+// more, inversely proportional to the message's bytes (a per-message cost that grows with the job).
+// Log-log in node count between points, none below the first, the last point's beyond it.
 struct LargeJobOverheadPoint {
   int nodes = 0;
   Time per_step;
@@ -129,9 +131,8 @@ struct LargeJobOverhead {
 
 // Eager messages that spill into the NIC's overflow path (machine file `eager_overflow`, optional):
 // with libfabric's eager protocol, a step whose message is larger than `above` and at most `up_to`
-// pays `per_step` more (a message is what one transfer of the step carries: the step's bytes per
-// member over the ring's channels), on any number of nodes (the receive is not posted when the
-// message lands, and the NIC's software overflow path copies it). Messages below the window are
+// pays `per_step` more, on any number of nodes (the receive is not posted when the message lands,
+// and the NIC's software overflow path copies it). Messages below the window are
 // small enough for the NIC's hardware buffers; above it the rendezvous protocol takes over.
 struct EagerOverflow {
   Bytes above = 0;
@@ -185,13 +186,13 @@ struct CollectiveLibrary {
 // The library with its low-latency protocol's terms in place of its own.
 CollectiveLibrary low_latency_variant(const CollectiveLibrary& library);
 
-// The extra time of eager_overflow for one step moving `step_bytes` per member; zero outside its
+// The extra time of eager_overflow for one step whose message is `message_bytes`; zero outside its
 // window or where the library has none.
-Time eager_step_overhead(const CollectiveLibrary& library, double step_bytes);
+Time eager_step_overhead(const CollectiveLibrary& library, double message_bytes);
 
-// The overhead of large_job_overhead for one step of `op` moving `step_bytes` per member on a
+// The overhead of large_job_overhead for one step of `op` whose message is `message_bytes`, on a
 // communicator spanning `nodes` nodes; zero where the table does not apply.
-Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double step_bytes);
+Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, int nodes, double message_bytes);
 
 // Which library family a CollectiveLibrary is, told by its name: names containing "nccl" or
 // "rccl" are NCCL-like, names containing "openmpi" are Open MPI (its non-blocking collectives,

@@ -194,7 +194,9 @@ CollectiveProgress read_progress(const Field& f) {
   return read_choice(f, {CollectiveProgress::asynchronous, CollectiveProgress::host});
 }
 
-StepOverlap read_step_overlap(const Field& f) { return read_choice(f, {StepOverlap::serial, StepOverlap::pipelined}); }
+StepOverlap read_step_overlap(const Field& f) {
+  return read_choice(f, {StepOverlap::serial, StepOverlap::pipelined});
+}
 
 std::pair<Bandwidth, Time> read_link_class(const Field& f) {
   const MapField map(f, {"bandwidth", "latency"});

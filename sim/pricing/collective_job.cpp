@@ -167,11 +167,8 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
 
   const Bytes h = m.node.nic_efficiency.half_bandwidth_bytes;
   const PricedProgram& program = network.program(g, rep.algorithm, spec.op, spec.bytes, true);
-  for (const PricedPhase& p : program.phases) {
-    const Time transfer = Time::from_seconds(phase_wire_bytes(p, library, spec.bytes, h) * p.seconds_per_byte);
-    rep.phases.push_back({p.steps, p.valiant_share,
-                          unhidden_latency(library, phase_latency(program, p, library, spec.bytes), transfer) + transfer});
-  }
+  for (const PricedPhase& p : program.phases)
+    rep.phases.push_back({p.steps, p.valiant_share, phase_time(program, p, library, spec.bytes, h)});
   std::vector<double> link_bytes(network.topology().links.size(), 0.0);
   if (spec.model == CollectiveJobModel::phases) {
     rep.time = program_time(program, library, spec.bytes, h);

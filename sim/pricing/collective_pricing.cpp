@@ -39,9 +39,10 @@ Time call_latency(const PricedProgram& program, const CollectiveLibrary& library
 
 Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                    Bytes bytes) {
-  const double step_bytes = phase.bytes_fraction * static_cast<double>(bytes) / phase.steps;
-  return phase.steps * (library.step_latency + phase.path_latency + eager_step_overhead(library, step_bytes) +
-                        large_job_step_overhead(library, program.op, program.nodes, step_bytes));
+  // The phase's largest transfer per step: one message.
+  const double message_bytes = phase.bytes_fraction * static_cast<double>(bytes) / phase.steps;
+  return phase.steps * (library.step_latency + phase.path_latency + eager_step_overhead(library, message_bytes) +
+                        large_job_step_overhead(library, program.op, program.nodes, message_bytes));
 }
 
 Time unhidden_latency(const CollectiveLibrary& library, Time latency, Time transfer) {
@@ -56,15 +57,19 @@ double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& libra
          (phase.inter_node ? phase.steps * static_cast<double>(nic_overhead_bytes) : 0.0);
 }
 
+Time phase_time(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
+                Bytes bytes, Bytes nic_overhead_bytes) {
+  const Time transfer =
+      Time::from_seconds(phase_wire_bytes(phase, library, bytes, nic_overhead_bytes) * phase.seconds_per_byte);
+  return unhidden_latency(library, phase_latency(program, phase, library, bytes), transfer) + transfer;
+}
+
 namespace {
 
 Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                        Bytes nic_overhead_bytes) {
   Time total = call_latency(program, library);
-  for (const PricedPhase& p : program.phases) {
-    const Time transfer = Time::from_seconds(phase_wire_bytes(p, library, bytes, nic_overhead_bytes) * p.seconds_per_byte);
-    total += unhidden_latency(library, phase_latency(program, p, library, bytes), transfer) + transfer;
-  }
+  for (const PricedPhase& p : program.phases) total += phase_time(program, p, library, bytes, nic_overhead_bytes);
   return total;
 }
 

@@ -70,6 +70,9 @@ Time unhidden_latency(const CollectiveLibrary& library, Time latency, Time trans
 // plus the NIC's small-message bytes per step across nodes.
 double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,
                         Bytes nic_overhead_bytes);
+// A phase alone: its unhidden latency plus its wire bytes at the phase's bottleneck rate.
+Time phase_time(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
+                Bytes bytes, Bytes nic_overhead_bytes);
 
 // The time of `call` alone on the layout's communicators (closed form).
 Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call);

@@ -9,7 +9,6 @@
 namespace ws {
 namespace {
 
-
 std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, Bytes capacity_bytes) {
   const auto& b = e.step;
   return fmt::format(

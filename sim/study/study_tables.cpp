@@ -12,7 +12,6 @@
 namespace ws {
 namespace {
 
-
 // Fixed decimals and no locale: the same bytes on every machine.
 std::string num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 

@@ -17,7 +17,6 @@
 namespace ws {
 namespace {
 
-
 // A number printed with a fixed number of decimals; empty for infeasible points.
 struct Fixed {
   double value;
