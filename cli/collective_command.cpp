@@ -146,7 +146,7 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
   const PublishedComparison result = compare_with_published(rows, machines_dir);
   const auto& comparisons = result.rows;
   out << "wrote " << write_comparison_csv(comparisons, a.out_dir).string() << "\n";
-  out << "wrote " << write_fit_csv(result.libraries, a.out_dir).string() << "\n";
+  out << "wrote " << write_fit_csv(result, a.out_dir).string() << "\n";
   if (!a.no_plot) {
     for (const auto& file : plot_comparison(comparisons, a.out_dir)) out << "wrote " << file.string() << "\n";
   }
@@ -167,6 +167,15 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
     out << fmt::format("{}: median {:.1f}%, worst {:.1f}% ({} {} {} nodes {} B)\n", name, 100 * s.median_abs_error,
                        100 * s.worst_abs_error, r.published.machine, r.published.library, r.published.nodes,
                        r.published.bytes);
+  }
+  const ConsistencyFloor floor = consistency_floor(comparisons);
+  if (floor.low_row && floor.high_row) {
+    const auto& lo = comparisons[*floor.low_row].published;
+    const auto& hi = comparisons[*floor.high_row].published;
+    out << fmt::format("floor under any model's worst error: {:.1f}%: rows it cannot tell apart disagree ({} {} {} "
+                       "nodes {} B: {} {:.3g} GB/s, {} {:.3g} GB/s)\n",
+                       100 * floor.worst_abs_error, lo.machine, lo.library, lo.nodes, lo.bytes, lo.op, lo.busbw_gbps,
+                       hi.op, hi.busbw_gbps);
   }
 }
 

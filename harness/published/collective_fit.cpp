@@ -119,6 +119,17 @@ FitScore score(const std::vector<double>& relative_errors) {
   return s;
 }
 
+// Whether some training row's price, under the terms as written, depends on a protocol term: the
+// LL protocol (the row runs it) or the eager-overflow window (the row's messages fall in it).
+// A term no row depends on is not identified by them and keeps its written value; fitted anyway,
+// the optimizer moves it to wherever it helps other rows through a protocol switch (LL taking
+// over 64 KiB steps at 16 nodes, say) and the larger jobs that do run it pay for that.
+bool some_row_depends(const std::vector<const PublishedRowModel*>& train, const CollectiveLibrary& base,
+                      const CollectiveLibrary& without_term) {
+  return std::any_of(train.begin(), train.end(),
+                     [&](const PublishedRowModel* r) { return r->time(base) != r->time(without_term); });
+}
+
 // Least squares of log(predicted / published) over `train`, from the library's terms.
 LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const PublishedRowModel*>& train) {
   const LargeJobOverhead& overhead = base.large_job_overhead;
@@ -139,8 +150,13 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
     lower.push_back(std::log(0.01));
     upper.push_back(std::log(1e5));
   }
+  CollectiveLibrary without_ll = base, without_eager = base;
+  without_ll.low_latency.reset();
+  without_eager.eager_overflow.reset();
+  const bool fit_ll = base.low_latency && some_row_depends(train, base, without_ll);
+  const bool fit_eager = base.eager_overflow && some_row_depends(train, base, without_eager);
   const std::size_t ll_at = x.size();
-  if (base.low_latency) {
+  if (fit_ll) {
     const double e = base.low_latency->bandwidth_efficiency;
     x.push_back(std::log(std::max(base.low_latency->step_latency.us(), 0.05)));
     x.push_back(std::log(e / std::max(1e-6, 1.0 - e + 1e-6)));
@@ -148,7 +164,7 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
     upper.insert(upper.end(), {std::log(2000.0), 8.0});
   }
   const std::size_t eager_at = x.size();
-  if (base.eager_overflow) {
+  if (fit_eager) {
     x.push_back(std::log(std::max(base.eager_overflow->per_step.us(), 0.05)));
     lower.push_back(std::log(0.05));
     upper.push_back(std::log(1e5));
@@ -165,11 +181,13 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
       if (trainable[j]) last = Time::from_seconds(std::exp(v[k++]) * kMicro);
       t.overhead_per_step.push_back(last);
     }
-    if (base.low_latency) {
+    t.low_latency = base.low_latency;
+    if (fit_ll) {
       t.low_latency = ProtocolTerms{Time::from_seconds(std::exp(v[ll_at]) * kMicro),
                                     std::min(1.0, 1.0 / (1.0 + std::exp(-v[ll_at + 1])))};
     }
-    if (base.eager_overflow) t.eager_per_step = Time::from_seconds(std::exp(v[eager_at]) * kMicro);
+    if (base.eager_overflow) t.eager_per_step = base.eager_overflow->per_step;
+    if (fit_eager) t.eager_per_step = Time::from_seconds(std::exp(v[eager_at]) * kMicro);
     return t;
   };
   struct Problem {

@@ -80,6 +80,37 @@ PublishedComparison compare_with_published(const std::vector<PublishedCollective
   return out;
 }
 
+ConsistencyFloor consistency_floor(const std::vector<CollectiveComparison>& comparisons, const std::string& machine,
+                                   const std::string& library) {
+  // Equal within rounding: the two term sets price identical phases identically.
+  auto alike = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
+  ConsistencyFloor floor;
+  for (std::size_t i = 0; i < comparisons.size(); ++i) {
+    const auto& a = comparisons[i];
+    if (!machine.empty() && (a.published.machine != machine || a.published.library != library)) continue;
+    if (a.published.op == "point-to-point") continue;
+    for (std::size_t j = i + 1; j < comparisons.size(); ++j) {
+      const auto& b = comparisons[j];
+      const bool same_job = b.published.machine == a.published.machine && b.published.library == a.published.library &&
+                            b.published.nodes == a.published.nodes && b.published.devices == a.published.devices &&
+                            b.published.bytes == a.published.bytes && b.algorithm == a.algorithm;
+      if (!same_job || !alike(a.predicted_busbw_gbps, b.predicted_busbw_gbps) ||
+          !alike(a.fitted_busbw_gbps, b.fitted_busbw_gbps))
+        continue;
+      const double lo = std::min(a.published.busbw_gbps, b.published.busbw_gbps);
+      const double hi = std::max(a.published.busbw_gbps, b.published.busbw_gbps);
+      const double gap = (hi - lo) / (hi + lo);
+      if (gap > floor.worst_abs_error) {
+        floor.worst_abs_error = gap;
+        const bool a_low = a.published.busbw_gbps <= b.published.busbw_gbps;
+        floor.low_row = a_low ? i : j;
+        floor.high_row = a_low ? j : i;
+      }
+    }
+  }
+  return floor;
+}
+
 ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons, ComparisonScheme scheme) {
   ComparisonSummary s;
   std::vector<double> errors;
@@ -104,14 +135,14 @@ ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons
   return s;
 }
 
-std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir) {
+std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const std::filesystem::path& out_dir) {
   const auto path = out_dir / "collectives-fit.csv";
   std::ostringstream out;
   out << "machine,library,rows,launch_us_file,step_us_file,efficiency_file,launch_us_fit,step_us_fit,efficiency_fit,"
          "overhead_per_step_us_fit,ll_step_us_fit,ll_efficiency_fit,eager_per_step_us_fit,"
          "median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
-         "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale\n";
-  for (const LibraryFit& f : libraries) {
+         "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale,worst_error_floor\n";
+  for (const LibraryFit& f : comparison.libraries) {
     std::string overhead;
     for (const Time t : f.fitted.overhead_per_step) overhead += fmt::format("{}{:.2f}", overhead.empty() ? "" : " ", t.us());
     // Empty where the library has no LL protocol or eager-overflow window.
@@ -120,7 +151,7 @@ std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, co
     const std::string ll_efficiency = ll ? fmt::format("{:.4f}", ll->bandwidth_efficiency) : "";
     const std::string eager = f.fitted.eager_per_step ? fmt::format("{:.2f}", f.fitted.eager_per_step->us()) : "";
     out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},"
-                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{}\n",
+                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{:.4f}\n",
                        f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
                        f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
                        f.fitted.bandwidth_efficiency, overhead, ll_step, ll_efficiency, eager,
@@ -128,7 +159,8 @@ std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, co
                        f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
                        f.kfold.worst_abs_error, f.scale.rows,
                        f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",
-                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "");
+                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "",
+                       consistency_floor(comparison.rows, f.machine, f.library).worst_abs_error);
   }
   write_file_atomically(path, out.str());
   return path;

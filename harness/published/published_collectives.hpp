@@ -36,6 +36,19 @@ struct ComparisonSummary {
   std::size_t worst_row = 0;  // index into the comparisons
 };
 
+// What the published rows themselves allow: rows the model cannot tell apart (same machine, library,
+// nodes, devices, bytes and algorithm, priced alike under the file's terms and under the fitted
+// ones: an all-gather ring and a reduce-scatter ring of one size, for example) get one prediction,
+// so when their published values a < b differ, no model is within (b - a) / (a + b) of both (the
+// prediction 2ab / (a + b) reaches it). The largest such gap is a floor under any model's worst error.
+struct ConsistencyFloor {
+  double worst_abs_error = 0;
+  std::optional<std::size_t> low_row, high_row;  // the pair that sets it (indices into the comparisons)
+};
+// Over the comparisons of one (machine, library); empty names: over all of them.
+ConsistencyFloor consistency_floor(const std::vector<CollectiveComparison>& comparisons, const std::string& machine = {},
+                                   const std::string& library = {});
+
 struct PublishedComparison {
   std::vector<CollectiveComparison> rows;
   std::vector<LibraryFit> libraries;  // the fitted terms and scores of each (machine, library)
@@ -44,8 +57,9 @@ struct PublishedComparison {
 PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
                                            const std::string& machines_dir);
 
-// <out_dir>/collectives-fit.csv: each library's terms as written and fitted, and the four scores.
-std::filesystem::path write_fit_csv(const std::vector<LibraryFit>& libraries, const std::filesystem::path& out_dir);
+// <out_dir>/collectives-fit.csv: each library's terms as written and fitted, the four scores and the
+// consistency floor of its rows.
+std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const std::filesystem::path& out_dir);
 // Over the rows a scheme predicts (scale: only the held-out large rows).
 ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons,
                             ComparisonScheme scheme = ComparisonScheme::as_written);

@@ -1,0 +1,91 @@
+// The consistency floor: rows the model prices alike cannot all be predicted better than half
+// their relative spread, and on the shipped table no scheme's worst error beats it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "harness/published/published_collectives.hpp"
+#include "harness/published/published_table.hpp"
+
+namespace ws {
+namespace {
+
+CollectiveComparison row(const std::string& op, double published, double predicted, Bytes bytes = 8 << 20,
+                         const std::string& library = "rccl") {
+  CollectiveComparison c;
+  c.published.machine = "frontier";
+  c.published.library = library;
+  c.published.op = op;
+  c.published.nodes = 64;
+  c.published.devices = 512;
+  c.published.bytes = bytes;
+  c.published.busbw_gbps = published;
+  c.algorithm = "ring";
+  c.predicted_busbw_gbps = c.fitted_busbw_gbps = c.kfold_busbw_gbps = predicted;
+  return c;
+}
+
+TEST(ConsistencyFloor, IsHalfTheRelativeSpreadOfRowsPricedAlike) {
+  const std::vector<CollectiveComparison> rows{row("all-gather", 3.0, 2.0), row("reduce-scatter", 1.0, 2.0)};
+  const ConsistencyFloor floor = consistency_floor(rows);
+  EXPECT_DOUBLE_EQ(floor.worst_abs_error, 0.5);  // (3 - 1) / (3 + 1)
+  ASSERT_TRUE(floor.low_row && floor.high_row);
+  EXPECT_EQ(*floor.low_row, 1u);
+  EXPECT_EQ(*floor.high_row, 0u);
+  // The harmonic mean 2ab / (a + b) = 1.5 reaches the floor on both rows, and nothing does better.
+  const double best = 2 * 3.0 * 1.0 / (3.0 + 1.0);
+  EXPECT_DOUBLE_EQ(std::abs(best / 3.0 - 1), 0.5);
+  EXPECT_DOUBLE_EQ(std::abs(best / 1.0 - 1), 0.5);
+  for (double x = 0.5; x < 4; x += 0.01) EXPECT_GE(std::max(std::abs(x / 3 - 1), std::abs(x - 1)), 0.5 - 1e-12);
+}
+
+TEST(ConsistencyFloor, RowsTheModelTellsApartSetNoFloor) {
+  // Another size, another library, or a different price: the model may give each its own answer.
+  EXPECT_EQ(consistency_floor({row("all-gather", 3.0, 2.0), row("reduce-scatter", 1.0, 2.0, 32 << 20)}).worst_abs_error,
+            0.0);
+  EXPECT_EQ(consistency_floor({row("all-gather", 3.0, 2.0), row("reduce-scatter", 1.0, 2.0, 8 << 20, "rccl-eager")})
+                .worst_abs_error,
+            0.0);
+  EXPECT_EQ(consistency_floor({row("all-gather", 3.0, 2.0), row("reduce-scatter", 1.0, 2.5)}).worst_abs_error, 0.0);
+  auto fitted_apart = row("reduce-scatter", 1.0, 2.0);
+  fitted_apart.fitted_busbw_gbps = 1.9;
+  EXPECT_EQ(consistency_floor({row("all-gather", 3.0, 2.0), fitted_apart}).worst_abs_error, 0.0);
+  EXPECT_FALSE(consistency_floor({}).low_row.has_value());
+}
+
+TEST(ConsistencyFloor, ScopedToOneLibrary) {
+  const std::vector<CollectiveComparison> rows{row("all-gather", 3.0, 2.0), row("reduce-scatter", 1.0, 2.0),
+                                               row("all-gather", 1.1, 2.0, 8 << 20, "rccl-eager"),
+                                               row("reduce-scatter", 1.0, 2.0, 8 << 20, "rccl-eager")};
+  EXPECT_DOUBLE_EQ(consistency_floor(rows, "frontier", "rccl").worst_abs_error, 0.5);
+  EXPECT_NEAR(consistency_floor(rows, "frontier", "rccl-eager").worst_abs_error, 0.1 / 2.1, 1e-12);
+  EXPECT_EQ(consistency_floor(rows, "alps", "nccl").worst_abs_error, 0.0);
+}
+
+// The shipped table: neither the file's terms nor the terms fitted to every row beat the floor of
+// their library's rows, which is what makes it a floor for one model (the held-out schemes use one
+// fit per fold, so two rows of a pair may get different terms); the pair that sets it is one job.
+TEST(ConsistencyFloor, NoSchemeBeatsItOnThePublishedTable) {
+  const std::string source = WEAKSCALE_SOURCE_DIR;
+  const auto table = load_published_collectives(source + "/benchmarks/collectives/published.csv");
+  const PublishedComparison result = compare_with_published(table, source + "/machines");
+  bool some_floor = false;
+  for (const LibraryFit& f : result.libraries) {
+    const ConsistencyFloor floor = consistency_floor(result.rows, f.machine, f.library);
+    some_floor = some_floor || floor.worst_abs_error > 0;
+    for (const FitScore& s : {f.file, f.in_sample}) EXPECT_GE(s.worst_abs_error, floor.worst_abs_error - 1e-9);
+    if (!floor.low_row) continue;
+    const auto& lo = result.rows[*floor.low_row].published;
+    const auto& hi = result.rows[*floor.high_row].published;
+    EXPECT_EQ(lo.nodes, hi.nodes);
+    EXPECT_EQ(lo.bytes, hi.bytes);
+    EXPECT_EQ(lo.library, f.library);
+    EXPECT_LT(lo.busbw_gbps, hi.busbw_gbps);
+  }
+  EXPECT_TRUE(some_floor);  // the table holds all-gather/reduce-scatter pairs that disagree
+}
+
+}  // namespace
+}  // namespace ws
