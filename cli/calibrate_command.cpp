@@ -75,6 +75,7 @@ void run_calibrate_command(const CalibrateArgs& a, std::ostream& out) {
     network.emplace(ShapedNetworkSpec{ranks, rate, ""}, a.netns_exec);
     options.launcher = network->launcher();
     options.shaped_network = network->describe();
+    options.shaped_rate = rate;
     out << "calibrate: network: " << options.shaped_network << std::endl;
   }
   const Calibration calibration = calibrate_host(options, out);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 #include <ostream>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -64,9 +65,25 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
   c.memory = measure_memory_bandwidth(array_bytes, c.host.cores, options.quick ? 2 : 10);
 
   progress << fmt::format("calibrate: MPI ping-pong and collectives on {} ranks...", ranks) << std::endl;
-  c.mpi = measure_mpi(MpiProbeOptions{options.mpi_probe_executable, "mpirun", ranks, options.quick, options.launcher});
+  for (int attempt = 1;; ++attempt) {
+    c.mpi = measure_mpi(MpiProbeOptions{options.mpi_probe_executable, "mpirun", ranks, options.quick, options.launcher});
+    if (!options.shaped_rate || !faster_than_shaped(c.mpi.ping_pong, *options.shaped_rate)) break;
+    const std::string what = fmt::format(
+        "the ping-pong fits {:.3f} GB/s over links shaped to {:.3f} GB/s (more than {:.0f}x): the ranks were starved of "
+        "cores while timing",
+        fit_alpha_beta(c.mpi.ping_pong).bandwidth.bytes_per_s() * 1e-9, options.shaped_rate->bytes_per_s() * 1e-9,
+        kShapedFitSlack);
+    if (attempt == kShapedProbeTries) {
+      throw std::runtime_error(fmt::format("calibrate: {} in {} tries; run it again on an idle host", what, attempt));
+    }
+    progress << "calibrate: " << what << "; measuring again" << std::endl;
+  }
   c.shaped_network = options.shaped_network;
   return c;
+}
+
+bool faster_than_shaped(const std::vector<TimedTransfer>& ping_pong, Bandwidth rate) {
+  return fit_alpha_beta(ping_pong).bandwidth.bytes_per_s() > kShapedFitSlack * rate.bytes_per_s();
 }
 
 }  // namespace ws

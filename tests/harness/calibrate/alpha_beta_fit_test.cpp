@@ -1,6 +1,7 @@
 // The fits recover the parameters that generated exact synthetic data, and clamp or reject what
 // the model cannot express.
 #include "harness/calibrate/alpha_beta_fit.hpp"
+#include "harness/calibrate/calibrate_host.hpp"
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,23 @@ TEST(FitRingCollectives, NegativeTermsAreClampedNotReported) {
   EXPECT_GE(fit.launch_latency, Time::zero());
   EXPECT_GE(fit.step_latency, Time::zero());
   EXPECT_GT(fit.ring_bandwidth.bytes_per_s(), 0.0);
+}
+
+}  // namespace
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+// The guard against a shaped link fitted far above its rate (calibrate_host.hpp): a link that
+// carries what tbf lets through passes; one fitted at 10x the rate (the burst carried every timed
+// message) is caught, and the threshold sits at kShapedFitSlack x the rate.
+TEST(ShapedProbe, AFitFarAboveTheShapedRateIsCaught) {
+  const Bandwidth rate = Bandwidth::from_bytes_per_s(62.5e6);
+  EXPECT_FALSE(faster_than_shaped(exact_transfers(60e-6, 62.5e6), rate));
+  EXPECT_FALSE(faster_than_shaped(exact_transfers(60e-6, 0.99 * kShapedFitSlack * 62.5e6), rate));
+  EXPECT_TRUE(faster_than_shaped(exact_transfers(60e-6, 1.01 * kShapedFitSlack * 62.5e6), rate));
+  EXPECT_TRUE(faster_than_shaped(exact_transfers(60e-6, 625e6), rate));
 }
 
 }  // namespace
