@@ -4,8 +4,9 @@
 // fitted on some rows and scored on the others. Two held-out
 // schemes: 5-fold (each row predicted by a fit to the other four fifths of its machine and
 // library) and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale
-// measurements predict large jobs?). The network side (phases, routes, rates) is the simulator's
-// and is not fitted.
+// measurements predict large jobs?). A term no training row's price depends on (an LL protocol no
+// row runs, an eager window no row's messages fall in, an overhead point no row reaches) keeps its
+// written value. The network side (phases, routes, rates) is the simulator's and is not fitted.
 #pragma once
 
 #include <optional>
