@@ -102,21 +102,16 @@ TEST(FitRingCollectives, NegativeTermsAreClampedNotReported) {
   EXPECT_GT(fit.ring_bandwidth.bytes_per_s(), 0.0);
 }
 
-}  // namespace
-}  // namespace ws
-
-namespace ws {
-namespace {
-
 // The guard against a shaped link fitted far above its rate (calibrate_host.hpp): a link that
 // carries what tbf lets through passes; one fitted at 10x the rate (the burst carried every timed
 // message) is caught, and the threshold sits at kShapedFitSlack x the rate.
 TEST(ShapedProbe, AFitFarAboveTheShapedRateIsCaught) {
   const Bandwidth rate = Bandwidth::from_bytes_per_s(62.5e6);
-  EXPECT_FALSE(faster_than_shaped(exact_transfers(60e-6, 62.5e6), rate));
-  EXPECT_FALSE(faster_than_shaped(exact_transfers(60e-6, 0.99 * kShapedFitSlack * 62.5e6), rate));
-  EXPECT_TRUE(faster_than_shaped(exact_transfers(60e-6, 1.01 * kShapedFitSlack * 62.5e6), rate));
-  EXPECT_TRUE(faster_than_shaped(exact_transfers(60e-6, 625e6), rate));
+  auto fitted = [](double bytes_per_s) { return fit_alpha_beta(exact_transfers(60e-6, bytes_per_s)).bandwidth; };
+  EXPECT_FALSE(faster_than_shaped(fitted(62.5e6), rate));
+  EXPECT_FALSE(faster_than_shaped(fitted(0.99 * kShapedFitSlack * 62.5e6), rate));
+  EXPECT_TRUE(faster_than_shaped(fitted(1.01 * kShapedFitSlack * 62.5e6), rate));
+  EXPECT_TRUE(faster_than_shaped(fitted(625e6), rate));
 }
 
 }  // namespace
