@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/compute/gemm_efficiency.hpp"
 
@@ -11,13 +12,13 @@ namespace {
 
 // The calibrated core's GEMM table: efficiency = best measured rate / peak.
 GemmEfficiencyTable gemm_table(const Calibration& c, double peak_fp32_flops) {
-  GemmEfficiencyTable table;
+  std::vector<GemmEfficiencySample> samples;
   for (const auto& r : c.gemm.rates) {
-    table.samples.push_back(GemmEfficiencySample{static_cast<double>(r.m), static_cast<double>(r.n),
-                                                 static_cast<double>(r.k),
-                                                 std::min(r.best_flops() / peak_fp32_flops, 1.0)});
+    samples.push_back(GemmEfficiencySample{static_cast<double>(r.m), static_cast<double>(r.n),
+                                           static_cast<double>(r.k),
+                                           std::min(r.best_flops() / peak_fp32_flops, 1.0)});
   }
-  return table;
+  return make_gemm_table(std::move(samples));  // as loading the written file would give
 }
 
 // The GEMMs of the attention kernel at the probe's shape, as the step schedule lists them

@@ -35,6 +35,7 @@
 #include <cmath>
 
 #include "engine/schedule/flops.hpp"
+#include "sim/compute/fused_attention.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
 #include "base/statistics.hpp"
 #include "sim/pricing/collective_pricing.hpp"
@@ -95,17 +96,25 @@ class LayerCosts {
     // Work attached to each FC layer (forward; the backward moves twice the bytes / flops).
     const double heads_local = heads / gy;
     const double head_dim = h / heads;
-    const Time attention = scale(gemm_time(dev_, prec_, S, S, head_dim) + gemm_time(dev_, prec_, S, head_dim, S),
-                                 sequences_ * heads_local);
+    // A fused kernel (where the machine gives its rate) replaces the score GEMMs and the softmax's
+    // traffic; the engine's own attention runs its backward at twice the forward's work.
+    const double calls = sequences_ * heads_local;
+    const auto fused_forward = fused_attention_time(dev_, prec_, S, head_dim, calls, AttentionPass::forward);
+    const auto fused_backward = fused_attention_time(dev_, prec_, S, head_dim, calls, AttentionPass::backward);
+    const Time attention =
+        fused_forward ? *fused_forward
+                      : scale(gemm_time(dev_, prec_, S, S, head_dim) + gemm_time(dev_, prec_, S, head_dim, S), calls);
+    const Time attention_backward = fused_backward ? *fused_backward : 2 * attention;
     const double layer_norm = 2.0 * m_ * h / gx, residual = 3.0 * m_ * h / gx;
-    const double softmax = 2.0 * sequences_ * heads_local * S * S;
+    const double softmax = fused_forward ? 0.0 : 2.0 * calls * S * S;
     const double gelu = 2.0 * m_ * 4.0 * h / gy;
     const Time qkv_extra = elementwise(layer_norm + softmax) + attention;
+    const Time qkv_extra_backward = 2 * elementwise(layer_norm + softmax) + attention_backward;
     const Time out_extra = elementwise(residual + layer_norm);
     const Time up_extra = elementwise(gelu);
     const Time down_extra = elementwise(residual);
     const bool rc = options.recompute;
-    block_[0] = fc(h, 3.0 * h, false, qkv_extra, 2 * qkv_extra, rc);
+    block_[0] = fc(h, 3.0 * h, false, qkv_extra, qkv_extra_backward, rc);
     block_[1] = fc(h, h, true, out_extra, 2 * out_extra, rc);
     block_[2] = fc(h, 4.0 * h, false, up_extra, 2 * up_extra, rc);
     block_[3] = fc(4.0 * h, h, true, down_extra, 2 * down_extra, rc);

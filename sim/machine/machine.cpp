@@ -2,8 +2,41 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace ws {
+
+GemmEfficiencyTable make_gemm_table(std::vector<GemmEfficiencySample> samples) {
+  GemmEfficiencyTable table;
+  table.samples = std::move(samples);
+  GemmEfficiencyGrid grid;
+  for (const auto& s : table.samples) {
+    grid.log2_axis[0].push_back(std::log2(s.m));
+    grid.log2_axis[1].push_back(std::log2(s.n));
+    grid.log2_axis[2].push_back(std::log2(s.k));
+  }
+  for (auto& axis : grid.log2_axis) {
+    std::sort(axis.begin(), axis.end());
+    axis.erase(std::unique(axis.begin(), axis.end()), axis.end());
+  }
+  const std::size_t nm = grid.log2_axis[0].size(), nn = grid.log2_axis[1].size(), nk = grid.log2_axis[2].size();
+  if (table.samples.empty() || nm * nn * nk != table.samples.size()) return table;
+  constexpr std::size_t kUnset = static_cast<std::size_t>(-1);
+  grid.sample_at.assign(table.samples.size(), kUnset);
+  auto position = [](const std::vector<double>& axis, double value) {
+    return static_cast<std::size_t>(std::lower_bound(axis.begin(), axis.end(), value) - axis.begin());
+  };
+  for (std::size_t s = 0; s < table.samples.size(); ++s) {
+    const auto& sample = table.samples[s];
+    const std::size_t at = (position(grid.log2_axis[0], std::log2(sample.m)) * nn +
+                            position(grid.log2_axis[1], std::log2(sample.n))) * nk +
+                           position(grid.log2_axis[2], std::log2(sample.k));
+    if (grid.sample_at[at] != kUnset) return table;  // a shape given twice: not a grid
+    grid.sample_at[at] = s;
+  }
+  table.grid = std::move(grid);
+  return table;
+}
 
 FlopRate peak(const DeviceSpec& device, Precision precision) {
   switch (precision) {

@@ -22,10 +22,22 @@ struct GemmEfficiencySample {
   double efficiency = 0;  // in (0, 1]
 };
 
+// Where the samples of a table are every (m, n, k) combination of their distinct m, n and k values
+// (a measured sweep), their positions on that grid, so that gemm_efficiency() interpolates between
+// neighbours. Shapes only: the efficiencies stay in the samples, so scaling them keeps the index valid.
+struct GemmEfficiencyGrid {
+  std::array<std::vector<double>, 3> log2_axis;  // ascending distinct log2(m), log2(n), log2(k)
+  std::vector<std::size_t> sample_at;            // sample index of grid point (i, j, l) at (i * nn + j) * nk + l
+};
+
 // Shape-dependent GEMM efficiency. Looked up by gemm_efficiency() in sim/compute.
 struct GemmEfficiencyTable {
   std::vector<GemmEfficiencySample> samples;  // at least one
+  std::optional<GemmEfficiencyGrid> grid;     // set by make_gemm_table() when the samples form a full grid
 };
+
+// The table of these samples, with its grid index when they form a full grid.
+GemmEfficiencyTable make_gemm_table(std::vector<GemmEfficiencySample> samples);
 
 // Elements per second each element-wise kernel processes on one device, fp32 (0: not given; the
 // memory roofline alone prices that kernel). Optional in a machine file: on GPUs these kernels are
@@ -34,6 +46,15 @@ struct ElementwiseThroughput {
   std::array<double, kElementwiseKernels> elements_per_s{};
   double of(ElementwiseKernel kernel) const { return elements_per_s[static_cast<std::size_t>(kernel)]; }
   double& of(ElementwiseKernel kernel) { return elements_per_s[static_cast<std::size_t>(kernel)]; }
+};
+
+// A fused attention kernel's rates (FlashAttention-style: the S x S scores never leave the chip),
+// as achieved / peak on the flops of causal attention: forward 2 S^2 d per sequence and head (half
+// of Q K^T and P V), backward 2.5 times that (it recomputes the scores). Optional in a machine file;
+// without it the step prices the engine's own attention: its GEMMs and the softmax's memory traffic.
+struct FusedAttention {
+  double forward_efficiency = 0;   // in (0, 1]
+  double backward_efficiency = 0;  // in (0, 1]
 };
 
 struct DeviceSpec {
@@ -48,6 +69,7 @@ struct DeviceSpec {
   // Share of the alone rates (gemm, elementwise) a device keeps when every device of its node
   // computes at once: shared caches, power and clock on a CPU socket; 1 for GPUs.
   double busy_node_compute = 1.0;
+  std::optional<FusedAttention> fused_attention;  // GPUs whose frameworks run a fused kernel
 };
 
 // A device-to-device link inside a node; usable in both directions, `bandwidth` per direction.

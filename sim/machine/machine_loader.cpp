@@ -44,7 +44,8 @@ std::vector<std::string> kernel_names() {
 }
 
 DeviceSpec read_device(const Field& f) {
-  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency", "elementwise_throughput", "busy_node_compute"});
+  const MapField map(f, {"name", "peak", "memory", "gemm_efficiency", "elementwise_throughput", "busy_node_compute",
+                         "fused_attention"});
   DeviceSpec d;
   d.name = read_string(map.required("name"));
   const MapField peak(map.required("peak"), {"bf16", "fp16", "fp32"});
@@ -54,10 +55,17 @@ DeviceSpec read_device(const Field& f) {
   const MapField memory(map.required("memory"), {"capacity", "bandwidth"});
   d.memory_capacity_bytes = read_capacity(memory.required("capacity"));
   d.memory_bandwidth = read_bandwidth(memory.required("bandwidth"));
+  std::vector<GemmEfficiencySample> samples;
   for (const Field& sample : read_list(map.required("gemm_efficiency"), "{m, n, k, efficiency} samples", true)) {
-    d.gemm.samples.push_back(read_gemm_sample(sample));
+    samples.push_back(read_gemm_sample(sample));
   }
+  d.gemm = make_gemm_table(std::move(samples));
   if (map.has("busy_node_compute")) d.busy_node_compute = read_efficiency(map.required("busy_node_compute"));
+  if (map.has("fused_attention")) {
+    const MapField fused(map.required("fused_attention"), {"forward_efficiency", "backward_efficiency"});
+    d.fused_attention = FusedAttention{read_efficiency(fused.required("forward_efficiency")),
+                                       read_efficiency(fused.required("backward_efficiency"))};
+  }
   if (map.has("elementwise_throughput")) {
     const Field throughput = map.required("elementwise_throughput");
     if (!throughput.node.IsMap() || throughput.node.size() == 0)

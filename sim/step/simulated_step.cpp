@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "sim/compute/fused_attention.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
 #include "base/statistics.hpp"
 
@@ -38,10 +39,18 @@ namespace {
 // traffic (roofline) and, where the machine gives the kernel's throughput, its arithmetic.
 // `arithmetic_share` is the share of its alone rate the device keeps with the job's other ranks on
 // the node computing too (busy_node_share).
+// A machine with a fused attention rate prices the attention ops as that kernel (their Q K^T GEMM
+// gives the sequence, head size and count); the engine's GEMMs and softmax traffic are not run.
 Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision precision, double arithmetic_share) {
   auto shared = [arithmetic_share](Time alone) {
     return arithmetic_share == 1.0 ? alone : Time::from_seconds(alone.seconds() / arithmetic_share);
   };
+  if (op.compute == ComputeKind::attention && device.fused_attention && !op.gemms.empty()) {
+    const GemmCall& scores = op.gemms.front();  // Q K^T: s x s, inner dimension d
+    const auto pass = op.task == StepTask::attention_backward ? AttentionPass::backward : AttentionPass::forward;
+    return shared(*fused_attention_time(device, precision, static_cast<double>(scores.m),
+                                        static_cast<double>(scores.k), static_cast<double>(scores.count), pass));
+  }
   Time t = transfer_time(static_cast<double>(op.memory_bytes), device.memory_bandwidth);
   if (op.kernel && device.elementwise.of(*op.kernel) > 0)
     t = max(t, shared(Time::from_seconds(op.elements / device.elementwise.of(*op.kernel))));

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/machine/machine_loader.hpp"
 
@@ -12,7 +15,7 @@ namespace ws {
 namespace {
 
 GemmEfficiencyTable table_of(std::initializer_list<GemmEfficiencySample> samples) {
-  return GemmEfficiencyTable{std::vector<GemmEfficiencySample>(samples)};
+  return make_gemm_table(std::vector<GemmEfficiencySample>(samples));
 }
 
 const GemmEfficiencyTable kTable = table_of({{128, 128, 128, 0.05},
@@ -61,6 +64,75 @@ TEST(GemmEfficiency, InvariantToUniformScalingOfAllSamplesAndQuery) {
     s.k *= 2;
   }
   EXPECT_NEAR(gemm_efficiency(kTable, 300, 700, 900), gemm_efficiency(scaled, 600, 1400, 1800), 1e-12);
+}
+
+// A function multilinear in (log2 m, log2 n, log2 k): the grid interpolation must reproduce it
+// exactly between samples, whatever the spacing of the axes.
+double multilinear_truth(double m, double n, double k) {
+  const double a = std::log2(m), b = std::log2(n), c = std::log2(k);
+  return 0.05 + 0.004 * a + 0.003 * b + 0.002 * c + 0.0004 * a * b + 0.0003 * b * c + 0.0002 * a * c +
+         0.00001 * a * b * c;
+}
+
+GemmEfficiencyTable grid_of(const std::vector<double>& ms, const std::vector<double>& ns,
+                            const std::vector<double>& ks) {
+  std::vector<GemmEfficiencySample> samples;
+  // Listed k-major, unlike the index's m-major order, so that the index must sort them out.
+  for (const double k : ks)
+    for (const double n : ns)
+      for (const double m : ms) samples.push_back({m, n, k, multilinear_truth(m, n, k)});
+  return make_gemm_table(std::move(samples));
+}
+
+const std::vector<double> kMs = {64, 256, 512, 8192}, kNs = {128, 4096}, kKs = {32, 64, 1024, 2048, 65536};
+
+TEST(GemmEfficiencyGrid, EveryCombinationIsAGridAndAnythingElseIsNot) {
+  const GemmEfficiencyTable grid = grid_of(kMs, kNs, kKs);
+  ASSERT_TRUE(grid.grid.has_value());
+  EXPECT_EQ(grid.grid->sample_at.size(), kMs.size() * kNs.size() * kKs.size());
+  auto with_extra = grid.samples;
+  with_extra.push_back({1000, 1000, 1000, 0.5});  // a shape off the grid
+  EXPECT_FALSE(make_gemm_table(with_extra).grid.has_value());
+  auto missing = grid.samples;
+  missing.pop_back();
+  EXPECT_FALSE(make_gemm_table(missing).grid.has_value());
+  auto duplicated = grid.samples;  // as many samples as grid points, but one point twice
+  duplicated.back() = duplicated.front();
+  EXPECT_FALSE(make_gemm_table(duplicated).grid.has_value());
+  EXPECT_FALSE(kTable.grid.has_value());
+}
+
+TEST(GemmEfficiencyGrid, SamplesAreReturnedExactly) {
+  const GemmEfficiencyTable grid = grid_of(kMs, kNs, kKs);
+  for (const auto& s : grid.samples) EXPECT_EQ(gemm_efficiency(grid, s.m, s.n, s.k), s.efficiency);
+}
+
+TEST(GemmEfficiencyGrid, ReproducesAMultilinearFunctionBetweenSamples) {
+  const GemmEfficiencyTable grid = grid_of(kMs, kNs, kKs);
+  for (const double m : {64.0, 100.0, 300.0, 511.0, 3000.0, 8192.0})
+    for (const double n : {128.0, 129.0, 1000.0, 4000.0})
+      for (const double k : {33.0, 100.0, 1500.0, 20000.0, 65536.0})
+        EXPECT_NEAR(gemm_efficiency(grid, m, n, k), multilinear_truth(m, n, k), 1e-12) << m << " " << n << " " << k;
+}
+
+TEST(GemmEfficiencyGrid, ClampsToTheEdgeOutsideTheGrid) {
+  const GemmEfficiencyTable grid = grid_of(kMs, kNs, kKs);
+  EXPECT_NEAR(gemm_efficiency(grid, 1e6, 300, 1e7), multilinear_truth(8192, 300, 65536), 1e-12);
+  EXPECT_NEAR(gemm_efficiency(grid, 1, 1, 1), multilinear_truth(64, 128, 32), 1e-12);
+}
+
+TEST(GemmEfficiencyGrid, ScalingTheSamplesScalesTheInterpolation) {
+  // The index holds shapes only, so the uncertainty study's in-place scaling of efficiencies is seen.
+  GemmEfficiencyTable grid = grid_of(kMs, kNs, kKs);
+  const double before = gemm_efficiency(grid, 300, 1000, 1500);
+  for (auto& s : grid.samples) s.efficiency *= 0.5;
+  EXPECT_NEAR(gemm_efficiency(grid, 300, 1000, 1500), 0.5 * before, 1e-12);
+}
+
+TEST(GemmEfficiencyGrid, OneValueOnAnAxisIsConstantAlongIt) {
+  const GemmEfficiencyTable grid = grid_of({1024}, {256, 1024}, {2048});
+  ASSERT_TRUE(grid.grid.has_value());
+  EXPECT_NEAR(gemm_efficiency(grid, 7, 512, 1e6), multilinear_truth(1024, 512, 2048), 1e-12);
 }
 
 TEST(GemmTime, ClosedForm) {

@@ -386,5 +386,31 @@ TEST(MachineLoader, RejectsUnknownElementwiseKernelAndBadThroughput) {
   expect_rejected(with("node:\n", "  busy_node_compute: 1.5\nnode:\n"), 9, "device.busy_node_compute", "(0, 1]");
 }
 
+TEST(MachineLoader, ReadsOptionalFusedAttention) {
+  EXPECT_FALSE(parse_machine(kValid, kFile).device.fused_attention.has_value());
+  const Machine m = parse_machine(
+      with("node:\n", "  fused_attention: {forward_efficiency: 0.457, backward_efficiency: 0.318}\nnode:\n"), kFile);
+  ASSERT_TRUE(m.device.fused_attention.has_value());
+  EXPECT_EQ(m.device.fused_attention->forward_efficiency, 0.457);
+  EXPECT_EQ(m.device.fused_attention->backward_efficiency, 0.318);
+}
+
+TEST(MachineLoader, RejectsBadFusedAttention) {
+  expect_rejected(with("node:\n", "  fused_attention: {forward_efficiency: 1.5, backward_efficiency: 0.3}\nnode:\n"), 9,
+                  "device.fused_attention.forward_efficiency", "(0, 1]");
+  expect_rejected(with("node:\n", "  fused_attention: {forward_efficiency: 0.5}\nnode:\n"), 9,
+                  "device.fused_attention.backward_efficiency", "required key 'backward_efficiency'");
+  expect_rejected(with("node:\n", "  fused_attention: {forward_efficiency: 0.5, backward_efficiency: 0.3, speed: 2}\nnode:\n"),
+                  9, "device.fused_attention.speed", "forward_efficiency, backward_efficiency");
+}
+
+TEST(MachineLoader, AFullGridOfGemmSamplesIsIndexedAndScatteredSamplesAreNot) {
+  const std::string dir = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+  EXPECT_FALSE(load_machine_by_name("frontier", dir).device.gemm.grid.has_value());  // a best shape and estimates
+  const Machine alps = load_machine_by_name("alps", dir);
+  ASSERT_TRUE(alps.device.gemm.grid.has_value());
+  EXPECT_EQ(alps.device.gemm.samples.size(), 729u);  // 128 ... 32768 by powers of 2, cubed
+}
+
 }  // namespace
 }  // namespace ws

@@ -297,5 +297,31 @@ TEST(SimulatedStep, BusyNodeSlowsArithmeticOnlyWhenTheJobFillsTheNode) {
   EXPECT_DOUBLE_EQ(simulate_step(local, one).step.seconds(), alone.step.seconds());
 }
 
+// A machine with a fused attention rate prices each attention op as that kernel: its causal flops at
+// the pass's rate, with no score GEMMs and no softmax traffic; nothing else in the step changes.
+TEST(SimulatedStep, FusedAttentionPricesTheAttentionOpsAsTheKernel) {
+  Machine local = machine("local.yaml");
+  const SimulatedStepConfig c = engine_sized(Layout{});
+  const SimulatedStep engine_attention = simulate_step(local, c);
+  local.device.fused_attention = FusedAttention{0.4, 0.2};
+  const SimulatedStep fused = simulate_step(local, c);
+  Time expected;
+  int forward = 0, backward = 0;
+  for (const StepOp& op : make_step_schedule(c.model, c.layout, c.sequences, c.options).ops) {
+    if (op.compute != ComputeKind::attention) continue;
+    const GemmCall& scores = op.gemms.front();
+    const bool is_backward = op.task == StepTask::attention_backward;
+    (is_backward ? backward : forward) += 1;
+    const double s = static_cast<double>(scores.m), d = static_cast<double>(scores.k);
+    const double flops = static_cast<double>(scores.count) * 2.0 * s * s * d * (is_backward ? 2.5 : 1.0);
+    expected += Time::from_seconds(flops / (local.device.peak_fp32.flops() * (is_backward ? 0.2 : 0.4)));
+  }
+  EXPECT_EQ(forward, c.model.layers);
+  EXPECT_EQ(backward, c.model.layers);
+  EXPECT_NEAR(kind_s(fused, ComputeKind::attention), expected.seconds(), 1e-9);
+  EXPECT_NE(kind_s(fused, ComputeKind::attention), kind_s(engine_attention, ComputeKind::attention));
+  EXPECT_DOUBLE_EQ(kind_s(fused, ComputeKind::gemm), kind_s(engine_attention, ComputeKind::gemm));
+}
+
 }  // namespace
 }  // namespace ws
