@@ -81,7 +81,7 @@ def main():
     sizes = sorted({key[0] for key in keys})
     efficiency = {}
     with open(args.csv, "w", newline="") as handle:
-        out = csv.writer(handle)
+        out = csv.writer(handle, lineterminator="\n")
         out.writerow(["m", "n", "k", "seconds_nn", "seconds_nt", "seconds_tn", "efficiency"])
         for m, n, k in itertools.product(sizes, repeat=3):
             seconds = [median[(m, n, k, layout)] for layout in LAYOUTS]

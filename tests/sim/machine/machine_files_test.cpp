@@ -1,8 +1,12 @@
 // The shipped machine files load and carry the facts from docs/machines.md that later stages rely on.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "sim/machine/machine_loader.hpp"
 
@@ -92,6 +96,34 @@ TEST(MachineFiles, Alps) {
   EXPECT_DOUBLE_EQ(m.device.peak_bf16.tflops(), 989.0);
   EXPECT_EQ(m.network.nodes_per_group, 112);
   EXPECT_EQ(m.collective_libraries[0].name, "nccl");
+}
+
+// The Alps GEMM table is the H100 measurement, sample for sample (results/gpu/README.md): the file
+// and results/gpu/h100-sxm/gemm-efficiency.csv cannot drift apart.
+TEST(MachineFiles, AlpsGemmTableIsTheMeasuredH100Grid) {
+  const Machine m = load("alps");
+  std::ifstream csv(std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/h100-sxm/gemm-efficiency.csv");
+  ASSERT_TRUE(csv) << "results/gpu/h100-sxm/gemm-efficiency.csv";
+  std::string line;
+  std::getline(csv, line);
+  ASSERT_EQ(line, "m,n,k,seconds_nn,seconds_nt,seconds_tn,efficiency");
+  std::map<std::tuple<double, double, double>, double> measured;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 7u) << line;
+    measured[{std::stod(cells[0]), std::stod(cells[1]), std::stod(cells[2])}] = std::stod(cells[6]);
+  }
+  ASSERT_EQ(measured.size(), 729u);
+  ASSERT_EQ(m.device.gemm.samples.size(), measured.size());
+  ASSERT_TRUE(m.device.gemm.grid.has_value());
+  for (const auto& s : m.device.gemm.samples) {
+    const auto it = measured.find({s.m, s.n, s.k});
+    ASSERT_NE(it, measured.end()) << s.m << " x " << s.n << " x " << s.k;
+    EXPECT_EQ(s.efficiency, it->second) << s.m << " x " << s.n << " x " << s.k;
+  }
+  ASSERT_TRUE(m.device.fused_attention.has_value());
 }
 
 }  // namespace
