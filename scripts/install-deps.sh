@@ -18,6 +18,7 @@ packages=(
   libfmt-dev                          # formatting of tables and messages
   iproute2                            # ip and tc for calibrate/validate --netns-rate (shaped veth links)
   clang libclang-rt-dev               # libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh
+  python3                             # test golden_gpu_gemm_table re-derives the measured GPU table
 )
 
 missing=()
