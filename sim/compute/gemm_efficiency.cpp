@@ -40,12 +40,12 @@ double grid_efficiency(const GemmEfficiencyTable& table, double lm, double ln, d
   for (int corner = 0; corner < 8; ++corner) {
     double weight = 1.0;
     std::array<std::size_t, 3> at{};
-    for (int axis = 0; axis < 3; ++axis) {
+    for (std::size_t axis = 0; axis < 3; ++axis) {
       const bool upper = (corner >> axis) & 1;
-      const AxisStep& s = step[static_cast<std::size_t>(axis)];
+      const AxisStep& s = step[axis];
       weight *= upper ? s.upper_weight : 1.0 - s.upper_weight;
       // An axis of one value has no upper neighbour; its upper weight is always 0.
-      at[static_cast<std::size_t>(axis)] = std::min(s.lower + (upper ? 1 : 0), grid.log2_axis[static_cast<std::size_t>(axis)].size() - 1);
+      at[axis] = std::min(s.lower + (upper ? 1 : 0), grid.log2_axis[axis].size() - 1);
     }
     if (weight == 0.0) continue;  // so that a sample's own shape returns it exactly
     value += weight * table.samples[grid.sample_at[(at[0] * nn + at[1]) * nk + at[2]]].efficiency;

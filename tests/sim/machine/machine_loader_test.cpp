@@ -396,12 +396,14 @@ TEST(MachineLoader, ReadsOptionalFusedAttention) {
 }
 
 TEST(MachineLoader, RejectsBadFusedAttention) {
-  expect_rejected(with("node:\n", "  fused_attention: {forward_efficiency: 1.5, backward_efficiency: 0.3}\nnode:\n"), 9,
-                  "device.fused_attention.forward_efficiency", "(0, 1]");
+  expect_rejected(
+      with("node:\n", "  fused_attention: {forward_efficiency: 1.5, backward_efficiency: 0.3}\nnode:\n"), 9,
+      "device.fused_attention.forward_efficiency", "(0, 1]");
   expect_rejected(with("node:\n", "  fused_attention: {forward_efficiency: 0.5}\nnode:\n"), 9,
                   "device.fused_attention.backward_efficiency", "required key 'backward_efficiency'");
-  expect_rejected(with("node:\n", "  fused_attention: {forward_efficiency: 0.5, backward_efficiency: 0.3, speed: 2}\nnode:\n"),
-                  9, "device.fused_attention.speed", "forward_efficiency, backward_efficiency");
+  expect_rejected(
+      with("node:\n", "  fused_attention: {forward_efficiency: 0.5, backward_efficiency: 0.3, speed: 2}\nnode:\n"),
+      9, "device.fused_attention.speed", "forward_efficiency, backward_efficiency");
 }
 
 TEST(MachineLoader, AFullGridOfGemmSamplesIsIndexedAndScatteredSamplesAreNot) {
