@@ -2,32 +2,24 @@
 """Fused causal attention rate against the number of (sequence, head) pairs per kernel call, at the
 weak-scaling studies' shape (sequence 2048, head size 128, bf16): the studies' layouts run 40-384
 pairs per call, gpu_rates.py measures 128-512. Efficiency is on FlashAttention's flop count (forward
-2 S^2 d per pair, backward 2.5x that), over --peak-tflops; each figure the median of --repeats timings of 20 back-to-back calls.
+2 S^2 d per pair, backward 2.5x that), over --peak-tflops; each figure the median of --repeats
+timings of 20 back-to-back calls.
   python3 benchmarks/gpu/attention_calls.py --out results/gpu/h100-sxm/attention-calls.csv
 """
 import argparse
 import csv
+import os
 import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_rates import loop_seconds  # noqa: E402
 
-
-def loop_seconds(fn, reps=20):
-    """Seconds per call of reps back-to-back calls: the queue stays full when a call's GPU time
-    exceeds Python's launch time, as it does here from 8 pairs per call up."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / 1e3 / reps
+# 20 back-to-back calls per timing: from 8 pairs per call up, a call's GPU time exceeds its launch.
+REPS = 20
 
 PAIRS = [(1, 8), (1, 16), (4, 10), (4, 14), (4, 24), (8, 16), (8, 24), (8, 48), (16, 32)]
 
@@ -57,8 +49,8 @@ def main():
             def forward_backward():
                 F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)
 
-            fwd = statistics.median(loop_seconds(forward) for _ in range(args.repeats))
-            both = statistics.median(loop_seconds(forward_backward) for _ in range(args.repeats))
+            fwd = statistics.median(loop_seconds(forward, REPS) for _ in range(args.repeats))
+            both = statistics.median(loop_seconds(forward_backward, REPS) for _ in range(args.repeats))
             flops = 2.0 * batch * heads * sequence * sequence * head_dim
             out.writerow([batch, heads, batch * heads, f"{fwd:.6g}", f"{both - fwd:.6g}",
                           f"{flops / fwd / peak:.4f}", f"{2.5 * flops / (both - fwd) / peak:.4f}"])

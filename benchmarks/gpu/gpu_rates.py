@@ -66,6 +66,22 @@ def graph_seconds(fn, target_s=2e-3, trials=3, max_reps=200):
     return statistics.median(times), reps
 
 
+def loop_seconds(fn, reps):
+    """Seconds per call of reps back-to-back Python launches between two events, after 3 warm-up
+    calls: the queue stays full when a call's GPU time exceeds Python's launch time."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) / 1e3 / reps
+
+
 def event_seconds(fn, trials=5):
     """Median seconds per call of fn launched from Python (for calls long enough to hide launches)."""
     fn()

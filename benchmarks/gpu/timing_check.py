@@ -10,22 +10,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_rates import graph_seconds  # noqa: E402
+from gpu_rates import graph_seconds, loop_seconds  # noqa: E402
 
 SHAPES = [(2048, 2048, 8192), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 8192, 2048)]
-
-
-def plain_seconds(fn, reps=10):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / 1e3 / reps
 
 
 def measure(label):
@@ -35,7 +22,7 @@ def measure(label):
         c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
         fn = lambda: torch.matmul(a, b, out=c)  # noqa: E731
         flops = 2.0 * m * n * k
-        plain = plain_seconds(fn)
+        plain = loop_seconds(fn, 10)
         graph, reps = graph_seconds(fn)
         print(f"{label}: {m}x{n}x{k} NN plain {flops / plain / 1e12:.0f} TF/s, graph ({reps} per replay) "
               f"{flops / graph / 1e12:.0f} TF/s", flush=True)
