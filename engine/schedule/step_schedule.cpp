@@ -305,8 +305,9 @@ class ScheduleBuilder {
     std::array<std::size_t, 4> scatters{kNoOp, kNoOp, kNoOp, kNoOp};
   };
 
-  void block_start_gathers(int block) {
-    site_ = Site{block, -1, false};
+  // `recomputed`: the gathers serve the block's forward rerun in backward (OAG in backward).
+  void block_start_gathers(int block, bool recomputed) {
+    site_ = Site{block, -1, recomputed};
     const auto layers = block_layers(model_, layout_, block);
     for (int i = 0; i < 4; ++i) fc_start_gather(layers[i], pending_[block].gathers[i]);
   }
@@ -379,9 +380,9 @@ class ScheduleBuilder {
     const int layers = model_.layers;
     compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
             as_double(m_) * kTokenBytes + activation_bytes(3));
-    if (options_.overlap_all_gather && layers > 0) block_start_gathers(0);
+    if (options_.overlap_all_gather && layers > 0) block_start_gathers(0, false);
     for (int l = 0; l < layers; ++l) {
-      if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1);
+      if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1, false);
       block_forward("fwd", l, false);
     }
     site_ = Site{};
@@ -398,6 +399,12 @@ class ScheduleBuilder {
 
   void gpt_backward() {
     const int layers = model_.layers;
+    // OAG in backward (../shared/docs/4d-algorithm.md: "in forward and in backward"): with
+    // recomputation each block's recompute all-gathers its weights over Z again; those gathers start
+    // one block ahead, as in forward, the last block's during the LM head's backward. Without
+    // recomputation backward uses the blocks forward gathered and kept, and gathers nothing.
+    const bool prefetch = options_.overlap_all_gather && options_.recompute && layers > 0;
+    if (prefetch) block_start_gathers(layers - 1, true);
     site_ = Site{};
     compute(StepTask::cross_entropy_backward, "bwd.cross_entropy", ComputeKind::cross_entropy, {},
             2.0 * as_double(logits_elements()) * e_);
@@ -409,6 +416,7 @@ class ScheduleBuilder {
     untraced(StepTask::residual_zero, "bwd.residual_zero", activation_bytes(1));
     norm_backward("lnf", -1, 0.0);
     for (int l = layers - 1; l >= 0; --l) {
+      if (prefetch && l > 0) block_start_gathers(l - 1, true);
       if (options_.recompute) block_forward("recompute", l, true);
       block_backward(l);
       // ORS: the block after this one had its reduce-scatters in flight during this backward.

@@ -1,5 +1,7 @@
-// Closed-form estimate of one training step for one layout: the result type of the analytical
-// model, and the functions that produce it. Fast enough to score every layout of 8,192 devices.
+// Closed-form estimate of one training step for one layout: the engine's step schedule on the
+// step simulator with every collective priced alone (step_estimate.cpp says why), the result type
+// every evaluator fills, and the functions that produce it. Fast enough to score every layout of
+// 8,192 devices.
 #pragma once
 
 #include <string>
@@ -13,6 +15,8 @@
 #include "sim/machine/machine.hpp"
 
 namespace ws {
+
+struct SimulatedStep;
 
 // Where each part of the step goes. Exposed communication is what the overlap schemes could not
 // hide behind computation; total = compute + sum of exposed parts.
@@ -28,6 +32,9 @@ struct StepBreakdown {
   Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data + skew; }
 };
 
+// A simulated step's parts in the breakdown's terms: data x Z's exposed time counts as data.
+StepBreakdown breakdown_of(const SimulatedStep& simulated);
+
 struct LayoutEstimate {
   Layout layout;
   StepBreakdown step;
@@ -38,12 +45,13 @@ struct LayoutEstimate {
   double hardware_peak_fraction = 0; // hardware flops / (step * devices * peak)
   double model_peak_fraction = 0;    // model flops / (step * devices * peak)  (MFU)
   bool fits_memory = false;
-  // Set when `step` comes from the step simulator, which re-ranks the analytic top k: the closed-form
-  // step it replaced, so a candidates table shows both. Zero when `step` is the closed form itself.
+  // Set when `step` comes from the flow network, which re-ranks the closed form's top k: the
+  // closed-form step it replaced, so a candidates table shows both. Zero when `step` is the closed
+  // form itself.
   Time analytic_step;
-  // Set for the layout a study keeps when `step` comes from the flow network: the same step
-  // simulated with every collective priced alone (closed form), so step - isolated is what
-  // collectives in flight together cost each other (contention). Zero otherwise.
+  // Set with analytic_step: the closed form's breakdown, the same schedule with every collective
+  // priced alone, so step - isolated is what collectives in flight together cost each other
+  // (contention). Zero otherwise.
   StepBreakdown isolated;
 };
 

@@ -74,20 +74,11 @@ namespace {
 
 // The closed-form estimate of a layout with its step replaced by the simulated one; flops and
 // memory are the same either way, so the rates follow from the new step time.
-StepBreakdown breakdown_of(const SimulatedStep& simulated) {
-  // The engine's data x Z all-reduces (gradients replicated over Z, loss) are data-parallel work.
-  return StepBreakdown{simulated.compute,
-                       simulated.exposed(CommGroup::x),
-                       simulated.exposed(CommGroup::y),
-                       simulated.exposed(CommGroup::z),
-                       simulated.exposed(CommGroup::data) + simulated.exposed(CommGroup::data_z),
-                       simulated.skew};
-}
-
 LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const SimulatedStep& simulated) {
   LayoutEstimate e = analytic;
   e.step = breakdown_of(simulated);
   e.analytic_step = analytic.step.total();
+  e.isolated = analytic.step;
   const double rescale = analytic.step.total().seconds() / e.step.total().seconds();
   e.sustained_flops_per_s *= rescale;
   e.hardware_peak_fraction *= rescale;
@@ -112,13 +103,6 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
   std::stable_sort(e.candidates.begin(), e.candidates.end(),
                    [](const LayoutEstimate& a, const LayoutEstimate& b) { return a.step.total() < b.step.total(); });
   e.candidates.resize(std::min(e.candidates.size(), static_cast<std::size_t>(std::max(top_k, 1))));
-  if (!e.candidates.empty()) {
-    // The best layout once more with every collective alone: what sharing the network cost it.
-    LayoutEstimate& best = e.candidates.front();
-    const StepSchedule schedule =
-        make_step_schedule(point.model, best.layout, point.batch.sequences, options);
-    best.isolated = breakdown_of(simulate_schedule(network, schedule, options, false, CollectiveModel::closed_form));
-  }
   return e;
 }
 

@@ -107,6 +107,56 @@ TEST(StepSchedule, CollectivesAndBytesFollowTheAlgorithmNote) {
     for (const StepScheduleOptions& o : option_sets()) expect_closed_form(kModel, layout, 16, o);
 }
 
+// OAG in forward and in backward (the algorithm note): with recomputation every Z all-gather is
+// issued ahead, a block's before the previous block's work starts (forward: block b-1's forward;
+// backward: block b+1's recompute, or the LM head's backward for the last block), and each is
+// waited once, by its own block. Without OAG every gather blocks.
+TEST(StepSchedule, RecomputeGathersArePrefetchedOneBlockAheadInBackward) {
+  const ModelSpec model{"small", 4, 64, 8, 16, 128, 1};
+  StepScheduleOptions o;
+  o.recompute = true;
+  o.precision = Precision::bf16;
+  const StepSchedule s = make_step_schedule(model, Layout{1, 1, 2, 2}, 16, o);
+  // Where each block's forward and recompute work starts (first compute op of the block).
+  std::map<std::pair<int, bool>, std::size_t> first_compute;
+  std::size_t lm_head_backward = kNoOp;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const StepOp& op = s.ops[i];
+    if (op.kind == StepOpKind::compute && op.block >= 0) first_compute.try_emplace({op.block, op.recomputed}, i);
+    if (op.task == StepTask::lm_head_dx_gemm) lm_head_backward = i;
+  }
+  int backward_gathers = 0;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const StepOp& op = s.ops[i];
+    if (op.kind != StepOpKind::collective || op.task != StepTask::weight_gather) continue;
+    ASSERT_FALSE(op.blocking) << op.name << " block " << op.block;
+    const StepOp& wait = s.ops[op.partner];
+    // Forward gathers are waited in forward, backward ones in the block's recompute.
+    const bool in_backward = op.partner > first_compute.at({model.layers - 1, true});
+    EXPECT_EQ(wait.block, op.block);
+    EXPECT_EQ(wait.recomputed, in_backward);
+    if (!in_backward) {
+      if (op.block > 0) {
+        EXPECT_LT(i, first_compute.at({op.block - 1, false})) << op.name;
+      }
+      continue;
+    }
+    ++backward_gathers;
+    if (op.block + 1 < model.layers) {
+      EXPECT_LT(i, first_compute.at({op.block + 1, true})) << op.name << " block " << op.block;
+    } else {
+      EXPECT_LT(i, lm_head_backward) << op.name;
+    }
+  }
+  EXPECT_EQ(backward_gathers, 4 * model.layers);
+
+  o.overlap_all_gather = false;
+  for (const StepOp& op : make_step_schedule(model, Layout{1, 1, 2, 2}, 16, o).ops)
+    if (op.kind == StepOpKind::collective && op.task == StepTask::weight_gather) {
+      EXPECT_TRUE(op.blocking);
+    }
+}
+
 TEST(StepSchedule, EveryNonBlockingCollectiveIsWaitedOnceAfterItsIssue) {
   for (const Layout& layout : layouts())
     for (const StepScheduleOptions& o : option_sets()) {
