@@ -87,6 +87,7 @@ const char* to_string(UncertainParameter p) {
     case UncertainParameter::switch_latency: return "switch_latency";
     case UncertainParameter::background_load: return "background_load";
     case UncertainParameter::device_speed_spread: return "device_speed_spread";
+    case UncertainParameter::compute_slowdown: return "compute_slowdown";
   }
   return "?";
 }

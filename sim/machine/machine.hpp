@@ -203,6 +203,11 @@ struct CollectiveLibrary {
   LargeJobOverhead large_job_overhead = {};  // empty: none
   std::optional<EagerOverflow> eager_overflow = {};
   std::optional<ProtocolTerms> low_latency = {};
+  // Machine file `compute_slowdown` (optional, default 0): how much slower the device computes while
+  // one of the library's non-blocking calls is in flight beside it, as a fraction of the compute
+  // time they overlap (GPU collective kernels take compute units and memory bandwidth from the
+  // GEMMs they overlap). The step simulator charges it at the call's wait.
+  double compute_slowdown = 0.0;
 };
 
 // The library with its low-latency protocol's terms in place of its own.
@@ -233,6 +238,7 @@ enum class UncertainParameter {
   switch_latency,                   // network.switch_latency
   background_load,                  // network.background_load
   device_speed_spread,              // variability.device_speed_spread
+  compute_slowdown,                 // compute_slowdown of the default collective library
 };
 
 struct UncertaintyRange {

@@ -309,7 +309,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
     const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold",
                                "progress", "setup_latency_per_member", "large_job_overhead", "low_latency",
-                               "step_overlap", "eager_overflow"});
+                               "step_overlap", "eager_overflow", "compute_slowdown"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -331,6 +331,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
       }
     }
     if (map.has("progress")) lib.progress = read_progress(map.required("progress"));
+    if (map.has("compute_slowdown")) lib.compute_slowdown = read_fraction(map.required("compute_slowdown"));
     if (map.has("step_overlap")) lib.step_overlap = read_step_overlap(map.required("step_overlap"));
     if (map.has("eager_overflow")) {
       const MapField e(map.required("eager_overflow"), {"above", "up_to", "per_step"});
@@ -360,7 +361,7 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
       UncertainParameter::gemm_efficiency_scale, UncertainParameter::collective_step_latency,
       UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
       UncertainParameter::switch_latency,        UncertainParameter::background_load,
-      UncertainParameter::device_speed_spread};
+      UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown};
   std::vector<std::string> names;
   for (const auto p : kParameters) names.emplace_back(to_string(p));
   std::vector<UncertaintyRange> out;
@@ -398,11 +399,13 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
         r.high = read_efficiency(high);
         n = m.collective_libraries.front().bandwidth_efficiency;
       } else if (r.parameter == UncertainParameter::background_load ||
-                 r.parameter == UncertainParameter::device_speed_spread) {
+                 r.parameter == UncertainParameter::device_speed_spread ||
+                 r.parameter == UncertainParameter::compute_slowdown) {
         r.low = read_fraction(low);
         r.high = read_fraction(high);
-        n = r.parameter == UncertainParameter::background_load ? m.network.background_load
-                                                               : m.variability.device_speed_spread;
+        n = r.parameter == UncertainParameter::background_load       ? m.network.background_load
+            : r.parameter == UncertainParameter::device_speed_spread ? m.variability.device_speed_spread
+                                                                     : m.collective_libraries.front().compute_slowdown;
       } else {
         r.low = read_int_at_least(low, 1);
         const long long most = m.network.groups > 1 ? static_cast<long long>(m.network.switches_per_group) *

@@ -14,7 +14,11 @@
 //   - with a library the host progresses (machine file `progress: host`: Open MPI over shared
 //     memory), the rank's core moves and reduces a non-blocking collective's data inside the MPI
 //     call that starts it (every rank starts it at the same point of the same schedule), so it
-//     holds the device for its whole time, counted as compute (progress), and its wait is free.
+//     holds the device for its whole time, counted as compute (progress), and its wait is free;
+//   - with one the device progresses (GPU libraries), the compute a non-blocking call overlaps runs
+//     slower by the library's compute_slowdown: charged at the call's wait on the compute done
+//     between its issue and its end (each stretch of compute charged once, however many calls
+//     were in flight over it), and booked as compute of the kinds it slowed.
 #include "sim/step/simulated_step.hpp"
 
 #include "base/output_file.hpp"
@@ -84,7 +88,11 @@ class StepExecution {
         arithmetic_share_(busy_node_share(machine_, schedule.layout)),
         host_progress_(!machine_.collective_libraries.empty() &&
                        machine_.collective_libraries.front().progress == CollectiveProgress::host),
-        call_of_op_(schedule.ops.size(), -1) {
+        compute_slowdown_(host_progress_ || machine_.collective_libraries.empty()
+                              ? 0.0
+                              : machine_.collective_libraries.front().compute_slowdown),
+        call_of_op_(schedule.ops.size(), -1),
+        issued_at_(schedule.ops.size()) {
     if (options.variability) {
       variability_ = machine_.variability;
       // The job's slowest device sets the pace: its ranks synchronize with every group each layer.
@@ -134,6 +142,7 @@ class StepExecution {
     const Time t = compute_task_time(op, machine_.device, precision_, arithmetic_share_);
     // Work the engine does between its spans leaves the same gap in both traces.
     if (op.traced) record(op, false, 0, now_, now_ + t);
+    if (compute_slowdown_ > 0.0 && t > Time::zero()) computed_.push_back({now_, now_ + t, op.compute});
     now_ += t;
     compute_ += t;
     compute_by_kind_[static_cast<std::size_t>(op.compute)] += t;
@@ -170,6 +179,7 @@ class StepExecution {
     const Time issue = op.blocking || host_progress_ ? now_ : now_ + wait;
     const int call = pricing_->issue(issue, CollectiveCall{op.group, op.collective, op.bytes});
     call_of_op_[index] = call;
+    issued_at_[index] = issue;
     // As the engine records it: from the moment the rank reached the call to completion.
     if (trace_) {
       pending_comm_events_.emplace_back(events_.size(), call);
@@ -190,9 +200,33 @@ class StepExecution {
   void run_wait(const StepOp& op) {
     assert(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0);
     const Time done = pricing_->finish(call_of_op_[op.partner]);
+    if (compute_slowdown_ > 0.0) slow_overlapped_compute(issued_at_[op.partner], done);
     // The engine records a wait only when the collective was still in flight.
     if (done > now_) record(op, false, op.bytes, now_, done);
     block_until(done, static_cast<std::size_t>(op.group));
+  }
+
+  // The device computed slower while a call was in flight from `issued` to `done`: the compute in
+  // that span not charged yet (a stretch under several calls is charged once) takes
+  // compute_slowdown more, which delays the device now, before it waits.
+  void slow_overlapped_compute(Time issued, Time done) {
+    const Time from = max(issued, charged_until_), to = min(done, now_);
+    if (to <= from) return;
+    for (std::size_t i = first_uncharged_; i < computed_.size() && computed_[i].start < to; ++i) {
+      const Time overlap = min(computed_[i].end, to) - max(computed_[i].start, from);
+      if (overlap <= Time::zero()) continue;
+      const Time extra = scale(overlap, compute_slowdown_);
+      now_ += extra;
+      compute_ += extra;
+      compute_by_kind_[static_cast<std::size_t>(computed_[i].kind)] += extra;
+      if (slowest_device_ > 0.0) {  // the slowest device's pace, on the slowed compute too
+        const Time lag = scale(extra, slowest_device_);
+        now_ += lag;
+        skew_ += lag;
+      }
+    }
+    charged_until_ = to;
+    while (first_uncharged_ < computed_.size() && computed_[first_uncharged_].end <= to) ++first_uncharged_;
   }
 
   void block_until(Time t, std::size_t group) {
@@ -208,7 +242,16 @@ class StepExecution {
   std::unique_ptr<CollectivePricing> pricing_;
   double arithmetic_share_;
   bool host_progress_;
+  double compute_slowdown_;  // the default library's, where the device progresses its collectives
   std::vector<int> call_of_op_;  // per op index: the collective model's call id
+  std::vector<Time> issued_at_;  // per op index: when its collective started
+  struct ComputeSpan {
+    Time start, end;
+    ComputeKind kind;
+  };
+  std::vector<ComputeSpan> computed_;  // the device's compute so far (with a compute_slowdown only)
+  std::size_t first_uncharged_ = 0;    // computed_ before it ends by charged_until_
+  Time charged_until_;                 // compute before this time has paid its slowdown
   std::vector<std::pair<std::size_t, int>> pending_comm_events_;  // (event index, call)
   std::array<Time, kStepGroups> exposed_{};
   std::array<Time, kStepGroups> progress_{};

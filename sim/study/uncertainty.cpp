@@ -26,6 +26,9 @@ ParameterValue nominal_value(const Machine& machine, UncertainParameter paramete
     case UncertainParameter::switch_latency: v.time = machine.network.switch_latency; break;
     case UncertainParameter::background_load: v.number = machine.network.background_load; break;
     case UncertainParameter::device_speed_spread: v.number = machine.variability.device_speed_spread; break;
+    case UncertainParameter::compute_slowdown:
+      v.number = machine.collective_libraries.front().compute_slowdown;
+      break;
   }
   return v;
 }
@@ -59,6 +62,7 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
     case UncertainParameter::switch_latency: m.network.switch_latency = value.time; break;
     case UncertainParameter::background_load: m.network.background_load = value.number; break;
     case UncertainParameter::device_speed_spread: m.variability.device_speed_spread = value.number; break;
+    case UncertainParameter::compute_slowdown: m.collective_libraries.front().compute_slowdown = value.number; break;
   }
   return m;
 }

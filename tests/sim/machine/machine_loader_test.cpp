@@ -217,6 +217,16 @@ TEST(MachineLoader, RejectsEfficiencyOutsideZeroOne) {
                   "a number in (0, 1]");
 }
 
+TEST(MachineLoader, ReadsAndChecksTheComputeSlowdownUnderOverlap) {
+  EXPECT_EQ(parse_machine(kValid, kFile).collective_libraries[0].compute_slowdown, 0.0);
+  const std::string slowed = with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, compute_slowdown: 0.2}");
+  EXPECT_EQ(parse_machine(slowed, kFile).collective_libraries[0].compute_slowdown, 0.2);
+  expect_rejected(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, compute_slowdown: 1.5}"), 32,
+                  "collectives[0].compute_slowdown", "a number in [0, 1)");
+  expect_rejected(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, compute_slowdown: fast}"), 32,
+                  "collectives[0].compute_slowdown", "a number in [0, 1)");
+}
+
 TEST(MachineLoader, RejectsZeroNics) {
   const std::string nics =
       "  nics:\n"

@@ -159,6 +159,72 @@ TEST(SimulatedStep, TurningAnOverlapOnNeverMakesTheStepSlower) {
   }
 }
 
+// compute_slowdown: one non-blocking all-reduce over data, C seconds of memory-bound compute, its
+// wait. The compute it overlaps is min(C, T), T the call alone, so the step is
+// max(C + s min(C, T), T) (variability off), for compute shorter and longer than the call.
+TEST(SimulatedStep, OverlappedComputeRunsSlowerByTheLibrarysSlowdown) {
+  Machine m = machine("frontier.yaml");
+  const double s = 0.25;
+  m.collective_libraries.front().compute_slowdown = s;
+  const Layout layout{16, 1, 1, 1};
+  JobNetwork network(m, layout.devices());
+  const CollectiveCall call{CommGroup::data, CollectiveOp::all_reduce, 64 << 20};
+  const double alone = collective_time(network, layout, call).seconds();
+  StepOptions options;
+  options.variability = false;
+  for (const double compute_bytes : {1e9, 1e10}) {
+    StepSchedule schedule;
+    schedule.layout = layout;
+    StepOp issue;
+    issue.kind = StepOpKind::collective, issue.collective = call.op, issue.group = call.group;
+    issue.bytes = call.bytes, issue.blocking = false, issue.partner = 2, issue.name = "allreduce.data";
+    StepOp work;
+    work.kind = StepOpKind::compute, work.compute = ComputeKind::gelu;
+    work.memory_bytes = static_cast<Bytes>(compute_bytes), work.name = "gelu";
+    StepOp wait = issue;
+    wait.kind = StepOpKind::wait, wait.partner = 0, wait.name = "wait.allreduce.data";
+    schedule.ops = {issue, work, wait};
+    const double c = compute_bytes / m.device.memory_bandwidth.bytes_per_s();
+    for (const CollectiveModel model : {CollectiveModel::closed_form, CollectiveModel::flow}) {
+      const SimulatedStep step = simulate_schedule(network, schedule, options, false, model);
+      EXPECT_NEAR(step.step.seconds(), std::max(c + s * std::min(c, alone), alone), 1e-9)
+          << "compute " << c << " s, call " << alone << " s, " << to_string(model);
+      EXPECT_NEAR(step.compute.seconds(), c + s * std::min(c, alone), 1e-9);
+      EXPECT_EQ(step.compute_of(ComputeKind::gelu), step.compute);
+    }
+  }
+}
+
+// On whole steps: the slowdown only ever adds compute, at most s times the compute (each stretch is
+// charged once however many calls were in flight over it), and nothing when every collective blocks.
+TEST(SimulatedStep, ComputeSlowdownIsBoundedAndNeedsOverlap) {
+  Machine slowed = machine("frontier.yaml");
+  Machine plain = slowed;
+  const double s = 0.3;
+  slowed.collective_libraries.front().compute_slowdown = s;
+  plain.collective_libraries.front().compute_slowdown = 0.0;
+  for (const Layout& layout : {Layout{8, 2, 2, 2}, Layout{4, 1, 4, 4}, Layout{2, 2, 1, 8}}) {
+    for (const bool overlaps : {true, false}) {
+      SimulatedStepConfig c = frontier_sized(layout);
+      c.options.recompute = true;
+      c.options.overlap_all_reduce = c.options.overlap_reduce_scatter = c.options.overlap_all_gather =
+          c.options.overlap_data_parallel = overlaps;
+      const SimulatedStep base = simulate_step(plain, c), step = simulate_step(slowed, c);
+      if (!overlaps) {
+        EXPECT_EQ(step.step, base.step) << to_string(layout);
+        EXPECT_EQ(step.compute, base.compute);
+        continue;
+      }
+      EXPECT_GT(step.compute, base.compute) << to_string(layout);
+      EXPECT_LE(step.compute.seconds(), (1 + s) * base.compute.seconds() + 1e-12) << to_string(layout);
+      EXPECT_GE(step.step, base.step) << to_string(layout);
+      double by_kind = 0;
+      for (const Time t : step.compute_by_kind) by_kind += t.seconds();
+      EXPECT_NEAR(by_kind, step.compute.seconds(), 1e-9 * step.compute.seconds());
+    }
+  }
+}
+
 std::string trace_bytes(const Machine& m, const SimulatedStepConfig& c, const std::string& path) {
   write_simulated_trace(simulate_step(m, c), path);
   std::ifstream in(path, std::ios::binary);
