@@ -87,5 +87,30 @@ TEST(ConsistencyFloor, NoSchemeBeatsItOnThePublishedTable) {
   EXPECT_TRUE(some_floor);  // the table holds all-gather/reduce-scatter pairs that disagree
 }
 
+// The NCCL terms the Perlmutter file carries are its cross-validated fit to its published rows, so
+// as written they meet the held-out targets there (median <= 10 %, worst <= 25 %); Alps takes the
+// per-step term from that fit (same NIC and NCCL plugin) and its own rows, not in the fit, are
+// predicted within 15 % median (31 % and 270 % with the earlier 2 us estimate).
+TEST(PublishedCollectives, NcclFilesCarryTheCrossValidatedTerms) {
+  const std::string source = WEAKSCALE_SOURCE_DIR;
+  const auto table = load_published_collectives(source + "/benchmarks/collectives/published.csv");
+  const PublishedComparison result = compare_with_published(table, source + "/machines");
+  int checked = 0;
+  for (const LibraryFit& f : result.libraries) {
+    if (f.library != "nccl") continue;
+    ++checked;
+    if (f.machine == "perlmutter") {
+      EXPECT_GE(f.file.rows, 30);
+      EXPECT_LE(f.file.median_abs_error, 0.10);
+      EXPECT_LE(f.file.worst_abs_error, 0.25);
+      EXPECT_LE(f.kfold.median_abs_error, 0.10);
+    } else if (f.machine == "alps") {
+      EXPECT_GE(f.file.rows, 7);
+      EXPECT_LE(f.file.median_abs_error, 0.15);
+    }
+  }
+  EXPECT_EQ(checked, 2);
+}
+
 }  // namespace
 }  // namespace ws
