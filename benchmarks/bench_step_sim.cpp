@@ -26,11 +26,11 @@ struct Point {
 // state.range(0): the point (0 = 5B on 512 GCDs ... 6 = 175B on 32,768); state.range(1): 1 flow, 0 closed form.
 void BM_SimulateStep(benchmark::State& state) {
   const ws::Machine machine = ws::load_machine(WEAKSCALE_SOURCE_DIR "/machines/frontier.yaml");
-  // The layouts results/frontier-weak-scaling-32k.csv chose (d975b80).
-  const Point points[] = {{"5B", ws::Layout{16, 1, 1, 32}},    {"10B", ws::Layout{32, 1, 1, 32}},
-                          {"20B", ws::Layout{32, 1, 1, 64}},   {"40B", ws::Layout{64, 1, 1, 64}},
-                          {"80B", ws::Layout{64, 1, 1, 128}},  {"160B", ws::Layout{128, 1, 1, 128}},
-                          {"175B", ws::Layout{256, 1, 1, 128}}};
+  // The layouts results/frontier-weak-scaling-32k.csv chose (2a2d99c).
+  const Point points[] = {{"5B", ws::Layout{8, 1, 1, 64}},     {"10B", ws::Layout{8, 1, 2, 64}},
+                          {"20B", ws::Layout{32, 1, 1, 64}},   {"40B", ws::Layout{16, 1, 2, 128}},
+                          {"80B", ws::Layout{32, 1, 2, 128}},  {"160B", ws::Layout{64, 1, 2, 128}},
+                          {"175B", ws::Layout{64, 1, 2, 256}}};
   const Point& point = points[state.range(0)];
   ws::SimulatedStepConfig config;
   config.model = *ws::find_model(point.model);
