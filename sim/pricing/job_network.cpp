@@ -11,6 +11,7 @@
 #include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
 #include "base/input_error.hpp"
+#include "base/statistics.hpp"
 #include "sim/net/placement.hpp"
 #include "sim/net/traffic.hpp"
 
@@ -267,6 +268,12 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
   }
   if (chained) chain_latencies(program, transfer_latency, phases);
   return Routed{std::move(phases), program.tree_local_ranks};
+}
+
+double JobNetwork::expected_max_of_normals(int members) {
+  const auto it = expected_max_.find(members);
+  if (it != expected_max_.end()) return it->second;
+  return expected_max_.emplace(members, ws::expected_max_of_normals(members)).first->second;
 }
 
 const PricedProgram& JobNetwork::program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,

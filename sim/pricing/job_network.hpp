@@ -90,6 +90,11 @@ class JobNetwork {
   const PricedProgram& program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op, Bytes bytes,
                                bool with_links);
 
+  // expected_max_of_normals(members) (base/statistics.hpp), kept per count: every layout of the job
+  // asks it for its group sizes and its device count (the step's skew), and each answer is a
+  // 4,000-point integral.
+  double expected_max_of_normals(int members);
+
  private:
   // The phases of the program routed and priced (the tree's: for a pipelined tree, its levels and
   // its steady phase; the fractions of a given chunk count are set by program()).
@@ -117,6 +122,7 @@ class JobNetwork {
   using PatternKey = std::tuple<std::uint64_t, std::uint64_t, std::size_t>;
   std::map<PatternKey, PricedPhase> patterns_;
   std::map<Key, PricedProgram> programs_;
+  std::map<int, double> expected_max_;
 };
 
 // Job networks kept for reuse across machines that share a network (a study's sensitivity and

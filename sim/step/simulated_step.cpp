@@ -96,10 +96,10 @@ class StepExecution {
     if (options.variability) {
       variability_ = machine_.variability;
       // The job's slowest device sets the pace: its ranks synchronize with every group each layer.
-      slowest_device_ = variability_.device_speed_spread * expected_max_of_normals(schedule.layout.devices());
+      slowest_device_ = variability_.device_speed_spread * network.expected_max_of_normals(schedule.layout.devices());
       for (int g = 0; g < kStepGroups; ++g)
         slowest_member_[static_cast<std::size_t>(g)] =
-            expected_max_of_normals(group_size(schedule.layout, static_cast<CommGroup>(g)));
+            network.expected_max_of_normals(group_size(schedule.layout, static_cast<CommGroup>(g)));
     }
   }
 
