@@ -146,13 +146,17 @@ class StepExecution {
     now_ += t;
     compute_ += t;
     compute_by_kind_[static_cast<std::size_t>(op.compute)] += t;
-    if (slowest_device_ > 0.0) {
-      const Time lag = scale(t, slowest_device_);
-      now_ += lag;
-      skew_ += lag;
-    }
+    lag_behind_slowest_device(t);
     const double noise = variability_.compute_noise * t.seconds();
     for (double& v : noise_variance_) v += noise * noise;
+  }
+
+  // The job runs at its slowest device's pace: `compute` takes slowest_device_ more, as skew.
+  void lag_behind_slowest_device(Time compute) {
+    if (slowest_device_ <= 0.0) return;
+    const Time lag = scale(compute, slowest_device_);
+    now_ += lag;
+    skew_ += lag;
   }
 
   // How long a group waits for its slowest member at a synchronization: the spread its members'
@@ -219,11 +223,7 @@ class StepExecution {
       now_ += extra;
       compute_ += extra;
       compute_by_kind_[static_cast<std::size_t>(computed_[i].kind)] += extra;
-      if (slowest_device_ > 0.0) {  // the slowest device's pace, on the slowed compute too
-        const Time lag = scale(extra, slowest_device_);
-        now_ += lag;
-        skew_ += lag;
-      }
+      lag_behind_slowest_device(extra);  // the slowest device's pace, on the slowed compute too
     }
     charged_until_ = to;
     while (first_uncharged_ < computed_.size() && computed_[first_uncharged_].end <= to) ++first_uncharged_;
