@@ -88,6 +88,7 @@ const char* to_string(UncertainParameter p) {
     case UncertainParameter::background_load: return "background_load";
     case UncertainParameter::device_speed_spread: return "device_speed_spread";
     case UncertainParameter::compute_slowdown: return "compute_slowdown";
+    case UncertainParameter::attention_efficiency_scale: return "attention_efficiency_scale";
   }
   return "?";
 }

@@ -239,6 +239,7 @@ enum class UncertainParameter {
   background_load,                  // network.background_load
   device_speed_spread,              // variability.device_speed_spread
   compute_slowdown,                 // compute_slowdown of the default collective library
+  attention_efficiency_scale,       // factor on both device.fused_attention efficiencies (capped at 1)
 };
 
 struct UncertaintyRange {

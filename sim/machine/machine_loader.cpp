@@ -354,14 +354,15 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
 }
 
 // `uncertainty:` entries {parameter, low, high, source}: low <= nominal <= high, where nominal is
-// the value the rest of the file gives (1 for gemm_efficiency_scale), so that a range always
+// the value the rest of the file gives (1 for the two scales), so that a range always
 // brackets the study's own answer. Read after the network and collectives it refers to.
 std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m) {
   constexpr UncertainParameter kParameters[] = {
       UncertainParameter::gemm_efficiency_scale, UncertainParameter::collective_step_latency,
       UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
       UncertainParameter::switch_latency,        UncertainParameter::background_load,
-      UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown};
+      UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown,
+      UncertainParameter::attention_efficiency_scale};
   std::vector<std::string> names;
   for (const auto p : kParameters) names.emplace_back(to_string(p));
   std::vector<UncertaintyRange> out;
@@ -391,7 +392,10 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
       nominal = fmt::format("{} ns", n.ns());
     } else {
       double n = 1.0;
-      if (r.parameter == UncertainParameter::gemm_efficiency_scale) {
+      if (r.parameter == UncertainParameter::gemm_efficiency_scale ||
+          r.parameter == UncertainParameter::attention_efficiency_scale) {
+        if (r.parameter == UncertainParameter::attention_efficiency_scale && !m.device.fused_attention)
+          name.fail(text, "a parameter of this machine: attention_efficiency_scale needs device.fused_attention");
         r.low = read_positive_number(low);
         r.high = read_positive_number(high);
       } else if (r.parameter == UncertainParameter::collective_bandwidth_efficiency) {

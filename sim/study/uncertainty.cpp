@@ -13,7 +13,8 @@ namespace ws {
 ParameterValue nominal_value(const Machine& machine, UncertainParameter parameter) {
   ParameterValue v;
   switch (parameter) {
-    case UncertainParameter::gemm_efficiency_scale: v.number = 1.0; break;
+    case UncertainParameter::gemm_efficiency_scale:
+    case UncertainParameter::attention_efficiency_scale: v.number = 1.0; break;
     case UncertainParameter::collective_step_latency:
       v.time = machine.collective_libraries.front().step_latency;
       break;
@@ -63,6 +64,13 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
     case UncertainParameter::background_load: m.network.background_load = value.number; break;
     case UncertainParameter::device_speed_spread: m.variability.device_speed_spread = value.number; break;
     case UncertainParameter::compute_slowdown: m.collective_libraries.front().compute_slowdown = value.number; break;
+    case UncertainParameter::attention_efficiency_scale:
+      if (m.device.fused_attention) {
+        auto& f = *m.device.fused_attention;
+        f.forward_efficiency = std::min(1.0, f.forward_efficiency * value.number);
+        f.backward_efficiency = std::min(1.0, f.backward_efficiency * value.number);
+      }
+      break;
   }
   return m;
 }

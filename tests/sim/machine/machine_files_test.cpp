@@ -1,6 +1,7 @@
 // The shipped machine files load and carry the facts from docs/machines.md that later stages rely on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -125,6 +126,55 @@ TEST(MachineFiles, AlpsGemmTableIsTheMeasuredH100Grid) {
     EXPECT_EQ(s.efficiency, it->second) << s.m << " x " << s.n << " x " << s.k;
   }
   ASSERT_TRUE(m.device.fused_attention.has_value());
+}
+
+// The GPU files' element-wise rates are the H100 measurement carried over at its fraction of peak
+// memory bandwidth (results/gpu/README.md): per kernel, the median over the three runs of
+// fraction x bandwidth / least bytes per element, to the file's four digits.
+TEST(MachineFiles, GpuElementwiseRatesAreTheH100FractionsOfTheirBandwidth) {
+  std::map<std::string, std::vector<std::pair<double, double>>> runs;  // kernel -> (fraction, bytes) per run
+  for (const char* run : {"run1", "run2", "run3"}) {
+    std::ifstream csv(std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/h100-sxm/" + run + "/elementwise.csv");
+    ASSERT_TRUE(csv) << run;
+    std::string line;
+    // The CSVs were written by Python's csv module: CRLF line ends.
+    const auto read_line = [&csv](std::string& l) {
+      if (!std::getline(csv, l)) return false;
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+      return true;
+    };
+    read_line(line);
+    ASSERT_EQ(line, "kernel,elements,dtype,seconds,elements_per_s,bytes_per_element,gbps,fraction_of_peak_bandwidth");
+    while (read_line(line)) {
+      std::vector<std::string> cells;
+      std::stringstream row(line);
+      for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+      ASSERT_EQ(cells.size(), 8u) << line;
+      runs[cells[0]].emplace_back(std::stod(cells[7]), std::stod(cells[5]));
+    }
+  }
+  for (const char* name : {"alps", "perlmutter", "frontier"}) {
+    const Machine m = load(name);
+    const double bandwidth = m.device.memory_bandwidth.bytes_per_s();
+    int given = 0;
+    for (int k = 0; k < kElementwiseKernels; ++k) {
+      const auto kernel = static_cast<ElementwiseKernel>(k);
+      const double rate = m.device.elementwise.of(kernel);
+      const auto it = runs.find(std::string(to_string(kernel)));
+      if (it == runs.end()) {
+        EXPECT_EQ(rate, 0.0) << name << " " << to_string(kernel) << ": not measured, priced by its traffic";
+        continue;
+      }
+      ASSERT_EQ(it->second.size(), 3u);
+      std::vector<double> fractions;
+      for (const auto& [fraction, bytes] : it->second) fractions.push_back(fraction);
+      std::sort(fractions.begin(), fractions.end());
+      const double expected = fractions[1] * bandwidth / it->second.front().second;
+      EXPECT_NEAR(rate / expected, 1.0, 5e-4) << name << " " << to_string(kernel);
+      ++given;
+    }
+    EXPECT_EQ(given, 6) << name;
+  }
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/study/uncertainty.hpp"
 
 namespace ws {
 namespace {
@@ -39,9 +41,9 @@ std::string error_of(const std::string& entries) {
 TEST(UncertaintyLoader, ShippedMachinesCarryRangesForTheIssueParameters) {
   for (const char* name : {"perlmutter", "frontier", "alps"}) {
     const Machine m = load_machine_by_name(name, std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
-    // The five of the first studies, background load and device spread (the costs of scale), and
-    // the compute slowdown under overlap.
-    EXPECT_EQ(m.uncertainty.size(), 8u) << name;
+    // The five of the first studies, background load and device spread (the costs of scale), the
+    // compute slowdown under overlap, and the fused attention's rate where it is an estimate.
+    EXPECT_EQ(m.uncertainty.size(), std::string(name) == "alps" ? 8u : 9u) << name;
     for (const auto& r : m.uncertainty) EXPECT_FALSE(r.source.empty());
   }
   EXPECT_TRUE(parse_machine(perlmutter_without_ranges(), "m.yaml").uncertainty.empty());
@@ -55,6 +57,33 @@ TEST(UncertaintyLoader, ReadsUnitsPerParameter) {
   EXPECT_EQ(m.uncertainty[0].parameter, UncertainParameter::switch_latency);
   EXPECT_EQ(m.uncertainty[0].high_time, Time::from_ns(500));
   EXPECT_EQ(m.uncertainty[1].high, 12);
+}
+
+TEST(UncertaintyLoader, AttentionScaleNeedsAFusedAttentionRate) {
+  const Machine m = with_ranges("  - {parameter: attention_efficiency_scale, low: 0.5, high: 2, source: estimate}\n");
+  ASSERT_EQ(m.uncertainty.size(), 1u);
+  // Scaled, each efficiency is capped at 1.
+  const Machine high = with_value(m, UncertainParameter::attention_efficiency_scale, {2.0, {}});
+  EXPECT_DOUBLE_EQ(high.device.fused_attention->forward_efficiency,
+                   std::min(1.0, 2.0 * m.device.fused_attention->forward_efficiency));
+  EXPECT_DOUBLE_EQ(high.device.fused_attention->backward_efficiency, 2.0 * m.device.fused_attention->backward_efficiency);
+  const Machine low = with_value(m, UncertainParameter::attention_efficiency_scale, {0.5, {}});
+  EXPECT_DOUBLE_EQ(low.device.fused_attention->forward_efficiency, 0.5 * m.device.fused_attention->forward_efficiency);
+  EXPECT_THAT(error_of("  - {parameter: attention_efficiency_scale, low: 1.1, high: 2, source: x}\n"),
+              HasSubstr("contains the machine's own value 1"));
+  // A machine that prices the engine's own attention has no such rate to scale.
+  std::string unfused = perlmutter_without_ranges();
+  const auto from = unfused.find("  fused_attention:");
+  ASSERT_NE(from, std::string::npos);
+  unfused.erase(from, unfused.find("  gemm_efficiency:") - from);
+  try {
+    parse_machine(unfused + "uncertainty:\n  - {parameter: attention_efficiency_scale, low: 0.5, high: 2, source: x}\n",
+                  "m.yaml");
+    ADD_FAILURE() << "accepted a scale without device.fused_attention";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("uncertainty[0].parameter"));
+    EXPECT_THAT(e.what(), HasSubstr("needs device.fused_attention"));
+  }
 }
 
 TEST(UncertaintyLoader, RejectsInconsistentRanges) {
