@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "base/random.hpp"
+#include "engine/schedule/step_schedule.hpp"
 
 namespace ws {
 
 namespace {
-constexpr int kProgressTiles = 4;  // dW row tiles while a collective is in flight
+// dW row tiles while a collective is in flight: the schedule's default, which the simulator prices.
+constexpr int kProgressTiles = StepScheduleOptions{}.weight_gradient_tiles;
 
 int coordinate(const RankCoords& c, CommGroup kind) {
   switch (kind) {

@@ -42,7 +42,6 @@ const char* to_string(ComputeKind kind) {
 namespace {
 
 constexpr int kTensorsPerBlock = 12;  // 4 layer-norm vectors, then weight + bias of 4 FC layers
-constexpr int kProgressTiles = 4;     // engine/model/fc_layer.cpp: dW row tiles on > 1 rank
 constexpr std::uint64_t kScalarBytes = sizeof(double);  // loss and gradient-norm sums are double
 constexpr double kTokenBytes = sizeof(int);
 constexpr double kResidualPasses = 3.0;  // a residual add reads two activations and writes one
@@ -209,7 +208,8 @@ class ScheduleBuilder {
 
   // dW = x^T dy in row tiles of dW when the job has more than one rank (progress between tiles).
   std::vector<GemmCall> weight_gradient_tiles(const FcShape& fc) const {
-    const long long tiles = layout_.devices() > 1 ? std::min<long long>(kProgressTiles, fc.k_local) : 1;
+    const long long tiles =
+        layout_.devices() > 1 ? std::clamp<long long>(options_.weight_gradient_tiles, 1, fc.k_local) : 1;
     std::vector<GemmCall> calls;
     for (long long t = 0; t < tiles; ++t) {
       const long long first = fc.k_local * t / tiles, last = fc.k_local * (t + 1) / tiles;

@@ -149,6 +149,10 @@ struct StepScheduleOptions {
   bool overlap_reduce_scatter = true;     // ORS: Z reduce-scatter of dW overlaps earlier layers' backward
   bool overlap_all_gather = true;         // OAG: Z all-gather of the next layer's weights prefetched
   bool overlap_data_parallel = true;      // data-parallel all-reduce bucketed into backward (--no-overlap-dp)
+  // dW = x^T dy in this many row tiles on more than one rank: the engine tests its MPI requests
+  // between tiles (engine/model/fc_layer.cpp), which is how host-progressed collectives move.
+  // A collective library that progresses on its own (GPUs) needs none: 1, one GEMM.
+  int weight_gradient_tiles = 4;
   int bytes_per_element() const { return element_bytes(precision); }
   friend bool operator==(const StepScheduleOptions&, const StepScheduleOptions&) = default;
 };

@@ -66,6 +66,13 @@ Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision pre
   return t + shared(gemms);
 }
 
+// The default collective library moves only while the host calls into it (MPI): the engine's
+// progress points then matter, and nothing computes beside a collective's data movement.
+bool host_progressed(const Machine& machine) {
+  return !machine.collective_libraries.empty() &&
+         machine.collective_libraries.front().progress == CollectiveProgress::host;
+}
+
 // Linear in the node's devices the job keeps busy: 1 alone, busy_node_compute with all of them.
 double busy_node_share(const Machine& machine, const Layout& layout) {
   const int devices = machine.node.devices;
@@ -86,8 +93,7 @@ class StepExecution {
         trace_(trace),
         pricing_(make_pricing(collectives, network, schedule.layout)),
         arithmetic_share_(busy_node_share(machine_, schedule.layout)),
-        host_progress_(!machine_.collective_libraries.empty() &&
-                       machine_.collective_libraries.front().progress == CollectiveProgress::host),
+        host_progress_(host_progressed(machine_)),
         compute_slowdown_(host_progress_ || machine_.collective_libraries.empty()
                               ? 0.0
                               : machine_.collective_libraries.front().compute_slowdown),
@@ -279,9 +285,16 @@ SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedul
   return StepExecution(network, schedule, options, trace, collectives).run();
 }
 
+StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& model, const Layout& layout,
+                                   long long sequences, const StepOptions& options) {
+  StepScheduleOptions o = options;
+  if (!host_progressed(machine)) o.weight_gradient_tiles = 1;
+  return make_step_schedule(model, layout, sequences, o);
+}
+
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config) {
   const StepSchedule schedule =
-      make_step_schedule(config.model, config.layout, config.sequences, config.options);
+      machine_step_schedule(machine, config.model, config.layout, config.sequences, config.options);
   JobNetwork network(machine, config.layout.devices(), config.options.allocation);
   return simulate_schedule(network, schedule, config.options, config.trace, config.collectives);
 }

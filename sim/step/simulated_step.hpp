@@ -60,6 +60,12 @@ struct SimulatedStep {
 
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config);
 
+// The engine's step schedule as it runs on `machine`: where the default collective library
+// progresses on its own (GPU libraries), dW is one GEMM; the engine's row tiles are how it moves
+// host-progressed collectives (StepScheduleOptions::weight_gradient_tiles).
+StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& model, const Layout& layout,
+                                   long long sequences, const StepOptions& options);
+
 // Executes an already built schedule (simulate_step builds it from the config) on `network` (a job
 // of the layout's size on the machine; the caller may keep it for several layouts of one size).
 SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,

@@ -191,5 +191,34 @@ TEST(StepSchedule, OneRankRunsEveryGemmOfTheFlopCount) {
   EXPECT_DOUBLE_EQ(flops, 72 * B * S * l * h * h * (1 + S / (6 * h) + V / (12 * l * h)));
 }
 
+// dW on more than one rank: the engine's row tiles (progress points between them) by default, one
+// GEMM when asked (a GPU library progresses on its own); the tiles cover the GEMM's rows once.
+TEST(StepSchedule, WeightGradientsRunInTheRequestedRowTiles) {
+  const Layout layout{2, 1, 2, 1};
+  auto dw_gemms = [&](int tiles) {
+    StepScheduleOptions o;
+    o.weight_gradient_tiles = tiles;
+    std::vector<std::vector<GemmCall>> out;
+    for (const StepOp& op : make_step_schedule(kModel, layout, 16, o).ops)
+      if (op.task == StepTask::fc_dw_gemm) out.push_back(op.gemms);
+    return out;
+  };
+  EXPECT_EQ(StepScheduleOptions{}.weight_gradient_tiles, 4);  // engine/model/fc_layer.cpp's tiles
+  const auto tiled = dw_gemms(4), whole = dw_gemms(1);
+  ASSERT_EQ(tiled.size(), static_cast<std::size_t>(4 * kModel.layers));  // four FC layers per block
+  ASSERT_EQ(whole.size(), tiled.size());
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    ASSERT_EQ(whole[i].size(), 1u);
+    ASSERT_EQ(tiled[i].size(), 4u);
+    long long rows = 0;
+    for (const GemmCall& g : tiled[i]) {
+      EXPECT_EQ(g.n, whole[i][0].n);
+      EXPECT_EQ(g.k, whole[i][0].k);
+      rows += g.m;
+    }
+    EXPECT_EQ(rows, whole[i][0].m);
+  }
+}
+
 }  // namespace
 }  // namespace ws

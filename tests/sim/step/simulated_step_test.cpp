@@ -310,6 +310,26 @@ TEST(SimulatedStep, HostProgressedCollectivesOverlapNothing) {
   }
 }
 
+// The engine tiles dW so that it can move host-progressed collectives between the tiles; a GPU
+// library moves on its own, so the step a GPU machine runs has one dW GEMM per layer.
+TEST(SimulatedStep, DeviceProgressedLibrariesRunWeightGradientsAsOneGemm) {
+  Machine host = machine("perlmutter.yaml");
+  host.collective_libraries.front().progress = CollectiveProgress::host;
+  const Machine gpu = machine("perlmutter.yaml");
+  ASSERT_NE(gpu.collective_libraries.front().progress, CollectiveProgress::host);
+  const SimulatedStepConfig c = engine_sized(Layout{2, 1, 2, 1});
+  auto tiles = [&](const Machine& m) {
+    std::vector<std::size_t> out;
+    for (const StepOp& op : machine_step_schedule(m, c.model, c.layout, c.sequences, c.options).ops)
+      if (op.task == StepTask::fc_dw_gemm) out.push_back(op.gemms.size());
+    return out;
+  };
+  const auto on_host = tiles(host), on_gpu = tiles(gpu);
+  ASSERT_FALSE(on_gpu.empty());
+  for (const std::size_t n : on_gpu) EXPECT_EQ(n, 1u);
+  for (const std::size_t n : on_host) EXPECT_EQ(n, static_cast<std::size_t>(StepScheduleOptions{}.weight_gradient_tiles));
+}
+
 TEST(SimulatedStep, ExposedCommunicationAndComputeMakeUpTheStep) {
   const Machine frontier = machine("frontier.yaml");
   const SimulatedStep step = simulate_step(frontier, frontier_sized(Layout{8, 2, 2, 2}));
