@@ -26,8 +26,8 @@ struct Point {
 // state.range(0): the point (0 = 5B on 512 GCDs ... 6 = 175B on 32,768); state.range(1): 1 flow, 0 closed form.
 void BM_SimulateStep(benchmark::State& state) {
   const ws::Machine machine = ws::load_machine(WEAKSCALE_SOURCE_DIR "/machines/frontier.yaml");
-  // The layouts results/frontier-weak-scaling-32k.csv chose (2a2d99c).
-  const Point points[] = {{"5B", ws::Layout{8, 1, 1, 64}},     {"10B", ws::Layout{8, 1, 2, 64}},
+  // The layouts results/frontier-weak-scaling-32k.csv chose (ef361e2).
+  const Point points[] = {{"5B", ws::Layout{4, 1, 2, 64}},     {"10B", ws::Layout{8, 1, 2, 64}},
                           {"20B", ws::Layout{32, 1, 1, 64}},   {"40B", ws::Layout{16, 1, 2, 128}},
                           {"80B", ws::Layout{32, 1, 2, 128}},  {"160B", ws::Layout{64, 1, 2, 128}},
                           {"175B", ws::Layout{64, 1, 2, 256}}};
