@@ -20,7 +20,14 @@ std::uint64_t splitmix64(std::uint64_t x);
 std::uint64_t derive_seed(std::uint64_t root_seed, std::uint64_t component_id);
 
 // Component ids for the streams of the simulator, so that two components never share one.
-enum class StreamId : std::uint64_t { placement = 1, routing = 2, collectives = 3, uncertainty = 4, test = 1000 };
+enum class StreamId : std::uint64_t {
+  placement = 1,
+  routing = 2,
+  collectives = 3,
+  uncertainty = 4,
+  cross_validation = 5,
+  test = 1000
+};
 
 // splitmix64 as a generator: state advanced by the golden-ratio increment, each output mixed.
 class SplitMix64 {

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/input_error.hpp"
+#include "base/random.hpp"
 #include "base/statistics.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/pricing/collective_pricing.hpp"
@@ -223,6 +224,16 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
 
 }  // namespace
 
+std::vector<int> fold_assignment(std::size_t rows, int folds) {
+  std::vector<std::size_t> order(rows);
+  for (std::size_t i = 0; i < rows; ++i) order[i] = i;
+  RandomStream rng(kCrossValidationSeed, StreamId::cross_validation);
+  for (std::size_t i = rows; i > 1; --i) std::swap(order[i - 1], order[rng.uniform_below(i)]);  // Fisher-Yates
+  std::vector<int> fold(rows, 0);
+  for (std::size_t k = 0; k < rows; ++k) fold[order[k]] = static_cast<int>(k % static_cast<std::size_t>(folds));
+  return fold;
+}
+
 PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const std::string& machines_dir) {
   std::map<std::string, Machine> machines;
   std::vector<std::optional<PublishedRowModel>> models(rows.size());
@@ -269,13 +280,14 @@ PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const s
       fit_errors.push_back(error(i, fitted));
       fit.rows[i].fitted_busbw_gbps = models[i]->busbw_gbps(fitted);
     }
-    // k folds by position in the group.
+    // k folds, drawn once per group (fold_assignment).
+    const std::vector<int> fold = fold_assignment(members.size(), kFitFolds);
     for (int f = 0; f < kFitFolds; ++f) {
-      const auto train = models_of([&](std::size_t k) { return static_cast<int>(k % kFitFolds) != f; });
+      const auto train = models_of([&](std::size_t k) { return fold[k] != f; });
       if (train.empty()) continue;
       const CollectiveLibrary held = with_terms(base, fit_terms(base, train));
       for (std::size_t k = 0; k < members.size(); ++k) {
-        if (static_cast<int>(k % kFitFolds) != f) continue;
+        if (fold[k] != f) continue;
         fit.rows[members[k]].kfold_busbw_gbps = models[members[k]]->busbw_gbps(held);
         kfold_errors.push_back(error(members[k], held));
       }

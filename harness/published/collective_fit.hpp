@@ -1,14 +1,16 @@
 // Fitting a collective library's terms to published bandwidths, honestly: the terms (launch and
 // per-step latency, bandwidth efficiency, the LL protocol's terms, the eager-overflow window's
 // per-step time, and the per-step overhead of the machine file's large_job_overhead table) are
-// fitted on some rows and scored on the others. Two held-out
-// schemes: 5-fold (each row predicted by a fit to the other four fifths of its machine and
-// library) and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale
-// measurements predict large jobs?). A term no training row's price depends on (an LL protocol no
-// row runs, an eager window no row's messages fall in, an overhead point no row reaches) keeps its
-// written value. The network side (phases, routes, rates) is the simulator's and is not fitted.
+// fitted on some rows and scored on the others. Two held-out schemes: 5-fold (each row predicted by
+// a fit to the other four fifths of its machine and library, the fifths drawn by a seeded shuffle)
+// and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale measurements
+// predict large jobs?). A term no training row's price depends on (an LL protocol no row runs, an
+// eager window no row's messages fall in, an overhead point no row reaches) keeps its written
+// value. The network side (phases, routes, rates) is the simulator's and is not fitted.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,7 +80,14 @@ struct PublishedFit {
 };
 
 inline constexpr int kFitFolds = 5;
+inline constexpr std::uint64_t kCrossValidationSeed = 1;  // fixed: the comparison is deterministic
 inline constexpr int kScaleSplitNodes = 16;
+
+// The fold of each of `rows` rows (0 .. folds - 1): a seeded shuffle dealt round-robin, so folds
+// differ in size by at most one and the same count gives the same folds. Folds by position would
+// follow the table's order: the published rows are listed by op, nodes and message size, five sizes
+// per node count, so position modulo five would hold out one message size at a time.
+std::vector<int> fold_assignment(std::size_t rows, int folds);
 
 // Fits every (machine, library) group of `rows` (machines loaded from machines_dir).
 PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const std::string& machines_dir);

@@ -2,10 +2,14 @@
 // their relative spread, and on the shipped table no scheme's worst error beats it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "harness/published/collective_fit.hpp"
 #include "harness/published/published_collectives.hpp"
 #include "harness/published/published_table.hpp"
 
@@ -110,6 +114,36 @@ TEST(PublishedCollectives, NcclFilesCarryTheCrossValidatedTerms) {
     }
   }
   EXPECT_EQ(checked, 2);
+}
+
+// The 5-fold scheme's folds: balanced, the same every time, and not the table's order. The shipped
+// Frontier RCCL rows list five message sizes per node count; folds by position put every 8 MiB row
+// in one fold, which then predicted the smallest steps from fits that never saw them.
+TEST(CrossValidation, FoldsAreBalancedDeterministicAndShuffled) {
+  for (const std::size_t rows : {std::size_t{7}, std::size_t{36}, std::size_t{75}}) {
+    const std::vector<int> fold = fold_assignment(rows, kFitFolds);
+    ASSERT_EQ(fold.size(), rows);
+    EXPECT_EQ(fold, fold_assignment(rows, kFitFolds));
+    std::map<int, std::size_t> sizes;
+    for (const int f : fold) {
+      ASSERT_GE(f, 0);
+      ASSERT_LT(f, kFitFolds);
+      ++sizes[f];
+    }
+    EXPECT_EQ(sizes.size(), static_cast<std::size_t>(std::min<std::size_t>(rows, kFitFolds)));
+    for (const auto& [f, n] : sizes) {
+      EXPECT_GE(n, rows / kFitFolds) << f;
+      EXPECT_LE(n, rows / kFitFolds + 1) << f;
+    }
+    if (rows < 2 * kFitFolds) continue;
+    // Every fold mixes positions of several residues modulo the fold count (five sizes per node count).
+    for (int f = 0; f < kFitFolds; ++f) {
+      std::set<std::size_t> residues;
+      for (std::size_t k = 0; k < rows; ++k)
+        if (fold[k] == f) residues.insert(k % kFitFolds);
+      EXPECT_GE(residues.size(), 2u) << rows << " rows, fold " << f;
+    }
+  }
 }
 
 }  // namespace
