@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <span>
 
 #include "base/input_error.hpp"
 #include "base/random.hpp"
@@ -226,9 +228,8 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
 
 std::vector<int> fold_assignment(std::size_t rows, int folds) {
   std::vector<std::size_t> order(rows);
-  for (std::size_t i = 0; i < rows; ++i) order[i] = i;
-  RandomStream rng(kCrossValidationSeed, StreamId::cross_validation);
-  for (std::size_t i = rows; i > 1; --i) std::swap(order[i - 1], order[rng.uniform_below(i)]);  // Fisher-Yates
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  RandomStream(kCrossValidationSeed, StreamId::cross_validation).shuffle(std::span<std::size_t>(order));
   std::vector<int> fold(rows, 0);
   for (std::size_t k = 0; k < rows; ++k) fold[order[k]] = static_cast<int>(k % static_cast<std::size_t>(folds));
   return fold;

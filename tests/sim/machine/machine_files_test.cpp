@@ -29,6 +29,13 @@ std::map<int, double> link_bandwidth_per_device(const NodeSpec& node) {
   return out;
 }
 
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream row(line);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  return cells;
+}
+
 TEST(MachineFiles, EveryShippedMachineLoadsAndFitsItsDragonfly) {
   for (const std::string name : {"perlmutter", "frontier", "alps"}) {
     SCOPED_TRACE(name);
@@ -111,9 +118,7 @@ TEST(MachineFiles, AlpsGemmTableIsTheMeasuredH100Grid) {
   ASSERT_EQ(line, "m,n,k,seconds_nn,seconds_nt,seconds_tn,efficiency");
   std::map<std::tuple<double, double, double>, double> measured;
   while (std::getline(csv, line)) {
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    const std::vector<std::string> cells = csv_cells(line);
     ASSERT_EQ(cells.size(), 7u) << line;
     measured[{std::stod(cells[0]), std::stod(cells[1]), std::stod(cells[2])}] = std::stod(cells[6]);
   }
@@ -146,9 +151,7 @@ TEST(MachineFiles, GpuElementwiseRatesAreTheH100FractionsOfTheirBandwidth) {
     read_line(line);
     ASSERT_EQ(line, "kernel,elements,dtype,seconds,elements_per_s,bytes_per_element,gbps,fraction_of_peak_bandwidth");
     while (read_line(line)) {
-      std::vector<std::string> cells;
-      std::stringstream row(line);
-      for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+      const std::vector<std::string> cells = csv_cells(line);
       ASSERT_EQ(cells.size(), 8u) << line;
       runs[cells[0]].emplace_back(std::stod(cells[7]), std::stod(cells[5]));
     }
