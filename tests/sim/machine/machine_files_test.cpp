@@ -133,14 +133,19 @@ TEST(MachineFiles, AlpsGemmTableIsTheMeasuredH100Grid) {
   ASSERT_TRUE(m.device.fused_attention.has_value());
 }
 
-// The GPU files' element-wise rates are the H100 measurement carried over at its fraction of peak
-// memory bandwidth (results/gpu/README.md): per kernel, the median over the three runs of
-// fraction x bandwidth / least bytes per element, to the file's four digits.
-TEST(MachineFiles, GpuElementwiseRatesAreTheH100FractionsOfTheirBandwidth) {
-  std::map<std::string, std::vector<std::pair<double, double>>> runs;  // kernel -> (fraction, bytes) per run
+// One measured GPU's element-wise kernels (results/gpu/<gpu>/run{1,2,3}/elementwise.csv, written by
+// gpu_rates.py): per kernel the median time over the runs, its element count and least bytes per element.
+struct MeasuredKernel {
+  double seconds = 0;
+  double elements = 0;
+  double bytes_per_element = 0;
+};
+std::map<std::string, MeasuredKernel> measured_elementwise(const std::string& gpu) {
+  std::map<std::string, std::vector<MeasuredKernel>> runs;
   for (const char* run : {"run1", "run2", "run3"}) {
-    std::ifstream csv(std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/h100-sxm/" + run + "/elementwise.csv");
-    ASSERT_TRUE(csv) << run;
+    const std::string path = std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/" + gpu + "/" + run + "/elementwise.csv";
+    std::ifstream csv(path);
+    EXPECT_TRUE(csv) << path;
     std::string line;
     // The CSVs were written by Python's csv module: CRLF line ends.
     const auto read_line = [&csv](std::string& l) {
@@ -149,13 +154,32 @@ TEST(MachineFiles, GpuElementwiseRatesAreTheH100FractionsOfTheirBandwidth) {
       return true;
     };
     read_line(line);
-    ASSERT_EQ(line, "kernel,elements,dtype,seconds,elements_per_s,bytes_per_element,gbps,fraction_of_peak_bandwidth");
+    EXPECT_EQ(line, "kernel,elements,dtype,seconds,elements_per_s,bytes_per_element,gbps,fraction_of_peak_bandwidth");
     while (read_line(line)) {
       const std::vector<std::string> cells = csv_cells(line);
-      ASSERT_EQ(cells.size(), 8u) << line;
-      runs[cells[0]].emplace_back(std::stod(cells[7]), std::stod(cells[5]));
+      EXPECT_EQ(cells.size(), 8u) << line;
+      if (cells.size() != 8u) continue;
+      runs[cells[0]].push_back({std::stod(cells[3]), std::stod(cells[1]), std::stod(cells[5])});
     }
   }
+  std::map<std::string, MeasuredKernel> median;
+  for (auto& [kernel, samples] : runs) {
+    EXPECT_EQ(samples.size(), 3u) << gpu << " " << kernel;
+    std::sort(samples.begin(), samples.end(),
+              [](const MeasuredKernel& a, const MeasuredKernel& b) { return a.seconds < b.seconds; });
+    median[kernel] = samples[samples.size() / 2];
+  }
+  return median;
+}
+
+// The GPU files' element-wise rates come from the measured GPUs (results/gpu/README.md), to the files'
+// four digits. Perlmutter and Frontier: the H100's fraction of peak memory bandwidth carried over to
+// theirs. Alps: its GH200 shares the die of the H100 and the H200, whose bandwidths bracket its 4 TB/s;
+// each kernel's time is the straight line in 1 / bandwidth through the two, read at 4 TB/s.
+TEST(MachineFiles, GpuElementwiseRatesComeFromTheMeasuredGpus) {
+  const auto h100 = measured_elementwise("h100-sxm");
+  const auto h200 = measured_elementwise("h200");
+  const double h100_bandwidth = 3.35e12, h200_bandwidth = 4.8e12;  // the runs' env.json
   for (const char* name : {"alps", "perlmutter", "frontier"}) {
     const Machine m = load(name);
     const double bandwidth = m.device.memory_bandwidth.bytes_per_s();
@@ -163,16 +187,25 @@ TEST(MachineFiles, GpuElementwiseRatesAreTheH100FractionsOfTheirBandwidth) {
     for (int k = 0; k < kElementwiseKernels; ++k) {
       const auto kernel = static_cast<ElementwiseKernel>(k);
       const double rate = m.device.elementwise.of(kernel);
-      const auto it = runs.find(std::string(to_string(kernel)));
-      if (it == runs.end()) {
+      const auto it = h100.find(std::string(to_string(kernel)));
+      if (it == h100.end()) {
         EXPECT_EQ(rate, 0.0) << name << " " << to_string(kernel) << ": not measured, priced by its traffic";
         continue;
       }
-      ASSERT_EQ(it->second.size(), 3u);
-      std::vector<double> fractions;
-      for (const auto& [fraction, bytes] : it->second) fractions.push_back(fraction);
-      std::sort(fractions.begin(), fractions.end());
-      const double expected = fractions[1] * bandwidth / it->second.front().second;
+      const MeasuredKernel& slow = it->second;
+      double expected = 0;
+      if (std::string(name) == "alps") {
+        const MeasuredKernel& fast = h200.at(it->first);
+        ASSERT_EQ(fast.elements, slow.elements);
+        const double per_inverse_bandwidth = (slow.seconds - fast.seconds) / (1 / h100_bandwidth - 1 / h200_bandwidth);
+        const double fixed = slow.seconds - per_inverse_bandwidth / h100_bandwidth;
+        ASSERT_GT(bandwidth, h100_bandwidth);  // an interpolation, not an extrapolation
+        ASSERT_LT(bandwidth, h200_bandwidth);
+        expected = slow.elements / (per_inverse_bandwidth / bandwidth + fixed);
+      } else {
+        const double fraction = slow.elements * slow.bytes_per_element / slow.seconds / h100_bandwidth;
+        expected = fraction * bandwidth / slow.bytes_per_element;
+      }
       EXPECT_NEAR(rate / expected, 1.0, 5e-4) << name << " " << to_string(kernel);
       ++given;
     }
