@@ -55,9 +55,9 @@ def main():
     gpus = [read_gpu(folder) for folder in args.gpus]
     if len(gpus) == 2 and gpus[0][0] == gpus[1][0]:
         sys.exit("the two GPUs have the same bandwidth: nothing to interpolate along")
-    lows = sorted(bandwidth for bandwidth, _ in gpus)
-    if len(gpus) == 2 and not lows[0] <= args.bandwidth <= lows[1]:
-        print(f"# warning: {args.bandwidth:.3g} B/s lies outside the measured {lows[0]:.3g}-{lows[1]:.3g}: extrapolated")
+    measured = sorted(bandwidth for bandwidth, _ in gpus)
+    if len(gpus) == 2 and not measured[0] <= args.bandwidth <= measured[1]:
+        print(f"# warning: {args.bandwidth:.3g} B/s lies outside the measured {measured[0]:.3g}-{measured[1]:.3g}: extrapolated")
     print("  elementwise_throughput:")
     for kernel in gpus[0][1]:
         if kernel == "copy":

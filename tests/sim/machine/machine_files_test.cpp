@@ -1,6 +1,8 @@
 // The shipped machine files load and carry the facts from docs/machines.md that later stages rely on.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -134,16 +136,31 @@ TEST(MachineFiles, AlpsGemmTableIsTheMeasuredH100Grid) {
 }
 
 // One measured GPU's element-wise kernels (results/gpu/<gpu>/run{1,2,3}/elementwise.csv, written by
-// gpu_rates.py): per kernel the median time over the runs, its element count and least bytes per element.
+// gpu_rates.py): per kernel the median time over the runs, its element count and least bytes per element,
+// and the peak bandwidth the runs divided by (their env.json).
 struct MeasuredKernel {
   double seconds = 0;
   double elements = 0;
   double bytes_per_element = 0;
 };
-std::map<std::string, MeasuredKernel> measured_elementwise(const std::string& gpu) {
+struct MeasuredGpu {
+  double bandwidth = 0;  // bytes/s
+  std::map<std::string, MeasuredKernel> kernels;
+};
+MeasuredGpu measured_elementwise(const std::string& gpu) {
+  MeasuredGpu measured;
   std::map<std::string, std::vector<MeasuredKernel>> runs;
   for (const char* run : {"run1", "run2", "run3"}) {
-    const std::string path = std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/" + gpu + "/" + run + "/elementwise.csv";
+    const std::string folder = std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/" + gpu + "/" + run + "/";
+    const std::string env = folder + "env.json";
+    std::ifstream env_file(env);
+    EXPECT_TRUE(env_file) << env;
+    const double bandwidth = nlohmann::json::parse(env_file).at("peak_memory_bandwidth_gbps_used").get<double>() * 1e9;
+    if (measured.bandwidth != 0) {
+      EXPECT_EQ(bandwidth, measured.bandwidth) << env;
+    }
+    measured.bandwidth = bandwidth;
+    const std::string path = folder + "elementwise.csv";
     std::ifstream csv(path);
     EXPECT_TRUE(csv) << path;
     std::string line;
@@ -162,14 +179,13 @@ std::map<std::string, MeasuredKernel> measured_elementwise(const std::string& gp
       runs[cells[0]].push_back({std::stod(cells[3]), std::stod(cells[1]), std::stod(cells[5])});
     }
   }
-  std::map<std::string, MeasuredKernel> median;
   for (auto& [kernel, samples] : runs) {
     EXPECT_EQ(samples.size(), 3u) << gpu << " " << kernel;
     std::sort(samples.begin(), samples.end(),
               [](const MeasuredKernel& a, const MeasuredKernel& b) { return a.seconds < b.seconds; });
-    median[kernel] = samples[samples.size() / 2];
+    measured.kernels[kernel] = samples[samples.size() / 2];
   }
-  return median;
+  return measured;
 }
 
 // The GPU files' element-wise rates come from the measured GPUs (results/gpu/README.md), to the files'
@@ -179,7 +195,7 @@ std::map<std::string, MeasuredKernel> measured_elementwise(const std::string& gp
 TEST(MachineFiles, GpuElementwiseRatesComeFromTheMeasuredGpus) {
   const auto h100 = measured_elementwise("h100-sxm");
   const auto h200 = measured_elementwise("h200");
-  const double h100_bandwidth = 3.35e12, h200_bandwidth = 4.8e12;  // the runs' env.json
+  const double h100_bandwidth = h100.bandwidth, h200_bandwidth = h200.bandwidth;  // from the runs' env.json
   for (const char* name : {"alps", "perlmutter", "frontier"}) {
     const Machine m = load(name);
     const double bandwidth = m.device.memory_bandwidth.bytes_per_s();
@@ -187,15 +203,15 @@ TEST(MachineFiles, GpuElementwiseRatesComeFromTheMeasuredGpus) {
     for (int k = 0; k < kElementwiseKernels; ++k) {
       const auto kernel = static_cast<ElementwiseKernel>(k);
       const double rate = m.device.elementwise.of(kernel);
-      const auto it = h100.find(std::string(to_string(kernel)));
-      if (it == h100.end()) {
+      const auto it = h100.kernels.find(std::string(to_string(kernel)));
+      if (it == h100.kernels.end()) {
         EXPECT_EQ(rate, 0.0) << name << " " << to_string(kernel) << ": not measured, priced by its traffic";
         continue;
       }
       const MeasuredKernel& slow = it->second;
       double expected = 0;
       if (std::string(name) == "alps") {
-        const MeasuredKernel& fast = h200.at(it->first);
+        const MeasuredKernel& fast = h200.kernels.at(it->first);
         ASSERT_EQ(fast.elements, slow.elements);
         const double per_inverse_bandwidth = (slow.seconds - fast.seconds) / (1 / h100_bandwidth - 1 / h200_bandwidth);
         const double fixed = slow.seconds - per_inverse_bandwidth / h100_bandwidth;
