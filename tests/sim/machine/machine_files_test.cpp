@@ -229,5 +229,75 @@ TEST(MachineFiles, GpuElementwiseRatesComeFromTheMeasuredGpus) {
   }
 }
 
+// Time-weighted slowdowns of the Alps study points' GEMMs beside a stand-in collective kernel
+// (results/gpu/*/overlap-slowdown*.csv, written by benchmarks/gpu/overlap_slowdown.py on an H100 and
+// an H200), one per run, point and setting, at the settings that stand for a step's collectives:
+// 16-24 resident blocks moving 100 (inter-node) or 1000 GB/s (NVLink) of memory traffic.
+std::vector<double> measured_overlap_slowdowns() {
+  std::vector<double> slowdowns;
+  for (const char* file : {"h100-sxm/overlap-slowdown.csv", "h200/overlap-slowdown-run1.csv",
+                           "h200/overlap-slowdown-run2.csv"}) {
+    const std::string path = std::string(WEAKSCALE_SOURCE_DIR) + "/results/gpu/" + file;
+    std::ifstream csv(path);
+    EXPECT_TRUE(csv) << path;
+    std::string line;
+    const auto read_line = [&csv](std::string& l) {  // Python's csv module ends lines with CRLF
+      if (!std::getline(csv, l)) return false;
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+      return true;
+    };
+    read_line(line);
+    const std::vector<std::string> header = csv_cells(line);
+    const auto column = [&header, &path](const std::string& name) {
+      const auto it = std::find(header.begin(), header.end(), name);
+      EXPECT_NE(it, header.end()) << path << ": no column " << name;
+      return static_cast<std::size_t>(it - header.begin());
+    };
+    const std::size_t point = column("point"), kind = column("kind"), ctas = column("ctas"),
+                      rate = column("target_gbps"), alone = column("alone_s"), overlapped = column("overlapped_s");
+    std::map<std::tuple<std::string, int, int>, std::pair<double, double>> sums;  // alone, overlapped
+    int gemms = 0;
+    while (read_line(line)) {
+      const std::vector<std::string> cells = csv_cells(line);
+      EXPECT_EQ(cells.size(), header.size()) << path << ": " << line;
+      if (cells.size() != header.size() || cells[kind] != "gemm") continue;
+      ++gemms;
+      const int blocks = std::stoi(cells[ctas]), gbps = std::stoi(cells[rate]);
+      if ((blocks != 16 && blocks != 24) || (gbps != 100 && gbps != 1000)) continue;
+      auto& [a, o] = sums[{cells[point], blocks, gbps}];
+      a += std::stod(cells[alone]);
+      o += std::stod(cells[overlapped]);
+    }
+    EXPECT_EQ(gemms, 45 * 16) << path;  // 45 GEMMs, 4 block counts x 4 rates
+    EXPECT_EQ(sums.size(), 3u * 2u * 2u) << path;
+    for (const auto& [key, time] : sums) slowdowns.push_back(time.second / time.first - 1);
+  }
+  return slowdowns;
+}
+
+// The compute slowdown under overlap is Lee et al.'s published average over four GPUs; on the die of
+// Alps' GH200 (132 SMs, measured on the H100 and H200) the study's own GEMMs beside a collective's
+// stand-in slow by an amount that must bracket it, and every file's uncertainty range must hold all
+// of the measured values.
+TEST(MachineFiles, ComputeSlowdownLiesInsideTheSlowdownsMeasuredOnHopper) {
+  const std::vector<double> measured = measured_overlap_slowdowns();
+  ASSERT_EQ(measured.size(), 36u);
+  const auto [least, most] = std::minmax_element(measured.begin(), measured.end());
+  EXPECT_GT(*least, 0.0);  // a resident collective never speeds the GEMMs up
+  const Machine alps = load("alps");
+  const double slowdown = alps.collective_libraries.front().compute_slowdown;
+  EXPECT_GE(slowdown, *least);
+  EXPECT_LE(slowdown, *most);
+  for (const char* name : {"alps", "perlmutter", "frontier"}) {
+    const Machine m = load(name);
+    const auto range = std::find_if(m.uncertainty.begin(), m.uncertainty.end(), [](const UncertaintyRange& r) {
+      return r.parameter == UncertainParameter::compute_slowdown;
+    });
+    ASSERT_NE(range, m.uncertainty.end()) << name;
+    EXPECT_LE(range->low, *least) << name;
+    EXPECT_GE(range->high, *most) << name;
+  }
+}
+
 }  // namespace
 }  // namespace ws
