@@ -28,6 +28,10 @@ const Layout kOneRank{1, 1, 1, 1};
 const std::vector<Layout> kTwoRankLayouts{{2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2}};
 // Four ranks: two axes at a time, so that collectives of two groups overlap.
 const std::vector<Layout> kFourRankLayouts{{2, 1, 1, 2}, {1, 2, 2, 1}, {2, 1, 2, 1}, {1, 1, 2, 2}};
+// Eight and sixteen ranks, on hosts with that many cores: three and four axes at once, and data
+// parallelism alone, whose all-reduce now spans more ranks than the two- and four-rank runs test.
+const std::vector<Layout> kEightRankLayouts{{2, 2, 2, 1}, {2, 1, 2, 2}, {1, 2, 2, 2}, {8, 1, 1, 1}};
+const std::vector<Layout> kSixteenRankLayouts{{2, 2, 2, 2}, {4, 1, 2, 2}, {2, 1, 2, 4}, {16, 1, 1, 1}};
 
 StepScheduleOptions switches(bool overlap_on, bool recompute) {
   StepScheduleOptions o;
@@ -82,6 +86,12 @@ std::vector<ValidationRun> validation_matrix(const MatrixOptions& options) {
   }
   if (options.ranks_max >= 4) {
     for (const Layout& layout : kFourRankLayouts) b.add(small, layout, true);
+  }
+  if (options.ranks_max >= 8) {
+    for (const Layout& layout : kEightRankLayouts) b.add(small, layout, true);
+  }
+  if (options.ranks_max >= 16) {
+    for (const Layout& layout : kSixteenRankLayouts) b.add(small, layout, true);
   }
   return b.take();
 }

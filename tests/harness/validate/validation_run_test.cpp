@@ -51,10 +51,23 @@ TEST(ValidationMatrix, FourRanksOnlyWhenAllowed) {
   EXPECT_GT(four.size(), two.size());
   EXPECT_TRUE(std::any_of(four.begin(), four.end(), [](const auto& r) { return r.ranks() == 4; }));
   for (const auto& r : one) EXPECT_EQ(r.ranks(), 1);
+  // A bigger host adds runs; the runs of a smaller one keep their ids.
+  const auto sixteen = validation_matrix(MatrixOptions{16, false});
+  const auto eight = validation_matrix(MatrixOptions{8, false});
+  EXPECT_GT(eight.size(), four.size());
+  EXPECT_GT(sixteen.size(), eight.size());
+  for (std::size_t i = 0; i < four.size(); ++i) {
+    EXPECT_EQ(sixteen[i].id, four[i].id);
+    EXPECT_EQ(to_string(sixteen[i].layout), to_string(four[i].layout));
+  }
+  int max_ranks = 0;
+  for (const auto& r : sixteen) max_ranks = std::max(max_ranks, r.ranks());
+  EXPECT_EQ(max_ranks, 16);
+  for (const auto& r : eight) EXPECT_LE(r.ranks(), 8);
 }
 
 TEST(ValidationMatrix, RunIdsAreUnique) {
-  const auto runs = validation_matrix(MatrixOptions{4, false});
+  const auto runs = validation_matrix(MatrixOptions{16, false});
   std::set<std::string> ids;
   for (const auto& r : runs) ids.insert(r.id);
   EXPECT_EQ(ids.size(), runs.size());
@@ -62,7 +75,7 @@ TEST(ValidationMatrix, RunIdsAreUnique) {
 
 TEST(ValidationMatrix, EveryRunIsAValidEngineConfiguration) {
   for (const bool quick : {false, true}) {
-    for (const auto& r : validation_matrix(MatrixOptions{4, quick})) {
+    for (const auto& r : validation_matrix(MatrixOptions{16, quick})) {
       RunConfig config;
       config.model = r.model;
       config.layout = r.layout;
