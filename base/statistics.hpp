@@ -15,6 +15,19 @@ inline double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
+// Sample standard deviation over the mean (n - 1 in the variance); 0 for fewer than two samples or
+// a zero mean.
+inline double coefficient_of_variation(const std::vector<double>& values) {
+  if (values.size() < 2) return 0.0;
+  double mean = 0.0;
+  for (const double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  if (mean == 0.0) return 0.0;
+  double squares = 0.0;
+  for (const double v : values) squares += (v - mean) * (v - mean);
+  return std::sqrt(squares / static_cast<double>(values.size() - 1)) / std::abs(mean);
+}
+
 // Expected maximum of n independent standard normal variables (0 for n <= 1): how far the slowest
 // of n members lags their mean, in standard deviations. Numerical integration of
 // x n phi(x) Phi(x)^(n-1) (trapezoid, 4,000 intervals), accurate to 1e-6 for n up to 10^6.

@@ -58,6 +58,10 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
   }
   progress << fmt::format("calibrate: GEMM 512^3 alone and on all {} cores at once...", c.host.cores) << std::endl;
   c.busy_node = measure_busy_node_gemm(options.quick ? 128 : 512, c.host.cores, options.quick ? 1 : 5);
+  progress << fmt::format("calibrate: spread and jitter of the cores' speed, GEMM 256^3 on all {} cores at once...",
+                          c.host.cores)
+           << std::endl;
+  c.variability = measure_core_variability(options.quick ? 128 : 256, c.host.cores, options.quick ? 3 : 100);
 
   // Arrays of 4x the last-level cache (at least 64 MiB) so the triad streams from DRAM.
   const double array_bytes =

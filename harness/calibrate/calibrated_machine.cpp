@@ -88,6 +88,11 @@ Machine calibrated_machine(const Calibration& c) {
   m.device.gemm = gemm_table(c, f.peak_fp32_flops);
   m.device.elementwise.elements_per_s = f.elementwise_per_s;
   m.device.busy_node_compute = c.busy_node.share();
+  if (c.variability.threads > 0) {
+    // A coefficient of variation of 1 or more is no spread the file can hold (the schema's [0, 1)).
+    m.variability.device_speed_spread = std::min(c.variability.speed_spread(), 0.99);
+    m.variability.compute_noise = std::min(c.variability.noise(), 0.99);
+  }
 
   const int ranks = std::max(c.mpi.ranks, 1);
   const bool one_node_per_rank = !c.shaped_network.empty();

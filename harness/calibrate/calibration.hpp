@@ -20,6 +20,7 @@ struct Calibration {
   HostFacts host;
   GemmMeasurements gemm;
   BusyNodeGemm busy_node;
+  CoreVariability variability;  // threads == 0: not measured (the file gets no variability)
   MemoryMeasurements memory;
   ElementwiseMeasurements elementwise;
   MpiMeasurements mpi;

@@ -112,6 +112,60 @@ BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions) {
   return out;
 }
 
+std::vector<double> CoreVariability::median_rates() const {
+  std::vector<double> rates;
+  const double flops = 2.0 * side * side * static_cast<double>(side);
+  for (const auto& batches : seconds_per_call) rates.push_back(flops / std::max(median(batches), 1e-12));
+  return rates;
+}
+
+double CoreVariability::speed_spread() const { return coefficient_of_variation(median_rates()); }
+
+double CoreVariability::noise() const {
+  // Pooled over the cores, each batch relative to its core's median: one core's few batches would
+  // let a single stall decide the figure.
+  std::vector<double> relative;
+  for (const auto& batches : seconds_per_call) {
+    const double typical = median(batches);
+    if (typical <= 0) continue;
+    for (const double s : batches) relative.push_back(s / typical);
+  }
+  return coefficient_of_variation(relative);
+}
+
+CoreVariability measure_core_variability(int side, int threads, int batches) {
+  openblas_set_num_threads(1);
+  CoreVariability out;
+  out.side = side;
+  out.threads = std::max(threads, 1);
+  out.seconds_per_call.assign(static_cast<std::size_t>(out.threads), {});
+  std::vector<std::thread> workers;
+  for (int t = 0; t < out.threads; ++t) {
+    workers.emplace_back([&, t] {
+      const auto n = static_cast<std::size_t>(side) * static_cast<std::size_t>(side);
+      std::vector<float> a(n), b(n), c(n);
+      for (std::size_t i = 0; i < n; ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
+      for (std::size_t i = 0; i < n; ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
+      // Warm-up: the first tenth of a second of all cores busy runs slower on hosts seen here (up to 2.5x
+      // per call on the 2-core VM, alternating between its cores) before it settles.
+      const auto warm = Clock::now();
+      while (seconds_since(warm) < 0.2) call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
+      auto& mine = out.seconds_per_call[static_cast<std::size_t>(t)];
+      for (int batch = 0; batch < std::max(batches, 1); ++batch) {
+        const auto start = Clock::now();
+        int calls = 0;
+        while (seconds_since(start) < 0.01 || calls == 0) {
+          call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
+          ++calls;
+        }
+        mine.push_back(seconds_since(start) / calls);
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  return out;
+}
+
 GemmGridProbes::GemmGridProbes(GemmGrid grid) : grid_(std::move(grid)) {
   std::size_t a = 0, b = 0, c = 0;
   const auto size = [](int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); };

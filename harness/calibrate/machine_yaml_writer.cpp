@@ -288,6 +288,28 @@ void write_collectives(std::string& y, const Calibration& c, const CalibratedFig
   }
 }
 
+// How the cores' speed differs and fluctuates with all of them busy: the step simulator's rank skew.
+void write_variability(std::string& y, const Calibration& c, const Machine& m) {
+  if (c.variability.threads <= 0) return;
+  auto line = [&y](const std::string& text) { y += text + "\n"; };
+  const std::vector<double> rates = c.variability.median_rates();
+  const auto [slowest, fastest] = std::minmax_element(rates.begin(), rates.end());
+  const std::size_t batches = c.variability.seconds_per_call.empty() ? 0 : c.variability.seconds_per_call.front().size();
+  line("");
+  line(fmt::format("variability:  # sgemm {}^3 NN, 1 thread, on all {} cores at once, {} batches of >= 10 ms each, "
+                   "wall time (time the host takes a core away slows it as the ranks that wait for it see)",
+                   c.variability.side, c.variability.threads, batches));
+  line(fmt::format("  device_speed_spread: {}  # coefficient of variation over the cores of each one's median rate "
+                   "({} .. {} GFLOP/s)",
+                   significant(m.variability.device_speed_spread, 4), significant(*slowest * 1e-9, 4),
+                   significant(*fastest * 1e-9, 4)));
+  line(fmt::format("  compute_noise: {}  # coefficient of variation of the batch times, each over its core's median, "
+                   "pooled over the cores",
+                   significant(m.variability.compute_noise, 4)));
+  line("  # collective_entry_jitter: not measured (0): a rank's call enters MPI at once, and the probe's collectives "
+       "show no separate term for it");
+}
+
 }  // namespace
 
 std::string format_calibrated_machine_yaml(const Calibration& c) {
@@ -299,6 +321,7 @@ std::string format_calibrated_machine_yaml(const Calibration& c) {
   write_node(y, c, f, m);
   write_network(y, c, f, m);
   write_collectives(y, c, f, m);
+  write_variability(y, c, m);
   return y;
 }
 

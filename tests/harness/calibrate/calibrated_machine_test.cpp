@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/calibrate/machine_yaml_writer.hpp"
+#include "base/statistics.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {
@@ -36,6 +37,11 @@ Calibration synthetic_calibration() {
   c.gemm.blas = "OpenBLAS test";
   c.gemm.rates = {{64, 64, 64, 20e9, 18e9, 19e9}, {512, 512, 512, 60e9, 61e9, 59e9}, {2048, 64, 512, 50e9, 40e9, 45e9}};
   c.memory = MemoryMeasurements{128.0 * 1048576.0, 10, 4, 20e9, 40e9};
+  // Four cores' batch times (s per call): medians 1, 1, 1.25, 1 s (rates 1, 1, 0.8, 1 per s: CV 0.1 / 0.95);
+  // each batch over its core's median, pooled: 12 values of mean 1 with squared deviations summing to 0.1.
+  c.variability.side = 256;
+  c.variability.threads = 4;
+  c.variability.seconds_per_call = {{1.0, 1.1, 0.9}, {1.0, 1.0, 1.0}, {1.25, 1.25, 1.25}, {1.0, 1.2, 0.8}};
   c.mpi.library = "Open MPI test";
   c.mpi.ranks = 4;
   c.mpi.batches = 7;
@@ -101,6 +107,24 @@ TEST(CalibratedMachine, WrittenFileLoadsBackAsTheSameFigures) {
   EXPECT_EQ(lib.launch_latency, expected.collective_libraries[0].launch_latency);
   EXPECT_EQ(lib.step_latency, expected.collective_libraries[0].step_latency);
   expect_relative(lib.bandwidth_efficiency, expected.collective_libraries[0].bandwidth_efficiency, 1e-3, "eff");
+}
+
+TEST(CalibratedMachine, CoreVariabilityIsTheSpreadOfMediansAndTheMedianJitter) {
+  const Calibration c = synthetic_calibration();
+  EXPECT_NEAR(coefficient_of_variation({1.0, 2.0, 3.0}), 0.5, 1e-12);  // sd 1 (n - 1) over mean 2
+  EXPECT_EQ(coefficient_of_variation({4.0}), 0.0);
+  EXPECT_NEAR(c.variability.speed_spread(), 0.1 / 0.95, 1e-12);
+  EXPECT_NEAR(c.variability.noise(), std::sqrt(0.1 / 11), 1e-12);
+  const Machine loaded = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
+  EXPECT_NEAR(loaded.variability.device_speed_spread, 0.1 / 0.95, 1e-4);
+  EXPECT_NEAR(loaded.variability.compute_noise, std::sqrt(0.1 / 11), 1e-4);
+  EXPECT_EQ(loaded.variability.collective_entry_jitter, Time::zero());
+  // Not measured: no variability in the file, and the loader's default of none.
+  Calibration without = c;
+  without.variability = CoreVariability{};
+  const std::string yaml = format_calibrated_machine_yaml(without);
+  EXPECT_EQ(yaml.find("variability:"), std::string::npos);
+  EXPECT_EQ(parse_machine(yaml, "synthetic.yaml").variability.device_speed_spread, 0.0);
 }
 
 TEST(CalibratedMachine, FitsTheSyntheticCommunicationExactly) {
