@@ -146,7 +146,7 @@ CoreVariability measure_core_variability(int side, int threads, int batches) {
       std::vector<float> a(n), b(n), c(n);
       for (std::size_t i = 0; i < n; ++i) a[i] = 0.5f + static_cast<float>(i % 97) / 200.0f;
       for (std::size_t i = 0; i < n; ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
-      // Warm-up: the first tenth of a second of all cores busy runs slower on hosts seen here (up to 2.5x
+      // Warm-up: the first tenth of a second of all cores busy runs slower on hosts seen here (up to 2.7x
       // per call on the 2-core VM, alternating between its cores) before it settles.
       const auto warm = Clock::now();
       while (seconds_since(warm) < 0.2) call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
