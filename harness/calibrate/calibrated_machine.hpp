@@ -31,6 +31,16 @@ struct CalibratedFigures {
 
 CalibratedFigures derive_figures(const Calibration& c);
 
+// The file's `variability` from the barrier probe: the spread of the cores' medians and the jitter
+// whose sum, times the expected maximum of `threads` normals, is the wait the barrier measured
+// (the step simulator's price of one span between synchronizations), the spread capped at it.
+// One core: the measured coefficients of variation as they are.
+struct SynchronizingVariability {
+  double speed_spread = 0.0;
+  double noise = 0.0;
+};
+SynchronizingVariability synchronizing_variability(const CoreVariability& v);
+
 // The Machine the written file describes: 1 node of `mpi.ranks` devices, all-to-all links with
 // the ping-pong fit, one loopback NIC with the same figures (unused: one host), a 1-group
 // 1-switch dragonfly, and an "openmpi" collective library. With a shaped network: `mpi.ranks`

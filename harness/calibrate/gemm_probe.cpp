@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -122,7 +123,7 @@ std::vector<double> CoreVariability::median_rates() const {
 double CoreVariability::speed_spread() const { return coefficient_of_variation(median_rates()); }
 
 double CoreVariability::noise() const {
-  // Pooled over the cores, each batch relative to its core's median: one core's few batches would
+  // Pooled over the cores, each round relative to its core's median: one core's few rounds would
   // let a single stall decide the figure.
   std::vector<double> relative;
   for (const auto& batches : seconds_per_call) {
@@ -133,12 +134,34 @@ double CoreVariability::noise() const {
   return coefficient_of_variation(relative);
 }
 
-CoreVariability measure_core_variability(int side, int threads, int batches) {
+double CoreVariability::barrier_wait() const {
+  // Per round: the slowest core's time over the mean core's, less 1; then the mean over the rounds.
+  const std::size_t rounds = seconds_per_call.empty() ? 0 : seconds_per_call.front().size();
+  if (rounds == 0 || seconds_per_call.size() < 2) return 0.0;
+  double sum = 0.0;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    double slowest = 0.0, total = 0.0;
+    for (const auto& core : seconds_per_call) {
+      slowest = std::max(slowest, core[r]);
+      total += core[r];
+    }
+    const double mean = total / static_cast<double>(seconds_per_call.size());
+    if (mean > 0) sum += slowest / mean - 1.0;
+  }
+  return sum / static_cast<double>(rounds);
+}
+
+CoreVariability measure_core_variability(int side, int threads, int rounds) {
   openblas_set_num_threads(1);
   CoreVariability out;
   out.side = side;
   out.threads = std::max(threads, 1);
   out.seconds_per_call.assign(static_cast<std::size_t>(out.threads), {});
+  // Every round, every core does the same number of calls and then waits for the others, as ranks
+  // between two collectives do: no core runs on alone (faster, its neighbours idle) after the others
+  // have finished, which a fixed time per core allowed and which made a loaded host's cores look unequal.
+  std::vector<double> warm_call(static_cast<std::size_t>(out.threads), 0.0);
+  std::barrier sync(out.threads);
   std::vector<std::thread> workers;
   for (int t = 0; t < out.threads; ++t) {
     workers.emplace_back([&, t] {
@@ -148,16 +171,22 @@ CoreVariability measure_core_variability(int side, int threads, int batches) {
       for (std::size_t i = 0; i < n; ++i) b[i] = 0.5f + static_cast<float>(i % 89) / 200.0f;
       // Warm-up: the first tenth of a second of all cores busy runs slower on hosts seen here (up to 2.7x
       // per call on the 2-core VM, alternating between its cores) before it settles.
+      sync.arrive_and_wait();
       const auto warm = Clock::now();
-      while (seconds_since(warm) < 0.2) call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
+      int warm_calls = 0;
+      while (seconds_since(warm) < 0.2 || warm_calls == 0) {
+        call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
+        ++warm_calls;
+      }
+      warm_call[static_cast<std::size_t>(t)] = seconds_since(warm) / warm_calls;
+      sync.arrive_and_wait();
+      // The same count on every core: ~10 ms of the median core's warm-up pace.
+      const int calls = std::max(1, static_cast<int>(std::lround(0.01 / std::max(median(warm_call), 1e-9))));
       auto& mine = out.seconds_per_call[static_cast<std::size_t>(t)];
-      for (int batch = 0; batch < std::max(batches, 1); ++batch) {
+      for (int round = 0; round < std::max(rounds, 1); ++round) {
+        sync.arrive_and_wait();
         const auto start = Clock::now();
-        int calls = 0;
-        while (seconds_since(start) < 0.01 || calls == 0) {
-          call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
-          ++calls;
-        }
+        for (int call = 0; call < calls; ++call) call_sgemm(Variant::nn, side, side, side, a.data(), b.data(), c.data());
         mine.push_back(seconds_since(start) / calls);
       }
     });

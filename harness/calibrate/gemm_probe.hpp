@@ -76,21 +76,25 @@ struct BusyNodeGemm {
 BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions);
 
 // How the cores' speed differs and fluctuates with every core busy, for the machine file's
-// `variability`: each core runs the same sgemm in batches of >= 10 ms of wall time. Wall time, not
-// CPU time: time the host takes a core away (another process, another virtual CPU on the same
-// hardware) makes it a slower core to the ranks that wait for it at a collective.
+// `variability`: in each round every core runs the same number of sgemm calls (~10 ms) and waits for
+// the others at a barrier, as ranks do between collectives. Wall time, not CPU time: time the host
+// takes a core away (another process, another virtual CPU on the same hardware) makes it a slower
+// core to the ranks that wait for it at a collective.
 struct CoreVariability {
   int side = 0;     // an NN side^3 GEMM
   int threads = 0;  // cores running it at once
-  std::vector<std::vector<double>> seconds_per_call;  // [core][batch]
+  std::vector<std::vector<double>> seconds_per_call;  // [core][round]
   // Coefficient of variation over the cores of each core's median rate: the fixed spread of speed.
   double speed_spread() const;
-  // Coefficient of variation of the batch times, each relative to its core's median, pooled over
+  // Coefficient of variation of the round times, each relative to its core's median, pooled over
   // the cores: a span's run-to-run jitter.
   double noise() const;
   // Each core's median rate, flop/s.
   std::vector<double> median_rates() const;
+  // What the barrier cost: per round, the slowest core's time over the mean core's, less 1, averaged
+  // over the rounds. A check on the two figures above, which the step simulator turns into waits.
+  double barrier_wait() const;
 };
-CoreVariability measure_core_variability(int side, int threads, int batches);
+CoreVariability measure_core_variability(int side, int threads, int rounds);
 
 }  // namespace ws

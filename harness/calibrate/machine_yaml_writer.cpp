@@ -1,5 +1,7 @@
 #include "harness/calibrate/machine_yaml_writer.hpp"
 
+#include "base/statistics.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -296,16 +298,31 @@ void write_variability(std::string& y, const Calibration& c, const Machine& m) {
   const auto [slowest, fastest] = std::minmax_element(rates.begin(), rates.end());
   const std::size_t batches = c.variability.seconds_per_call.empty() ? 0 : c.variability.seconds_per_call.front().size();
   line("");
-  line(fmt::format("variability:  # sgemm {}^3 NN, 1 thread, on all {} cores at once, {} batches of >= 10 ms each, "
-                   "wall time (time the host takes a core away slows it as the ranks that wait for it see)",
+  line(fmt::format("variability:  # sgemm {}^3 NN, 1 thread, on all {} cores at once, {} rounds of the same ~10 ms "
+                   "of calls on every core, each round started together after a barrier; wall time (time the host "
+                   "takes a core away slows it as the ranks that wait for it see)",
                    c.variability.side, c.variability.threads, batches));
   line(fmt::format("  device_speed_spread: {}  # coefficient of variation over the cores of each one's median rate "
-                   "({} .. {} GFLOP/s)",
+                   "({} .. {} GFLOP/s), at most what the barrier's wait allows (compute_noise)",
                    significant(m.variability.device_speed_spread, 4), significant(*slowest * 1e-9, 4),
                    significant(*fastest * 1e-9, 4)));
-  line(fmt::format("  compute_noise: {}  # coefficient of variation of the batch times, each over its core's median, "
-                   "pooled over the cores",
-                   significant(m.variability.compute_noise, 4)));
+  const double e_max = expected_max_of_normals(c.variability.threads);
+  const std::string wait = significant(100.0 * c.variability.barrier_wait(), 3);
+  if (c.variability.threads < 2) {
+    line(fmt::format("  compute_noise: {}  # coefficient of variation of the round times, each over its core's median, "
+                     "pooled over the cores",
+                     significant(m.variability.compute_noise, 4)));
+  } else {
+    // One round is one span between two synchronizations, which the step simulator prices as the
+    // slowest device's lag plus the wait for the slowest member's jitter: (spread + noise) x E[max].
+    line(fmt::format("  compute_noise: {}  # what, with the spread, gives the wait the barrier measured: the slowest "
+                     "core took {} % longer than the mean one per round = ({} + {}) x {} (expected maximum of {} "
+                     "normals); the round times' own coefficient of variation, each over its core's median, is {} "
+                     "(heavy-tailed: a core taken away now and then)",
+                     significant(m.variability.compute_noise, 4), wait, significant(m.variability.device_speed_spread, 3),
+                     significant(m.variability.compute_noise, 3), significant(e_max, 3), c.variability.threads,
+                     significant(c.variability.noise(), 3)));
+  }
   line("  # collective_entry_jitter: not measured (0): a rank's call enters MPI at once, and the probe's collectives "
        "show no separate term for it");
 }

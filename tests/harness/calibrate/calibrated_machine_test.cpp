@@ -115,9 +115,30 @@ TEST(CalibratedMachine, CoreVariabilityIsTheSpreadOfMediansAndTheMedianJitter) {
   EXPECT_EQ(coefficient_of_variation({4.0}), 0.0);
   EXPECT_NEAR(c.variability.speed_spread(), 0.1 / 0.95, 1e-12);
   EXPECT_NEAR(c.variability.noise(), std::sqrt(0.1 / 11), 1e-12);
+  // Per round the slowest core (1.25 s) over the mean core, less 1, averaged over the three rounds.
+  EXPECT_NEAR(c.variability.barrier_wait(), ((1.25 / 1.0625 - 1) + (1.25 / 1.1375 - 1) + (1.25 / 0.9875 - 1)) / 3, 1e-12);
+  CoreVariability one_core;
+  one_core.threads = 1;
+  one_core.seconds_per_call = {{1.0, 3.0}};
+  EXPECT_EQ(one_core.barrier_wait(), 0.0);  // nobody to wait for
+  EXPECT_NE(format_calibrated_machine_yaml(c).find("the slowest core took 18.0 % longer"), std::string::npos);
+  // The file: the spread as measured (below the barrier's bound) and the jitter that makes the step
+  // simulator's wait for one span, (spread + noise) x E[max of 4 normals], the barrier's.
+  const double per_sd = c.variability.barrier_wait() / expected_max_of_normals(4);
+  ASSERT_GT(per_sd, 0.1 / 0.95);
   const Machine loaded = parse_machine(format_calibrated_machine_yaml(c), "synthetic.yaml");
   EXPECT_NEAR(loaded.variability.device_speed_spread, 0.1 / 0.95, 1e-4);
-  EXPECT_NEAR(loaded.variability.compute_noise, std::sqrt(0.1 / 11), 1e-4);
+  EXPECT_NEAR(loaded.variability.compute_noise, per_sd - 0.1 / 0.95, 1e-4);
+  // A spread above what the barrier allows is capped there, and leaves no jitter.
+  CoreVariability persistent = c.variability;
+  persistent.seconds_per_call = {{1.0, 1.0}, {1.0, 1.0}, {1.3, 1.3}, {1.3, 1.3}};  // rates CV 0.151, wait 0.130
+  const SynchronizingVariability capped = synchronizing_variability(persistent);
+  EXPECT_NEAR(capped.speed_spread, persistent.barrier_wait() / expected_max_of_normals(4), 1e-12);
+  EXPECT_LT(capped.speed_spread, persistent.speed_spread());
+  EXPECT_EQ(capped.noise, 0.0);
+  // One core: nobody waits; the coefficients of variation as measured.
+  one_core.side = 256;
+  EXPECT_EQ(synchronizing_variability(one_core).noise, one_core.noise());
   EXPECT_EQ(loaded.variability.collective_entry_jitter, Time::zero());
   // Not measured: no variability in the file, and the loader's default of none.
   Calibration without = c;
@@ -125,6 +146,17 @@ TEST(CalibratedMachine, CoreVariabilityIsTheSpreadOfMediansAndTheMedianJitter) {
   const std::string yaml = format_calibrated_machine_yaml(without);
   EXPECT_EQ(yaml.find("variability:"), std::string::npos);
   EXPECT_EQ(parse_machine(yaml, "synthetic.yaml").variability.device_speed_spread, 0.0);
+}
+
+TEST(CalibratedMachine, CoreVariabilityProbeTimesEveryCoreInEveryRound) {
+  const CoreVariability v = measure_core_variability(64, 2, 5);
+  ASSERT_EQ(v.seconds_per_call.size(), 2u);
+  for (const auto& rounds : v.seconds_per_call) {
+    ASSERT_EQ(rounds.size(), 5u);
+    for (const double s : rounds) EXPECT_GT(s, 0.0);
+  }
+  EXPECT_GE(v.barrier_wait(), 0.0);  // the slowest core is never faster than the mean
+  EXPECT_GE(v.speed_spread(), 0.0);
 }
 
 TEST(CalibratedMachine, FitsTheSyntheticCommunicationExactly) {
