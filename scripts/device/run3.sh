@@ -1,6 +1,7 @@
 #!/bin/bash
 # On the device, one call (stop 28): recalibrate the 16 cores with `calibrate`'s variability section
-# (device_speed_spread, compute_noise, added in stop 27), then validate the runs stop 27 measured there,
+# (device_speed_spread, compute_noise, added in stop 27; cores meeting at a barrier since 924e9a7), then
+# validate the runs stop 27 measured there (RUNS: others of the matrix),
 # once each, on that file. Outputs are tarred: the device tool returns few files.
 cd .dev16 && tar xJf bundle.tar.xz && cd ..
 . .dev16/env.sh
@@ -15,6 +16,6 @@ echo "calibrate: rc $? in $SECONDS s"; grep -A4 "^variability" /tmp/r3/device16.
 cp /tmp/r3/device16.yaml $OUT/ 2>/dev/null
 SECONDS=0
 timeout ${VALIDATE_S:-220} weakscale validate --machine /tmp/r3/device16.yaml --out /tmp/r3/val --engine $ENGINE \
-  --no-plot --ranks-max 16 --repeat 1 --runs r01 r21 r22 r23 r24 r25 r29 r32 > /tmp/r3/validate.log 2>&1
+  --no-plot --ranks-max 16 --repeat 1 --runs ${RUNS:-r01 r21 r22 r23 r24 r25 r29 r32} > /tmp/r3/validate.log 2>&1
 echo "validate: rc $? in $SECONDS s"; grep "^validate: " /tmp/r3/validate.log | tail -14
 tar czf $OUT/run3.tgz -C /tmp r3
