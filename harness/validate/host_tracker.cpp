@@ -18,6 +18,9 @@ HostTracker::HostTracker(Machine file_machine, GemmGrid grid, ElementwiseShapes 
 
 void HostTracker::pass() {
   for (std::size_t i = 0; i < probes_.size(); ++i) samples_[i].push_back(probes_[i]());
+  // The file's ranks share one host: how fast a core computes with all of them busy drifts too.
+  if (file_machine_.node.devices > 1)
+    busy_shares_.push_back(measure_busy_node_gemm(kBusySide, file_machine_.node.devices, kBusyRepetitions).share());
 }
 
 int HostTracker::passes() const { return samples_.empty() ? 0 : static_cast<int>(samples_.front().size()); }
@@ -30,8 +33,13 @@ Machine HostTracker::take_machine() {
     s.clear();
   }
   const auto split = seconds.begin() + static_cast<std::ptrdiff_t>(gemm_probes_);
-  return with_measured_compute(file_machine_, gemm_.measurements({seconds.begin(), split}, 0),
-                               elementwise_.measurements({split, seconds.end()}, 0));
+  Machine tracked = with_measured_compute(file_machine_, gemm_.measurements({seconds.begin(), split}, 0),
+                                          elementwise_.measurements({split, seconds.end()}, 0));
+  if (!busy_shares_.empty()) {
+    tracked.device.busy_node_compute = median(busy_shares_);
+    busy_shares_.clear();
+  }
+  return tracked;
 }
 
 }  // namespace ws

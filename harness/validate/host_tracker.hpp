@@ -19,11 +19,14 @@ class HostTracker {
  public:
   // Warms every probe up once (page faults, batch sizes).
   HostTracker(Machine file_machine, GemmGrid grid, ElementwiseShapes shapes);
-  // One pass: every GEMM shape and variant and every kernel, once each (interleaved_timing.hpp).
+  // One pass: every GEMM shape and variant and every kernel, once each (interleaved_timing.hpp),
+  // and, where the file's node has several devices (cores), sgemm 512^3 alone and on all of them
+  // at once, as `calibrate` measures busy_node_compute.
   void pass();
   int passes() const;
   // The file's machine with the device's compute from the median of the passes since the last
-  // call (with_measured_compute); the file's own when there were none.
+  // call (with_measured_compute) and busy_node_compute their median share; the file's own when
+  // there were none.
   Machine take_machine();
 
  private:
@@ -33,6 +36,9 @@ class HostTracker {
   std::vector<TimedProbe> probes_;
   std::size_t gemm_probes_ = 0;
   std::vector<std::vector<double>> samples_;  // per probe, since the last take_machine()
+  std::vector<double> busy_shares_;            // per pass, since the last take_machine()
+  static constexpr int kBusySide = 512;        // calibrate's busy-node GEMM
+  static constexpr int kBusyRepetitions = 3;   // batches of >= 20 ms (calibrate: 5)
 };
 
 }  // namespace ws

@@ -229,9 +229,10 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
   if (o.track_host) {
     const GemmGrid grid = o.quick ? quick_gemm_grid() : default_gemm_grid();
     log << fmt::format("validate: tracking this host's compute: a pass over the calibration's {} GEMM shapes and "
-                       "element-wise kernels before each configuration and after each run; each configuration is "
-                       "simulated on the file's machine with the compute of its passes (--no-track-host: the file "
-                       "alone)",
+                       "element-wise kernels (and, where the file's ranks share this host, sgemm 512^3 on all its "
+                       "cores at once: busy_node_compute) before each configuration and after each run; each "
+                       "configuration is simulated on the file's machine with the compute of its passes "
+                       "(--no-track-host: the file alone)",
                        grid.shapes.size())
         << std::endl;
     tracker.emplace(machine, grid, o.quick ? quick_elementwise_shapes() : default_elementwise_shapes());
