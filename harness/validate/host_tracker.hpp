@@ -28,6 +28,7 @@ class HostTracker {
   // call (with_measured_compute) and busy_node_compute their median share; the file's own when
   // there were none.
   Machine take_machine();
+  const Machine& file_machine() const { return file_machine_; }
 
  private:
   Machine file_machine_;

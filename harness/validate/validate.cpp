@@ -125,6 +125,11 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
     ValidationRecord r{run, tries[kept], std::nullopt, std::nullopt};
     if (tracker) {
       const Machine tracked = tracker->take_machine();
+      if (tracked.node.devices > 1)
+        log << fmt::format("validate: {} tracked: a core with all {} busy ran at {:.2f} of one alone (the file: {:.2f})",
+                           run.id, tracked.node.devices, tracked.device.busy_node_compute,
+                           tracker->file_machine().device.busy_node_compute)
+            << std::endl;
       r.simulated = make_step_simulator(tracked)(run, trace_file(trace_dir, run, "simulated"));
       if (simulate) r.simulated_on_file = simulate(run, std::nullopt);
     } else if (simulate) {
