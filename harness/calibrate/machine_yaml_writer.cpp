@@ -296,12 +296,12 @@ void write_variability(std::string& y, const Calibration& c, const Machine& m) {
   auto line = [&y](const std::string& text) { y += text + "\n"; };
   const std::vector<double> rates = c.variability.median_rates();
   const auto [slowest, fastest] = std::minmax_element(rates.begin(), rates.end());
-  const std::size_t batches = c.variability.seconds_per_call.empty() ? 0 : c.variability.seconds_per_call.front().size();
+  const std::size_t rounds = c.variability.seconds_per_call.empty() ? 0 : c.variability.seconds_per_call.front().size();
   line("");
   line(fmt::format("variability:  # sgemm {}^3 NN, 1 thread, on all {} cores at once, {} rounds of the same ~10 ms "
                    "of calls on every core, each round started together after a barrier; wall time (time the host "
                    "takes a core away slows it as the ranks that wait for it see)",
-                   c.variability.side, c.variability.threads, batches));
+                   c.variability.side, c.variability.threads, rounds));
   line(fmt::format("  device_speed_spread: {}  # coefficient of variation over the cores of each one's median rate "
                    "({} .. {} GFLOP/s), at most what the barrier's wait allows (compute_noise)",
                    significant(m.variability.device_speed_spread, 4), significant(*slowest * 1e-9, 4),
