@@ -1,12 +1,19 @@
 #include "harness/netns/netns_cluster.hpp"
 
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
+
+extern char** environ;
 
 namespace ws {
 namespace {
@@ -59,6 +66,7 @@ ShapedNetwork::ShapedNetwork(const ShapedNetworkSpec& spec, std::string netns_ex
   }
   if (spec_.prefix.empty()) spec_.prefix = fmt::format("ws{}n", static_cast<long>(::getpid()));
   const std::string bridge = spec_.prefix + "br";
+  start_reaper();
   try {
     ip_tool({"ip", "link", "add", bridge, "type", "bridge"});
     bridge_made_ = true;
@@ -87,6 +95,40 @@ ShapedNetwork::ShapedNetwork(const ShapedNetworkSpec& spec, std::string netns_ex
 
 ShapedNetwork::~ShapedNetwork() { tear_down(); }
 
+void ShapedNetwork::start_reaper() {
+  // A socket, not a pipe: sending to a reaper that died must not raise SIGPIPE here (MSG_NOSIGNAL).
+  // Close-on-exec, so that mpirun and the ranks do not hold it open after this process is gone.
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    throw NetnsError(fmt::format("socketpair for the namespaces' reaper: {}", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ends[0], STDIN_FILENO);  // dup2 clears close-on-exec
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // A process group of its own: Ctrl-C in a terminal signals the foreground group, which the reaper
+  // must outlive (it also ignores SIGINT, SIGTERM and SIGHUP).
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  std::vector<std::string> argv = {netns_exec_, "--reap", spec_.prefix, std::to_string(spec_.ranks)};
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, netns_exec_.c_str(), &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(ends[0]);
+  if (rc != 0) {
+    ::close(ends[1]);
+    throw NetnsError(fmt::format("cannot start '{} --reap', which removes the namespaces if this process dies: {}",
+                                 netns_exec_, std::strerror(rc)));
+  }
+  reaper_ = pid;
+  reaper_socket_ = ends[1];
+}
+
 void ShapedNetwork::tear_down() noexcept {
   // Deleting a namespace deletes the veth end inside it, and with it the peer on the bridge.
   for (const auto& ns : namespaces_) {
@@ -102,6 +144,18 @@ void ShapedNetwork::tear_down() noexcept {
     } catch (...) {
     }
     bridge_made_ = false;
+  }
+  // Removed here: the reaper may go.
+  if (reaper_socket_ >= 0) {
+    const char done = 'd';
+    (void)::send(reaper_socket_, &done, 1, MSG_NOSIGNAL);
+    ::close(reaper_socket_);
+    reaper_socket_ = -1;
+  }
+  if (reaper_ > 0) {
+    int status = 0;
+    ::waitpid(reaper_, &status, 0);
+    reaper_ = -1;
   }
 }
 

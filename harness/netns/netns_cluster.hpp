@@ -33,8 +33,12 @@ class NetnsError : public std::runtime_error {
 };
 
 // Makes the namespaces, links and shaping on construction and removes them on destruction. A
-// process killed in between leaves them behind: `ip netns list` shows ws<pid>n0.., remove them
-// with `ip netns del` (their veth pairs go with them) and the bridge with `ip link del ws<pid>nbr`.
+// process killed in between (SIGTERM, Ctrl-C, SIGKILL, a crash) cannot run its destructor: a reaper
+// started first (`weakscale-netns-exec --reap`, in its own process group, deaf to SIGINT, SIGTERM
+// and SIGHUP) sees its socket to this process close without the word that all was removed, and
+// removes them. Only a reaper killed too (SIGKILL to it) leaves them behind: `ip netns list` shows
+// ws<pid>n0..; `ip netns del` removes each (their veth pairs go with them), `ip link del ws<pid>nbr`
+// the bridge.
 class ShapedNetwork {
  public:
   ShapedNetwork(const ShapedNetworkSpec& spec, std::string netns_exec_executable);
@@ -49,11 +53,14 @@ class ShapedNetwork {
   const ShapedNetworkSpec& spec() const { return spec_; }
 
  private:
+  void start_reaper();
   void tear_down() noexcept;
   ShapedNetworkSpec spec_;
   std::string netns_exec_;
   std::vector<std::string> namespaces_;
   bool bridge_made_ = false;
+  int reaper_ = -1;         // the reaper's process id
+  int reaper_socket_ = -1;  // our end of its stdin
 };
 
 // The --netns-rate option's text ("1 Gb/s") as a bandwidth; InputError naming the option, the

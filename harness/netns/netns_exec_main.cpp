@@ -173,9 +173,63 @@ int relay_until_exit(const std::vector<Listener>& listeners) {
   }
 }
 
+// Runs argv (searched on a fixed PATH) with its output discarded, and waits for it.
+void run_quietly(std::vector<std::string> argv) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+    }
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::setenv("PATH", "/usr/sbin:/sbin:/usr/bin:/bin", 1);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  if (pid > 0) ::waitpid(pid, &status, 0);
+}
+
+// --reap PREFIX RANKS: started by ShapedNetwork (netns_cluster.cpp) with a socket on stdin and in a
+// process group of its own. The process that made the namespaces sends one byte once it has removed
+// them; if the socket closes without it, that process died (SIGTERM, Ctrl-C, SIGKILL, a crash) and
+// this one removes the namespaces and the bridge in its place.
+int reap(const std::string& prefix, int ranks) {
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) ::signal(signal, SIG_IGN);
+  char byte = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(STDIN_FILENO, &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n == 1) return 0;
+  for (int i = 0; i < ranks; ++i) run_quietly({"ip", "netns", "del", prefix + std::to_string(i)});
+  run_quietly({"ip", "link", "del", prefix + "br"});
+  return 0;
+}
+
+// A name prefix as ShapedNetwork makes them: letters and digits (nothing a command could misread).
+bool plain_name(const std::string& text) {
+  if (text.empty() || text.size() > 10) return false;
+  for (const char c : text) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "--reap") {
+    const int ranks = argc == 4 ? std::atoi(argv[3]) : 0;
+    if (argc != 4 || !plain_name(argv[2]) || ranks < 1 || ranks > 250) {
+      fail("usage: weakscale-netns-exec --reap NAME_PREFIX RANKS (a prefix of up to 10 letters and digits, 1 to "
+           "250 ranks)");
+    }
+    return reap(argv[2], ranks);
+  }
   std::string prefix;
   int first = 1;
   for (; first < argc; ++first) {
