@@ -81,7 +81,7 @@ SynchronizingVariability synchronizing_variability(const CoreVariability& v) {
   if (v.threads < 2 || e_max <= 0.0) return out;  // one core waits for nobody: the figures as measured
   // The step simulator charges a span between two synchronizations (spread + noise) x E[max of n]
   // of its length. The round times are heavy-tailed (a core taken away for a while, now and then),
-  // so their coefficient of variation puts that wait far above the barrier's (3x on the 2-core VM).
+  // so their coefficient of variation puts that wait far above the barrier's (2-3x on the 2-core VM).
   // Keep the two terms' sum at what the barrier measured; the spread, being a part of it, no larger.
   const double per_sd = v.barrier_wait() / e_max;
   out.speed_spread = std::min(out.speed_spread, per_sd);
