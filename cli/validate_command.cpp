@@ -46,7 +46,7 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& n
                 "keep every run's engine trace and write its simulated trace here (<run>-engine.json, "
                 "<run>-simulated.json: load both in ui.perfetto.dev)");
   c->add_option("--repeat", o.repeat,
-                "engine runs per configuration; the one with the median step time is kept (--quick: 1 unless given)")
+                "engine runs per configuration; the fastest is kept (--quick: 1 unless given)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   c->add_option("--runs", o.only_runs, "only these runs of the matrix, by id (e.g. r02,r13): to re-check points")

@@ -1,5 +1,6 @@
 #include "harness/validate/host_tracker.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "harness/calibrate/calibrated_machine.hpp"
@@ -23,13 +24,17 @@ void HostTracker::pass() {
     busy_shares_.push_back(measure_busy_node_gemm(kBusySide, file_machine_.node.devices, kBusyRepetitions).share());
 }
 
+double fastest_pass_seconds(const std::vector<double>& seconds) {
+  return seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end());
+}
+
 int HostTracker::passes() const { return samples_.empty() ? 0 : static_cast<int>(samples_.front().size()); }
 
 Machine HostTracker::take_machine() {
   if (passes() == 0) return file_machine_;
   std::vector<double> seconds;
   for (auto& s : samples_) {
-    seconds.push_back(median(s));
+    seconds.push_back(fastest_pass_seconds(s));
     s.clear();
   }
   const auto split = seconds.begin() + static_cast<std::ptrdiff_t>(gemm_probes_);

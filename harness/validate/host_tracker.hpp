@@ -15,6 +15,15 @@
 
 namespace ws {
 
+// What a probe's passes say of the host undisturbed: the fastest (0 for none). Another tenant, a
+// stolen vCPU or a slower clock only ever add time, so the fastest pass is the one they disturbed
+// least; their median moved with how many passes they caught (on a noisy 2-core Xeon VM, at
+// 8e27f12, at least half of r04's passes ran at about 0.65 of the file's speed, and their median
+// priced a run that ran at full speed 42 % slow). validate keeps the fastest of a configuration's engine
+// runs (kept_try) for the same reason (Chen and Revels, arXiv 1608.04295: under noise that only
+// delays, the minimum is the robust estimator of a benchmark's time).
+double fastest_pass_seconds(const std::vector<double>& seconds);
+
 class HostTracker {
  public:
   // Warms every probe up once (page faults, batch sizes).
@@ -24,9 +33,10 @@ class HostTracker {
   // at once, as `calibrate` measures busy_node_compute.
   void pass();
   int passes() const;
-  // The file's machine with the device's compute from the median of the passes since the last
-  // call (with_measured_compute) and busy_node_compute their median share; the file's own when
-  // there were none.
+  // The file's machine with the device's compute from the fastest of the passes since the last
+  // call, per probe (fastest_pass_seconds, with_measured_compute), and busy_node_compute their
+  // median share (a ratio of two timings, which the host's interference moves either way); the
+  // file's own when there were none.
   Machine take_machine();
   const Machine& file_machine() const { return file_machine_; }
 

@@ -80,6 +80,14 @@ std::optional<std::filesystem::path> trace_file(const std::optional<std::filesys
 
 }  // namespace
 
+std::size_t kept_try(const std::vector<PhaseTimes>& tries) {
+  std::size_t kept = 0;
+  for (std::size_t i = 1; i < tries.size(); ++i) {
+    if (tries[i].step_s < tries[kept].step_s) kept = i;
+  }
+  return kept;
+}
+
 double measure_host_speed(const Machine& machine) {
   constexpr int kSide = 512;
   GemmGrid grid;
@@ -98,7 +106,7 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
   std::vector<ValidationRecord> records;
   for (const auto& run : runs) {
     if (tracker) tracker->pass();
-    // Every repetition writes its own trace; the median one's is kept under the run's name.
+    // Every repetition writes its own trace; the fastest one's is kept under the run's name.
     std::vector<PhaseTimes> tries;
     std::vector<std::optional<std::filesystem::path>> traces;
     for (int i = 0; i < std::max(repeat, 1); ++i) {
@@ -110,10 +118,7 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
       traces.push_back(trace);
       if (tracker) tracker->pass();
     }
-    std::vector<std::size_t> order(tries.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tries[a].step_s < tries[b].step_s; });
-    const std::size_t kept = order[order.size() / 2];
+    const std::size_t kept = kept_try(tries);
     for (std::size_t i = 0; i < traces.size(); ++i) {
       if (!traces[i] || traces.size() == 1) continue;
       if (i == kept) {
@@ -205,7 +210,7 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
   const StepSimulator simulate = make_step_simulator(machine);
   const auto runs = select_runs(validation_matrix(MatrixOptions{effective_ranks_max(o.ranks_max), o.quick}), o.only_runs);
   const int repeat = std::max(o.repeat, 1);
-  log << fmt::format("validate: {} configurations x {} engine runs (the median kept), machine {} ({})", runs.size(),
+  log << fmt::format("validate: {} configurations x {} engine runs (the fastest kept), machine {} ({})", runs.size(),
                      repeat, machine.name, o.machine_file)
       << std::endl;
 
@@ -236,8 +241,8 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
     log << fmt::format("validate: tracking this host's compute: a pass over the calibration's {} GEMM shapes and "
                        "element-wise kernels (and, where the file's ranks share this host, sgemm 512^3 on all its "
                        "cores at once: busy_node_compute) before each configuration and after each run; each "
-                       "configuration is simulated on the file's machine with the compute of its passes "
-                       "(--no-track-host: the file alone)",
+                       "configuration is simulated on the file's machine with the compute of its fastest pass "
+                       "per probe (--no-track-host: the file alone)",
                        grid.shapes.size())
         << std::endl;
     tracker.emplace(machine, grid, o.quick ? quick_elementwise_shapes() : default_elementwise_shapes());

@@ -32,9 +32,10 @@ struct ValidateOptions {
   // per node (`weakscale calibrate --netns-rate`).
   std::optional<Bandwidth> netns_rate;
   std::string netns_exec_executable;
-  // Engine runs per configuration; the one with the median step time is kept (the host's
-  // interference only ever adds time, and one slow run should not decide a point). The command
-  // makes it 1 for --quick unless --repeat is given.
+  // Engine runs per configuration; the fastest is kept (the host's interference only ever adds
+  // time, so the fastest run is the one it disturbed least, and one slow run does not decide a
+  // point; the tracker takes its passes' fastest likewise). The command makes it 1 for --quick
+  // unless --repeat is given.
   int repeat = 3;
   // Re-measure this host's compute in passes around each configuration's engine runs (before the
   // first, after each) and simulate the configuration on the file's machine with that compute
@@ -56,11 +57,13 @@ struct ValidationReport {
 // `simulate` measures only (records without a simulation). With a trace_dir, both timelines of
 // every run are kept there.
 // `host_speed`, when given, is called right before each run (measured.host_speed). Each
-// configuration runs `repeat` times and keeps the run with the median step time (its trace too).
+// configuration runs `repeat` times and keeps the fastest run (kept_try; its trace too).
 // With a `tracker`, it makes a pass before each configuration's first run and after each run,
 // the configuration is simulated on tracker->take_machine() and `simulate` (the file's machine)
 // fills simulated_on_file.
 using HostSpeedProbe = std::function<double()>;
+// Index of the try with the shortest step time (the first of equals); 0 for none.
+std::size_t kept_try(const std::vector<PhaseTimes>& tries);
 std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& runs, const EngineRunner& engine,
                                             const StepSimulator& simulate,
                                             const std::optional<std::filesystem::path>& trace_dir, std::ostream& log,

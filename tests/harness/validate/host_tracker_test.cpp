@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/validate/host_tracker.hpp"
+#include "harness/validate/validate.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {
@@ -37,6 +38,21 @@ TEST(HostTracker, PassesReMeasureTheBusyNodeShareOfASharedHostFile) {
   HostTracker alone(one_per_node, quick_gemm_grid(), quick_elementwise_shapes());
   alone.pass();
   EXPECT_EQ(alone.take_machine().device.busy_node_compute, 0.123);
+}
+
+// The host's interference only adds time: each probe's tracked time is its fastest pass, and of a
+// configuration's engine runs the fastest is kept; neither is moved by how many passes or runs
+// another tenant slowed.
+TEST(HostTracker, TheFastestPassAndTheFastestRunStandForTheUndisturbedHost) {
+  EXPECT_EQ(fastest_pass_seconds({0.30, 0.10, 0.20, 0.50}), 0.10);
+  EXPECT_EQ(fastest_pass_seconds({0.16, 0.16, 0.10, 0.16}), 0.10);  // three slow passes of four
+  EXPECT_EQ(fastest_pass_seconds({}), 0.0);
+  std::vector<PhaseTimes> tries(4);
+  for (std::size_t i = 0; i < tries.size(); ++i) tries[i].step_s = std::vector<double>{2.18, 1.9, 3.1, 1.9}[i];
+  EXPECT_EQ(kept_try(tries), 1u);  // the fastest; of equals, the first
+  tries.resize(1);
+  EXPECT_EQ(kept_try(tries), 0u);
+  EXPECT_EQ(kept_try({}), 0u);
 }
 
 }  // namespace
