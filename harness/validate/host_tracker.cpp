@@ -21,11 +21,20 @@ void HostTracker::pass() {
   for (std::size_t i = 0; i < probes_.size(); ++i) samples_[i].push_back(probes_[i]());
   // The file's ranks share one host: how fast a core computes with all of them busy drifts too.
   if (file_machine_.node.devices > 1)
-    busy_shares_.push_back(measure_busy_node_gemm(kBusySide, file_machine_.node.devices, kBusyRepetitions).share());
+    busy_node_.push_back(measure_busy_node_gemm(kBusySide, file_machine_.node.devices, kBusyRepetitions));
 }
 
 double fastest_pass_seconds(const std::vector<double>& seconds) {
   return seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end());
+}
+
+double fastest_busy_node_share(const std::vector<BusyNodeGemm>& passes) {
+  BusyNodeGemm fastest;
+  for (const BusyNodeGemm& p : passes) {
+    fastest.alone_flops = std::max(fastest.alone_flops, p.alone_flops);
+    fastest.each_flops = std::max(fastest.each_flops, p.each_flops);
+  }
+  return fastest.share();
 }
 
 int HostTracker::passes() const { return samples_.empty() ? 0 : static_cast<int>(samples_.front().size()); }
@@ -40,9 +49,9 @@ Machine HostTracker::take_machine() {
   const auto split = seconds.begin() + static_cast<std::ptrdiff_t>(gemm_probes_);
   Machine tracked = with_measured_compute(file_machine_, gemm_.measurements({seconds.begin(), split}, 0),
                                           elementwise_.measurements({split, seconds.end()}, 0));
-  if (!busy_shares_.empty()) {
-    tracked.device.busy_node_compute = median(busy_shares_);
-    busy_shares_.clear();
+  if (!busy_node_.empty()) {
+    tracked.device.busy_node_compute = fastest_busy_node_share(busy_node_);
+    busy_node_.clear();
   }
   return tracked;
 }

@@ -24,6 +24,13 @@ namespace ws {
 // delays, the minimum is the robust estimator of a benchmark's time).
 double fastest_pass_seconds(const std::vector<double>& seconds);
 
+// busy_node_compute from several passes of measure_busy_node_gemm: the fastest per-core rate with
+// every core busy over the fastest rate alone (at most 1; 1 for none). Not a statistic of each
+// pass's share: that ratio of two timings moves either way with interference (a disturbed lone run
+// raises it, a disturbed busy one lowers it), and its median followed the disturbed passes (0.80
+// and 0.88 on the noisy Xeon VM at 535fd2c for runs that ran as fast as the file's 1.00 predicts).
+double fastest_busy_node_share(const std::vector<BusyNodeGemm>& passes);
+
 class HostTracker {
  public:
   // Warms every probe up once (page faults, batch sizes).
@@ -34,9 +41,9 @@ class HostTracker {
   void pass();
   int passes() const;
   // The file's machine with the device's compute from the fastest of the passes since the last
-  // call, per probe (fastest_pass_seconds, with_measured_compute), and busy_node_compute their
-  // median share (a ratio of two timings, which the host's interference moves either way); the
-  // file's own when there were none.
+  // call, per probe (fastest_pass_seconds, with_measured_compute), and busy_node_compute from
+  // their fastest busy and fastest lone rates (fastest_busy_node_share); the file's own when there
+  // were none.
   Machine take_machine();
   const Machine& file_machine() const { return file_machine_; }
 
@@ -47,7 +54,7 @@ class HostTracker {
   std::vector<TimedProbe> probes_;
   std::size_t gemm_probes_ = 0;
   std::vector<std::vector<double>> samples_;  // per probe, since the last take_machine()
-  std::vector<double> busy_shares_;            // per pass, since the last take_machine()
+  std::vector<BusyNodeGemm> busy_node_;        // per pass, since the last take_machine()
   static constexpr int kBusySide = 512;        // calibrate's busy-node GEMM
   static constexpr int kBusyRepetitions = 3;   // batches of >= 20 ms (calibrate: 5)
 };

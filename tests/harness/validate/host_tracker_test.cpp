@@ -55,5 +55,25 @@ TEST(HostTracker, TheFastestPassAndTheFastestRunStandForTheUndisturbedHost) {
   EXPECT_EQ(kept_try({}), 0u);
 }
 
+// Each pass's share is a ratio of two timings that interference moves either way; the tracked share
+// takes the fastest busy rate over the fastest lone rate, whichever passes they came from.
+TEST(HostTracker, BusyNodeShareIsTheFastestBusyRateOverTheFastestLoneRate) {
+  auto pass = [](double alone, double each) {
+    BusyNodeGemm g;
+    g.side = 512, g.threads = 2, g.alone_flops = alone, g.each_flops = each;
+    return g;
+  };
+  // Pass 1: the lone run disturbed (share 1.0 capped); pass 2: the busy run disturbed (share 0.6);
+  // pass 3: neither. The shares' mean would say 0.83; the host says 0.9.
+  const std::vector<BusyNodeGemm> passes{pass(20e9, 27e9), pass(30e9, 18e9), pass(30e9, 27e9)};
+  EXPECT_NEAR(fastest_busy_node_share(passes), 0.9, 1e-12);
+  // A disturbed busy run in most passes does not pull it down as long as one pass was quiet (the
+  // shares' median would say 0.53).
+  const std::vector<BusyNodeGemm> mostly_busy{pass(30e9, 15e9), pass(30e9, 16e9), pass(30e9, 27e9)};
+  EXPECT_NEAR(fastest_busy_node_share(mostly_busy), 0.9, 1e-12);
+  EXPECT_EQ(fastest_busy_node_share({pass(30e9, 33e9)}), 1.0);  // capped: sharing never speeds a core up
+  EXPECT_EQ(fastest_busy_node_share({}), 1.0);
+}
+
 }  // namespace
 }  // namespace ws
