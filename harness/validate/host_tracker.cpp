@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "harness/calibrate/calibrated_machine.hpp"
-#include "base/statistics.hpp"
 
 namespace ws {
 

@@ -81,11 +81,9 @@ std::optional<std::filesystem::path> trace_file(const std::optional<std::filesys
 }  // namespace
 
 std::size_t kept_try(const std::vector<PhaseTimes>& tries) {
-  std::size_t kept = 0;
-  for (std::size_t i = 1; i < tries.size(); ++i) {
-    if (tries[i].step_s < tries[kept].step_s) kept = i;
-  }
-  return kept;
+  const auto fastest = std::min_element(tries.begin(), tries.end(),
+                                        [](const PhaseTimes& a, const PhaseTimes& b) { return a.step_s < b.step_s; });
+  return static_cast<std::size_t>(fastest - tries.begin());  // 0 for none: end() is begin()
 }
 
 double measure_host_speed(const Machine& machine) {
