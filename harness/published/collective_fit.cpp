@@ -19,7 +19,7 @@
 namespace ws {
 
 LibraryTerms terms_of(const CollectiveLibrary& library) {
-  LibraryTerms t{library.launch_latency, library.step_latency, library.bandwidth_efficiency, {}, library.low_latency,
+  LibraryTerms t{library.launch_latency, library.step_latency, library.bandwidth_efficiency, {}, library.protocols,
                  {}};
   for (const auto& p : library.large_job_overhead.points) t.overhead_per_step.push_back(p.per_step);
   if (library.eager_overflow) t.eager_per_step = library.eager_overflow->per_step;
@@ -32,7 +32,7 @@ CollectiveLibrary with_terms(CollectiveLibrary library, const LibraryTerms& term
   library.bandwidth_efficiency = terms.bandwidth_efficiency;
   for (std::size_t i = 0; i < library.large_job_overhead.points.size() && i < terms.overhead_per_step.size(); ++i)
     library.large_job_overhead.points[i].per_step = terms.overhead_per_step[i];
-  if (library.low_latency && terms.low_latency) library.low_latency = terms.low_latency;
+  if (terms.protocols.size() == library.protocols.size()) library.protocols = terms.protocols;
   if (library.eager_overflow && terms.eager_per_step) library.eager_overflow->per_step = *terms.eager_per_step;
   return library;
 }
@@ -122,8 +122,8 @@ FitScore score(const std::vector<double>& relative_errors) {
   return s;
 }
 
-// Whether some training row's price, under the terms as written, depends on a protocol term: the
-// LL protocol (the row runs it) or the eager-overflow window (the row's messages fall in it).
+// Whether some training row's price, under the terms as written, depends on a protocol term: an
+// LL or LL128 protocol (the row runs it) or the eager-overflow window (the row's messages fall in it).
 // A term no row depends on is not identified by them and keeps its written value; fitted anyway,
 // the optimizer moves it to wherever it helps other rows through a protocol switch (LL taking
 // over 64 KiB steps at 16 nodes, say) and the larger jobs that do run it pay for that.
@@ -131,6 +131,19 @@ bool some_row_depends(const std::vector<const PublishedRowModel*>& train, const 
                       const CollectiveLibrary& without_term) {
   return std::any_of(train.begin(), train.end(),
                      [&](const PublishedRowModel* r) { return r->time(base) != r->time(without_term); });
+}
+
+// How many sizes of step (bytes per member) there are among the training rows whose price depends
+// on a term (as some_row_depends).
+int distinct_steps_depending(const std::vector<const PublishedRowModel*>& train, const CollectiveLibrary& base,
+                             const CollectiveLibrary& without_term) {
+  std::vector<double> steps;
+  for (const PublishedRowModel* r : train) {
+    if (r->time(base) == r->time(without_term)) continue;
+    const double step = static_cast<double>(r->row().bytes) / r->row().devices;
+    if (std::find(steps.begin(), steps.end(), step) == steps.end()) steps.push_back(step);
+  }
+  return static_cast<int>(steps.size());
 }
 
 // Least squares of log(predicted / published) over `train`, from the library's terms.
@@ -153,18 +166,28 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
     lower.push_back(std::log(0.01));
     upper.push_back(std::log(1e5));
   }
-  CollectiveLibrary without_ll = base, without_eager = base;
-  without_ll.low_latency.reset();
+  CollectiveLibrary without_eager = base;
   without_eager.eager_overflow.reset();
-  const bool fit_ll = base.low_latency && some_row_depends(train, base, without_ll);
   const bool fit_eager = base.eager_overflow && some_row_depends(train, base, without_eager);
-  const std::size_t ll_at = x.size();
-  if (fit_ll) {
-    const double e = base.low_latency->bandwidth_efficiency;
-    x.push_back(std::log(std::max(base.low_latency->step_latency.us(), 0.05)));
+  // A protocol's terms, where training rows run it: its step latency from one size of step, its
+  // bandwidth too from two or more (one size cannot tell a longer step from a slower transfer).
+  // They sit at x[protocol_at[j]] and, where fitted, the next.
+  std::vector<std::size_t> protocol_at(base.protocols.size(), 0);
+  std::vector<int> protocol_terms(base.protocols.size(), 0);
+  for (std::size_t j = 0; j < base.protocols.size(); ++j) {
+    CollectiveLibrary without = base;
+    without.protocols.erase(without.protocols.begin() + static_cast<std::ptrdiff_t>(j));
+    protocol_terms[j] = std::min(2, distinct_steps_depending(train, base, without));
+    if (protocol_terms[j] == 0) continue;
+    protocol_at[j] = x.size();
+    x.push_back(std::log(std::max(base.protocols[j].step_latency.us(), 0.05)));
+    lower.push_back(std::log(0.05));
+    upper.push_back(std::log(2000.0));
+    if (protocol_terms[j] < 2) continue;
+    const double e = base.protocols[j].bandwidth_efficiency;
     x.push_back(std::log(e / std::max(1e-6, 1.0 - e + 1e-6)));
-    lower.insert(lower.end(), {std::log(0.05), -4.0});
-    upper.insert(upper.end(), {std::log(2000.0), 8.0});
+    lower.push_back(-4.0);
+    upper.push_back(8.0);
   }
   const std::size_t eager_at = x.size();
   if (fit_eager) {
@@ -184,10 +207,11 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
       if (trainable[j]) last = Time::from_seconds(std::exp(v[k++]) * kMicro);
       t.overhead_per_step.push_back(last);
     }
-    t.low_latency = base.low_latency;
-    if (fit_ll) {
-      t.low_latency = ProtocolTerms{Time::from_seconds(std::exp(v[ll_at]) * kMicro),
-                                    std::min(1.0, 1.0 / (1.0 + std::exp(-v[ll_at + 1])))};
+    t.protocols = base.protocols;
+    for (std::size_t j = 0; j < base.protocols.size(); ++j) {
+      if (protocol_terms[j] > 0) t.protocols[j].step_latency = Time::from_seconds(std::exp(v[protocol_at[j]]) * kMicro);
+      if (protocol_terms[j] > 1)
+        t.protocols[j].bandwidth_efficiency = std::min(1.0, 1.0 / (1.0 + std::exp(-v[protocol_at[j] + 1])));
     }
     if (base.eager_overflow) t.eager_per_step = base.eager_overflow->per_step;
     if (fit_eager) t.eager_per_step = Time::from_seconds(std::exp(v[eager_at]) * kMicro);

@@ -1,10 +1,10 @@
 // Fitting a collective library's terms to published bandwidths, honestly: the terms (launch and
-// per-step latency, bandwidth efficiency, the LL protocol's terms, the eager-overflow window's
+// per-step latency, bandwidth efficiency, the LL and LL128 protocols' terms, the eager-overflow window's
 // per-step time, and the per-step overhead of the machine file's large_job_overhead table) are
 // fitted on some rows and scored on the others. Two held-out schemes: 5-fold (each row predicted by
 // a fit to the other four fifths of its machine and library, the fifths drawn by a seeded shuffle)
 // and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale measurements
-// predict large jobs?). A term no training row's price depends on (an LL protocol no row runs, an
+// predict large jobs?). A term no training row's price depends on (a protocol no row runs, an
 // eager window no row's messages fall in, an overhead point no row reaches) keeps its written
 // value. The network side (phases, routes, rates) is the simulator's and is not fitted.
 #pragma once
@@ -27,7 +27,7 @@ struct LibraryTerms {
   Time step_latency;
   double bandwidth_efficiency = 1.0;
   std::vector<Time> overhead_per_step;  // one per large_job_overhead point (empty: none)
-  std::optional<ProtocolTerms> low_latency;  // where the library has one
+  std::vector<ProtocolTerms> protocols;      // the library's LL and LL128, where it has them
   std::optional<Time> eager_per_step;        // eager_overflow's per-step time, where the library has one
 };
 LibraryTerms terms_of(const CollectiveLibrary& library);

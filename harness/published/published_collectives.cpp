@@ -139,22 +139,26 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
   const auto path = out_dir / "collectives-fit.csv";
   std::ostringstream out;
   out << "machine,library,rows,launch_us_file,step_us_file,efficiency_file,launch_us_fit,step_us_fit,efficiency_fit,"
-         "overhead_per_step_us_fit,ll_step_us_fit,ll_efficiency_fit,eager_per_step_us_fit,"
+         "overhead_per_step_us_fit,ll_step_us_fit,ll_efficiency_fit,ll128_step_us_fit,ll128_efficiency_fit,"
+         "eager_per_step_us_fit,"
          "median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
          "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale,worst_error_floor\n";
   for (const LibraryFit& f : comparison.libraries) {
     std::string overhead;
     for (const Time t : f.fitted.overhead_per_step) overhead += fmt::format("{}{:.2f}", overhead.empty() ? "" : " ", t.us());
-    // Empty where the library has no LL protocol or eager-overflow window.
-    const auto& ll = f.fitted.low_latency;
-    const std::string ll_step = ll ? fmt::format("{:.3f}", ll->step_latency.us()) : "";
-    const std::string ll_efficiency = ll ? fmt::format("{:.4f}", ll->bandwidth_efficiency) : "";
+    // Empty where the library has no such protocol or eager-overflow window.
+    auto protocol_terms = [&](const char* name) {
+      for (const ProtocolTerms& p : f.fitted.protocols) {
+        if (p.name == name) return fmt::format("{:.3f},{:.4f}", p.step_latency.us(), p.bandwidth_efficiency);
+      }
+      return std::string(",");
+    };
     const std::string eager = f.fitted.eager_per_step ? fmt::format("{:.2f}", f.fitted.eager_per_step->us()) : "";
     out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},"
                        "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{:.4f}\n",
                        f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
                        f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
-                       f.fitted.bandwidth_efficiency, overhead, ll_step, ll_efficiency, eager,
+                       f.fitted.bandwidth_efficiency, overhead, protocol_terms("LL"), protocol_terms("LL128"), eager,
                        f.file.median_abs_error, f.file.worst_abs_error,
                        f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
                        f.kfold.worst_abs_error, f.scale.rows,

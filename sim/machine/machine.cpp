@@ -93,11 +93,12 @@ const char* to_string(UncertainParameter p) {
   return "?";
 }
 
-CollectiveLibrary low_latency_variant(const CollectiveLibrary& library) {
+CollectiveLibrary protocol_variant(const CollectiveLibrary& library, int protocol) {
   CollectiveLibrary l = library;
-  if (library.low_latency) {
-    l.step_latency = library.low_latency->step_latency;
-    l.bandwidth_efficiency = library.low_latency->bandwidth_efficiency;
+  if (protocol >= 0 && static_cast<std::size_t>(protocol) < library.protocols.size()) {
+    const ProtocolTerms& p = library.protocols[static_cast<std::size_t>(protocol)];
+    l.step_latency = p.step_latency;
+    l.bandwidth_efficiency = p.bandwidth_efficiency;
   }
   return l;
 }

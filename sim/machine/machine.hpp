@@ -162,11 +162,14 @@ struct EagerOverflow {
   Time per_step;
 };
 
-// A second protocol a library may run a call with: NCCL's LL ("low latency": 8-byte stores with
-// a flag, a shorter step, about half the bandwidth; NCCL_PROTO in NCCL's documentation). The
-// library takes, per call, whichever of its protocols finishes sooner, as NCCL's tuner picks by
-// its own cost model (machine file `low_latency`, optional).
+// Protocols a library may run a call with besides its own terms (NCCL's "Simple"): NCCL's LL
+// ("low latency": 8-byte stores carrying a 4-byte flag, a short step, about half the bandwidth) and
+// LL128 (128-byte stores carrying 120 bytes and a flag: a step between LL's and Simple's, most of
+// Simple's bandwidth); NCCL_PROTO in NCCL's documentation. The library takes, per call, whichever of
+// its protocols finishes sooner, as NCCL's tuner picks by its own cost model (machine file
+// `low_latency` and `ll128`, both optional).
 struct ProtocolTerms {
+  std::string name;  // "LL", "LL128"
   Time step_latency;
   double bandwidth_efficiency = 1.0;
 };
@@ -202,7 +205,7 @@ struct CollectiveLibrary {
   Time setup_latency_per_member = {};
   LargeJobOverhead large_job_overhead = {};  // empty: none
   std::optional<EagerOverflow> eager_overflow = {};
-  std::optional<ProtocolTerms> low_latency = {};
+  std::vector<ProtocolTerms> protocols = {};  // the file's `low_latency` then `ll128`, where given
   // Machine file `compute_slowdown` (optional, default 0): how much slower the device computes while
   // one of the library's non-blocking calls is in flight beside it, as a fraction of the compute
   // time they overlap (GPU collective kernels take compute units and memory bandwidth from the
@@ -210,8 +213,9 @@ struct CollectiveLibrary {
   double compute_slowdown = 0.0;
 };
 
-// The library with its low-latency protocol's terms in place of its own.
-CollectiveLibrary low_latency_variant(const CollectiveLibrary& library);
+// The library with protocols[protocol]'s terms in place of its own; itself for kOwnProtocol.
+constexpr int kOwnProtocol = -1;
+CollectiveLibrary protocol_variant(const CollectiveLibrary& library, int protocol);
 
 // The extra time of eager_overflow for one step whose message is `message_bytes`; zero outside its
 // window or where the library has none.

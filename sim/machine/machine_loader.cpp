@@ -309,7 +309,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   for (const Field& entry : read_list(f, "{name, launch_latency, step_latency, bandwidth_efficiency} libraries", true)) {
     const MapField map(entry, {"name", "launch_latency", "step_latency", "bandwidth_efficiency", "tree_threshold",
                                "progress", "setup_latency_per_member", "large_job_overhead", "low_latency",
-                               "step_overlap", "eager_overflow", "compute_slowdown"});
+                               "ll128", "step_overlap", "eager_overflow", "compute_slowdown"});
     CollectiveLibrary lib;
     const Field name = map.required("name");
     lib.name = read_string(name);
@@ -343,10 +343,11 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
     if (map.has("setup_latency_per_member"))
       lib.setup_latency_per_member = read_latency(map.required("setup_latency_per_member"));
     if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));
-    if (map.has("low_latency")) {
-      const MapField ll(map.required("low_latency"), {"step_latency", "bandwidth_efficiency"});
-      lib.low_latency = ProtocolTerms{read_latency(ll.required("step_latency")),
-                                      read_efficiency(ll.required("bandwidth_efficiency"))};
+    for (const auto& [key, protocol] : {std::pair{"low_latency", "LL"}, std::pair{"ll128", "LL128"}}) {
+      if (!map.has(key)) continue;
+      const MapField terms(map.required(key), {"step_latency", "bandwidth_efficiency"});
+      lib.protocols.push_back(ProtocolTerms{protocol, read_latency(terms.required("step_latency")),
+                                            read_efficiency(terms.required("bandwidth_efficiency"))});
     }
     out.push_back(lib);
   }

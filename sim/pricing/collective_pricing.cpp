@@ -75,18 +75,26 @@ Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& li
 
 }  // namespace
 
-bool uses_low_latency(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                      Bytes nic_overhead_bytes) {
-  return library.low_latency &&
-         one_protocol_time(program, low_latency_variant(library), bytes, nic_overhead_bytes) <
-             one_protocol_time(program, library, bytes, nic_overhead_bytes);
+int fastest_protocol(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                     Bytes nic_overhead_bytes) {
+  int best = kOwnProtocol;
+  Time best_time = one_protocol_time(program, library, bytes, nic_overhead_bytes);
+  for (std::size_t i = 0; i < library.protocols.size(); ++i) {
+    const int p = static_cast<int>(i);
+    const Time t = one_protocol_time(program, protocol_variant(library, p), bytes, nic_overhead_bytes);
+    if (t < best_time) {
+      best = p;
+      best_time = t;
+    }
+  }
+  return best;
 }
 
 Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                   Bytes nic_overhead_bytes) {
   if (program.phases.empty()) return Time::zero();
-  const bool ll = uses_low_latency(program, library, bytes, nic_overhead_bytes);
-  return one_protocol_time(program, ll ? low_latency_variant(library) : library, bytes, nic_overhead_bytes);
+  const int protocol = fastest_protocol(program, library, bytes, nic_overhead_bytes);
+  return one_protocol_time(program, protocol_variant(library, protocol), bytes, nic_overhead_bytes);
 }
 
 CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrary& library, GroupGeometry g,

@@ -52,10 +52,11 @@ CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrar
 // phase_latency + phase_wire_bytes x seconds per byte.
 Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                   Bytes nic_overhead_bytes);
-// Whether the library's low-latency protocol (CollectiveLibrary::low_latency) runs this call:
-// where it has one and it is the faster. program_time prices with the faster protocol.
-bool uses_low_latency(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                      Bytes nic_overhead_bytes);
+// Which of the library's protocols runs this call: the index in CollectiveLibrary::protocols of
+// the one the closed form prices fastest, or kOwnProtocol where the library's own terms are (ties
+// go to the earlier). program_time prices with it.
+int fastest_protocol(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                     Bytes nic_overhead_bytes);
 // Once per call: the library's launch latency and its set-up per member of the communicator.
 Time call_latency(const PricedProgram& program, const CollectiveLibrary& library);
 // A phase's latency: steps x (library step latency + path latency + the library's eager-overflow

@@ -24,7 +24,7 @@ int FlowPricing::issue(Time now, const CollectiveCall& call) {
   if (g.size >= 2) {
     c.algorithm = choose_algorithm(network_, library_, g, call.op, call.bytes);
     c.program = &network_.program(g, c.algorithm, call.op, call.bytes, true);
-    c.low_latency = uses_low_latency(*c.program, library_, call.bytes, nic_overhead_bytes_);
+    c.protocol = fastest_protocol(*c.program, library_, call.bytes, nic_overhead_bytes_);
     for (const PricedPhase& p : c.program->phases) {
       auto [it, fresh] = shapes_.try_emplace(p.links.get(), -1);
       if (fresh) it->second = flows_.add_shape(*p.links);
@@ -55,7 +55,7 @@ void FlowPricing::start_call(int id, Time t) {
 void FlowPricing::start_phase(int id, Time t) {
   const Call& c = calls_[static_cast<std::size_t>(id)];
   const PricedPhase& p = c.program->phases[c.phase];
-  const CollectiveLibrary library = c.low_latency ? low_latency_variant(library_) : library_;
+  const CollectiveLibrary library = protocol_variant(library_, c.protocol);
   const double progress = phase_wire_bytes(p, library, c.call.bytes, nic_overhead_bytes_);
   // Pipelined steps hide part of their latency behind the phase's transfer as it would run alone.
   Time latency = unhidden_latency(library, phase_latency(*c.program, p, library, c.call.bytes),

@@ -32,7 +32,7 @@ class FlowPricing final : public CollectivePricing {
     const PricedProgram* program = nullptr;
     std::vector<int> shapes;  // FlowNetwork shape of each phase
     Time issued, end;
-    bool low_latency = false;  // the library's low-latency protocol runs it
+    int protocol = kOwnProtocol;  // which of the library's protocols runs it (fastest_protocol)
     std::size_t phase = 0;
     bool done = false;
   };

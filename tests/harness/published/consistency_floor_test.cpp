@@ -92,7 +92,8 @@ TEST(ConsistencyFloor, NoSchemeBeatsItOnThePublishedTable) {
 }
 
 // The NCCL terms the Perlmutter file carries are its cross-validated fit to its published rows, so
-// as written they meet the held-out targets there (median <= 10 %, worst <= 25 %); Alps takes the
+// as written they meet the held-out targets there (median <= 10 %, worst <= 25 %, and on 5-fold
+// held-out rows the same); Alps takes the
 // per-step term from that fit (same NIC and NCCL plugin) and its own rows, not in the fit, are
 // predicted within 15 % median (31 % and 270 % with the earlier 2 us estimate).
 TEST(PublishedCollectives, NcclFilesCarryTheCrossValidatedTerms) {
@@ -108,6 +109,8 @@ TEST(PublishedCollectives, NcclFilesCarryTheCrossValidatedTerms) {
       EXPECT_LE(f.file.median_abs_error, 0.10);
       EXPECT_LE(f.file.worst_abs_error, 0.25);
       EXPECT_LE(f.kfold.median_abs_error, 0.10);
+      // Held out 5-fold, the worst row too (33.6 % before LL128 was its third protocol).
+      EXPECT_LE(f.kfold.worst_abs_error, 0.25);
     } else if (f.machine == "alps") {
       EXPECT_GE(f.file.rows, 7);
       EXPECT_LE(f.file.median_abs_error, 0.15);

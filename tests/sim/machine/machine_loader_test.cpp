@@ -329,6 +329,26 @@ TEST(MachineLoader, ReadsAnEagerOverflowWindowAndRejectsAnEmptyOne) {
                   32, "collectives[0].eager_overflow.up_to", "a size larger than 'above'");
 }
 
+TEST(MachineLoader, ReadsTheLlAndLl128ProtocolsInThatOrderAndChecksTheirTerms) {
+  EXPECT_TRUE(parse_machine(kValid, kFile).collective_libraries.at(0).protocols.empty());
+  const Machine m = parse_machine(
+      with("bandwidth_efficiency: 0.8}",
+           "bandwidth_efficiency: 0.8, ll128: {step_latency: \"8 us\", bandwidth_efficiency: 0.3}, "
+           "low_latency: {step_latency: \"3 us\", bandwidth_efficiency: 0.05}}"),
+      kFile);
+  const auto& protocols = m.collective_libraries.at(0).protocols;
+  ASSERT_EQ(protocols.size(), 2u);
+  EXPECT_EQ(protocols[0].name, "LL");
+  EXPECT_EQ(protocols[0].step_latency, 3_us);
+  EXPECT_EQ(protocols[1].name, "LL128");
+  EXPECT_DOUBLE_EQ(protocols[1].bandwidth_efficiency, 0.3);
+  expect_rejected(with("bandwidth_efficiency: 0.8}",
+                       "bandwidth_efficiency: 0.8, ll128: {step_latency: \"8 us\", bandwidth_efficiency: 1.3}}"),
+                  32, "collectives[0].ll128.bandwidth_efficiency", "a number in (0, 1]");
+  expect_rejected(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, ll128: {step_latency: \"8 us\"}}"), 32,
+                  "collectives[0].ll128.bandwidth_efficiency", "required key 'bandwidth_efficiency'");
+}
+
 TEST(MachineLoader, RejectsUnknownTopology) {
   expect_rejected(with("  topology: dragonfly", "  topology: fat-tree"), 17, "network.topology", "one of: dragonfly");
 }

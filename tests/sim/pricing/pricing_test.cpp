@@ -191,6 +191,43 @@ TEST(Pipelining, APhaseCostsTheQuadratureOfItsLatencyAndTransfer) {
   }
 }
 
+// A library with LL and LL128 beside its own terms runs each call with whichever prices fastest:
+// LL's short step for small messages, LL128 in between, its own bandwidth for large ones; the
+// price is the smallest of the three variants' prices, and the flow model with the call alone
+// charges the same protocol.
+TEST(Protocols, EachCallRunsTheProtocolThatPricesFastest) {
+  Machine m = testing::small_machine(2, 4, 4, 1, 1, 2, 200.0, 200.0);
+  CollectiveLibrary& library = m.collective_libraries.front();
+  library.step_latency = 20_us;
+  library.bandwidth_efficiency = 0.9;
+  library.step_overlap = StepOverlap::pipelined;
+  library.protocols = {ProtocolTerms{"LL", 3_us, 0.05}, ProtocolTerms{"LL128", 8_us, 0.3}};
+  const Layout layout{1, 1, 1, 8};
+  JobNetwork network(m, layout.devices());
+  const GroupGeometry g = geometry(layout, CommGroup::z);
+  std::vector<int> chosen;
+  for (const Bytes bytes : {Bytes{16} << 10, Bytes{1} << 20, Bytes{1} << 30}) {
+    const PricedProgram& program = network.program(g, CollectiveAlgorithm::ring, CollectiveOp::all_gather, bytes, false);
+    const int protocol = fastest_protocol(program, library, bytes, 0);
+    chosen.push_back(protocol);
+    Time cheapest = program_time(program, protocol_variant(library, kOwnProtocol), bytes, 0);
+    for (int p = 0; p < 2; ++p) cheapest = std::min(cheapest, program_time(program, protocol_variant(library, p), bytes, 0));
+    EXPECT_EQ(program_time(program, library, bytes, 0), cheapest) << bytes;
+    JobNetwork flow_network(m, layout.devices());
+    FlowPricing flow(flow_network, layout);
+    const CollectiveCall call{CommGroup::z, CollectiveOp::all_gather, bytes};
+    EXPECT_EQ(flow.finish(flow.issue(Time::zero(), call)), collective_time(flow_network, layout, call)) << bytes;
+  }
+  // Small to large: LL, LL128, the library's own terms.
+  EXPECT_EQ(chosen, (std::vector<int>{0, 1, kOwnProtocol}));
+  // Without its protocols the library prices every call with its own terms: never faster.
+  CollectiveLibrary simple_only = library;
+  simple_only.protocols.clear();
+  const Bytes small_call = Bytes{16} << 10;
+  const PricedProgram& program = network.program(g, CollectiveAlgorithm::ring, CollectiveOp::all_gather, small_call, false);
+  EXPECT_GT(program_time(program, simple_only, small_call, 0), program_time(program, library, small_call, 0));
+}
+
 TEST(Pipelining, SerialLibrariesPayTheirWholeLatency) {
   CollectiveLibrary lib{"openmpi", 10_us, 2_us, 1.0};
   EXPECT_EQ(unhidden_latency(lib, 30_us, 40_us), 30_us);
