@@ -122,19 +122,12 @@ FitScore score(const std::vector<double>& relative_errors) {
   return s;
 }
 
-// Whether some training row's price, under the terms as written, depends on a protocol term: an
-// LL or LL128 protocol (the row runs it) or the eager-overflow window (the row's messages fall in it).
-// A term no row depends on is not identified by them and keeps its written value; fitted anyway,
-// the optimizer moves it to wherever it helps other rows through a protocol switch (LL taking
-// over 64 KiB steps at 16 nodes, say) and the larger jobs that do run it pay for that.
-bool some_row_depends(const std::vector<const PublishedRowModel*>& train, const CollectiveLibrary& base,
-                      const CollectiveLibrary& without_term) {
-  return std::any_of(train.begin(), train.end(),
-                     [&](const PublishedRowModel* r) { return r->time(base) != r->time(without_term); });
-}
-
-// How many sizes of step (bytes per member) there are among the training rows whose price depends
-// on a term (as some_row_depends).
+// How many sizes of step (bytes per member) there are among the training rows whose price, under
+// the terms as written, depends on a protocol term: an LL or LL128 protocol (the row runs it) or the
+// eager-overflow window (the row's messages fall in it). A term no row depends on (zero) is not
+// identified by them and keeps its written value; fitted anyway, the optimizer moves it to wherever
+// it helps other rows through a protocol switch (LL taking over 64 KiB steps at 16 nodes, say) and
+// the larger jobs that do run it pay for that.
 int distinct_steps_depending(const std::vector<const PublishedRowModel*>& train, const CollectiveLibrary& base,
                              const CollectiveLibrary& without_term) {
   std::vector<double> steps;
@@ -168,7 +161,7 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
   }
   CollectiveLibrary without_eager = base;
   without_eager.eager_overflow.reset();
-  const bool fit_eager = base.eager_overflow && some_row_depends(train, base, without_eager);
+  const bool fit_eager = base.eager_overflow && distinct_steps_depending(train, base, without_eager) > 0;
   // A protocol's terms, where training rows run it: its step latency from one size of step, its
   // bandwidth too from two or more (one size cannot tell a longer step from a slower transfer).
   // They sit at x[protocol_at[j]] and, where fitted, the next.

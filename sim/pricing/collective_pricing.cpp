@@ -75,26 +75,36 @@ Time one_protocol_time(const PricedProgram& program, const CollectiveLibrary& li
 
 }  // namespace
 
-int fastest_protocol(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
-                     Bytes nic_overhead_bytes) {
-  int best = kOwnProtocol;
-  Time best_time = one_protocol_time(program, library, bytes, nic_overhead_bytes);
+namespace {
+
+struct ProtocolChoice {
+  int protocol = kOwnProtocol;
+  Time time;
+};
+
+// Each protocol priced once; the fastest and its time (a tie goes to the earlier).
+ProtocolChoice choose_protocol(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                               Bytes nic_overhead_bytes) {
+  ProtocolChoice best{kOwnProtocol, one_protocol_time(program, library, bytes, nic_overhead_bytes)};
   for (std::size_t i = 0; i < library.protocols.size(); ++i) {
     const int p = static_cast<int>(i);
     const Time t = one_protocol_time(program, protocol_variant(library, p), bytes, nic_overhead_bytes);
-    if (t < best_time) {
-      best = p;
-      best_time = t;
-    }
+    if (t < best.time) best = {p, t};
   }
   return best;
+}
+
+}  // namespace
+
+int fastest_protocol(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
+                     Bytes nic_overhead_bytes) {
+  return choose_protocol(program, library, bytes, nic_overhead_bytes).protocol;
 }
 
 Time program_time(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                   Bytes nic_overhead_bytes) {
   if (program.phases.empty()) return Time::zero();
-  const int protocol = fastest_protocol(program, library, bytes, nic_overhead_bytes);
-  return one_protocol_time(program, protocol_variant(library, protocol), bytes, nic_overhead_bytes);
+  return choose_protocol(program, library, bytes, nic_overhead_bytes).time;
 }
 
 CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrary& library, GroupGeometry g,
