@@ -160,13 +160,16 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
   const std::pair<ComparisonScheme, std::string> schemes[] = {
       {ComparisonScheme::in_sample, "library terms fitted to every row (in sample)"},
       {ComparisonScheme::kfold, fmt::format("held out, {}-fold", kFitFolds)},
-      {ComparisonScheme::scale, "held out, rows above 16 nodes predicted from fits to rows of at most 16"}};
+      {ComparisonScheme::scale, "held out, rows above 16 nodes predicted from fits to rows of at most 16"},
+      {ComparisonScheme::kfold_own, fmt::format("held out, {}-fold, rows no written term prices", kFitFolds)},
+      {ComparisonScheme::scale_own, "held out, scale, rows no written term prices"}};
   for (const auto& [scheme, name] : schemes) {
     const auto s = summarize(comparisons, scheme);
+    if (s.rows == 0) continue;
     const auto& r = comparisons[s.worst_row];
-    out << fmt::format("{}: median {:.1f}%, worst {:.1f}% ({} {} {} nodes {} B)\n", name, 100 * s.median_abs_error,
-                       100 * s.worst_abs_error, r.published.machine, r.published.library, r.published.nodes,
-                       r.published.bytes);
+    out << fmt::format("{} ({} rows): median {:.1f}%, worst {:.1f}% ({} {} {} nodes {} B)\n", name, s.rows,
+                       100 * s.median_abs_error, 100 * s.worst_abs_error, r.published.machine, r.published.library,
+                       r.published.nodes, r.published.bytes);
   }
   const ConsistencyFloor floor = consistency_floor(comparisons);
   if (floor.low_row && floor.high_row) {

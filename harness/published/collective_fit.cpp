@@ -139,8 +139,19 @@ int distinct_steps_depending(const std::vector<const PublishedRowModel*>& train,
   return static_cast<int>(steps.size());
 }
 
+// A term a fit could move but left as written: no training row's price depends on it.
+struct WrittenTerm {
+  enum class Kind { protocol_step, protocol_bandwidth, eager_per_step } kind = Kind::protocol_step;
+  std::size_t protocol = 0;  // index into CollectiveLibrary::protocols
+};
+
+struct TermsFit {
+  LibraryTerms terms;
+  std::vector<WrittenTerm> written;
+};
+
 // Least squares of log(predicted / published) over `train`, from the library's terms.
-LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const PublishedRowModel*>& train) {
+TermsFit fit_terms(const CollectiveLibrary& base, const std::vector<const PublishedRowModel*>& train) {
   const LargeJobOverhead& overhead = base.large_job_overhead;
   // An overhead point is fitted only where some training row of a listed op reaches its node count.
   std::vector<bool> trainable(overhead.points.size(), false);
@@ -238,7 +249,45 @@ LibraryTerms fit_terms(const CollectiveLibrary& base, const std::vector<const Pu
   } catch (const nlopt::roundoff_limited&) {
     // The best point so far is in x.
   }
-  return terms_at(x);
+  TermsFit out{terms_at(x), {}};
+  for (std::size_t j = 0; j < base.protocols.size(); ++j) {
+    if (protocol_terms[j] < 1) out.written.push_back({WrittenTerm::Kind::protocol_step, j});
+    if (protocol_terms[j] < 2) out.written.push_back({WrittenTerm::Kind::protocol_bandwidth, j});
+  }
+  if (base.eager_overflow && !fit_eager) out.written.push_back({WrittenTerm::Kind::eager_per_step, 0});
+  return out;
+}
+
+// The written terms `row`'s price under `held` moves with (a 1 % change of the term changes it),
+// space-separated.
+std::string written_terms_pricing(const PublishedRowModel& row, const CollectiveLibrary& held,
+                                  const std::vector<WrittenTerm>& written) {
+  std::string names;
+  const Time price = row.time(held);
+  for (const WrittenTerm& w : written) {
+    CollectiveLibrary moved = held;
+    std::string name;
+    switch (w.kind) {
+      case WrittenTerm::Kind::protocol_step: {
+        ProtocolTerms& p = moved.protocols[w.protocol];
+        p.step_latency = Time::from_seconds(p.step_latency.seconds() * 1.01);
+        name = p.name + ".step_latency";
+        break;
+      }
+      case WrittenTerm::Kind::protocol_bandwidth: {
+        ProtocolTerms& p = moved.protocols[w.protocol];
+        p.bandwidth_efficiency *= 0.99;
+        name = p.name + ".bandwidth_efficiency";
+        break;
+      }
+      case WrittenTerm::Kind::eager_per_step:
+        moved.eager_overflow->per_step = Time::from_seconds(moved.eager_overflow->per_step.seconds() * 1.01);
+        name = "eager_overflow.per_step";
+        break;
+    }
+    if (row.time(moved) != price) names += (names.empty() ? "" : " ") + name;
+  }
+  return names;
 }
 
 }  // namespace
@@ -289,9 +338,9 @@ PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const s
     auto error = [&](std::size_t i, const CollectiveLibrary& library) {
       return models[i]->busbw_gbps(library) / rows[i].busbw_gbps - 1.0;
     };
-    std::vector<double> file_errors, fit_errors, kfold_errors, scale_errors;
+    std::vector<double> file_errors, fit_errors, kfold_errors, scale_errors, kfold_own_errors, scale_own_errors;
     // Every row.
-    lf.fitted = fit_terms(base, models_of([](std::size_t) { return true; }));
+    lf.fitted = fit_terms(base, models_of([](std::size_t) { return true; })).terms;
     const CollectiveLibrary fitted = with_terms(base, lf.fitted);
     for (const std::size_t i : members) {
       file_errors.push_back(error(i, base));
@@ -303,27 +352,37 @@ PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const s
     for (int f = 0; f < kFitFolds; ++f) {
       const auto train = models_of([&](std::size_t k) { return fold[k] != f; });
       if (train.empty()) continue;
-      const CollectiveLibrary held = with_terms(base, fit_terms(base, train));
+      const TermsFit held_fit = fit_terms(base, train);
+      const CollectiveLibrary held = with_terms(base, held_fit.terms);
       for (std::size_t k = 0; k < members.size(); ++k) {
         if (fold[k] != f) continue;
-        fit.rows[members[k]].kfold_busbw_gbps = models[members[k]]->busbw_gbps(held);
+        RowFit& r = fit.rows[members[k]];
+        r.kfold_busbw_gbps = models[members[k]]->busbw_gbps(held);
+        r.kfold_written_terms = written_terms_pricing(*models[members[k]], held, held_fit.written);
         kfold_errors.push_back(error(members[k], held));
+        if (r.kfold_written_terms.empty()) kfold_own_errors.push_back(kfold_errors.back());
       }
     }
     // Small jobs predict the large ones.
     const auto small = models_of([&](std::size_t k) { return rows[members[k]].nodes <= kScaleSplitNodes; });
     if (!small.empty() && small.size() < members.size()) {
-      const CollectiveLibrary held = with_terms(base, fit_terms(base, small));
+      const TermsFit held_fit = fit_terms(base, small);
+      const CollectiveLibrary held = with_terms(base, held_fit.terms);
       for (const std::size_t i : members) {
         if (rows[i].nodes <= kScaleSplitNodes) continue;
-        fit.rows[i].scale_busbw_gbps = models[i]->busbw_gbps(held);
+        RowFit& r = fit.rows[i];
+        r.scale_busbw_gbps = models[i]->busbw_gbps(held);
+        r.scale_written_terms = written_terms_pricing(*models[i], held, held_fit.written);
         scale_errors.push_back(error(i, held));
+        if (r.scale_written_terms.empty()) scale_own_errors.push_back(scale_errors.back());
       }
     }
     lf.file = score(file_errors);
     lf.in_sample = score(fit_errors);
     lf.kfold = score(kfold_errors);
     lf.scale = score(scale_errors);
+    lf.kfold_own = score(kfold_own_errors);
+    lf.scale_own = score(scale_own_errors);
     fit.libraries.push_back(std::move(lf));
   }
   return fit;

@@ -5,8 +5,11 @@
 // a fit to the other four fifths of its machine and library, the fifths drawn by a seeded shuffle)
 // and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale measurements
 // predict large jobs?). A term no training row's price depends on (a protocol no row runs, an
-// eager window no row's messages fall in, an overhead point no row reaches) keeps its written
-// value. The network side (phases, routes, rates) is the simulator's and is not fitted.
+// eager window no row's messages fall in) keeps its written value; an overhead point no row reaches
+// takes the last reached one's. Written values are often fits to every row, the held-out ones
+// included, so each held-out row names the written terms its price moves with, and each scheme is
+// scored twice: over all its rows, and over the rows priced by fitted terms alone ("own").
+// The network side (phases, routes, rates) is the simulator's and is not fitted.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +68,7 @@ struct LibraryFit {
   std::string machine, library;
   LibraryTerms as_written, fitted;  // fitted on every row of the group
   FitScore file, in_sample, kfold, scale;  // scale: rows > 16 nodes predicted from rows <= 16 nodes
+  FitScore kfold_own, scale_own;           // the same, over rows no written term prices
 };
 
 // Per row of the comparison (point-to-point rows are not fitted: fitted = kfold = file).
@@ -72,6 +76,9 @@ struct RowFit {
   double fitted_busbw_gbps = 0;
   double kfold_busbw_gbps = 0;
   std::optional<double> scale_busbw_gbps;  // set for rows above 16 nodes whose group has rows at or below
+  // The terms the held-out fit kept as written (no training row identified them) that this row's
+  // held-out price moves with, space-separated ("LL.bandwidth_efficiency"); empty: none.
+  std::string kfold_written_terms, scale_written_terms;
 };
 
 struct PublishedFit {

@@ -72,6 +72,8 @@ PublishedComparison compare_with_published(const std::vector<PublishedCollective
       c.fitted_busbw_gbps = fit.rows[i].fitted_busbw_gbps;
       c.kfold_busbw_gbps = fit.rows[i].kfold_busbw_gbps;
       c.scale_busbw_gbps = fit.rows[i].scale_busbw_gbps;
+      c.kfold_written_terms = fit.rows[i].kfold_written_terms;
+      c.scale_written_terms = fit.rows[i].scale_written_terms;
     }
     c.published = row;
     c.relative_error = (c.predicted_busbw_gbps - row.busbw_gbps) / row.busbw_gbps;
@@ -118,13 +120,17 @@ ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons
     const auto& c = comparisons[i];
     double predicted = c.predicted_busbw_gbps;
     if (scheme == ComparisonScheme::in_sample) predicted = c.fitted_busbw_gbps;
-    if (scheme == ComparisonScheme::kfold) predicted = c.kfold_busbw_gbps;
-    if (scheme == ComparisonScheme::scale) {
-      if (!c.scale_busbw_gbps) continue;
+    if (scheme == ComparisonScheme::kfold || scheme == ComparisonScheme::kfold_own) {
+      if (scheme == ComparisonScheme::kfold_own && !c.kfold_written_terms.empty()) continue;
+      predicted = c.kfold_busbw_gbps;
+    }
+    if (scheme == ComparisonScheme::scale || scheme == ComparisonScheme::scale_own) {
+      if (!c.scale_busbw_gbps || (scheme == ComparisonScheme::scale_own && !c.scale_written_terms.empty())) continue;
       predicted = *c.scale_busbw_gbps;
     }
     const double e = std::abs(predicted / c.published.busbw_gbps - 1.0);
     errors.push_back(e);
+    ++s.rows;
     if (e > s.worst_abs_error) {
       s.worst_abs_error = e;
       s.worst_row = i;
@@ -142,7 +148,9 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
          "overhead_per_step_us_fit,ll_step_us_fit,ll_efficiency_fit,ll128_step_us_fit,ll128_efficiency_fit,"
          "eager_per_step_us_fit,"
          "median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
-         "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale,worst_error_floor\n";
+         "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale,worst_error_floor,"
+         "kfold_rows_own,median_error_kfold_own,worst_error_kfold_own,"
+         "scale_rows_own,median_error_scale_own,worst_error_scale_own\n";
   for (const LibraryFit& f : comparison.libraries) {
     std::string overhead;
     for (const Time t : f.fitted.overhead_per_step) overhead += fmt::format("{}{:.2f}", overhead.empty() ? "" : " ", t.us());
@@ -154,8 +162,13 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
       return std::string(",");
     };
     const std::string eager = f.fitted.eager_per_step ? fmt::format("{:.2f}", f.fitted.eager_per_step->us()) : "";
+    // Rows, median and worst of a score; empty errors where it has no rows.
+    auto scored = [](const FitScore& s) {
+      if (s.rows == 0) return fmt::format("{},,", s.rows);
+      return fmt::format("{},{:.4f},{:.4f}", s.rows, s.median_abs_error, s.worst_abs_error);
+    };
     out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},"
-                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{:.4f}\n",
+                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{:.4f},{},{}\n",
                        f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
                        f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
                        f.fitted.bandwidth_efficiency, overhead, protocol_terms("LL"), protocol_terms("LL128"), eager,
@@ -164,7 +177,8 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
                        f.kfold.worst_abs_error, f.scale.rows,
                        f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",
                        f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "",
-                       consistency_floor(comparison.rows, f.machine, f.library).worst_abs_error);
+                       consistency_floor(comparison.rows, f.machine, f.library).worst_abs_error,
+                       scored(f.kfold_own), scored(f.scale_own));
   }
   write_file_atomically(path, out.str());
   return path;
@@ -176,16 +190,17 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
   std::ostringstream out;
   out << "machine,library,op,nodes,devices,bytes,published_busbw_gbps,predicted_busbw_gbps,relative_error,"
          "fitted_busbw_gbps,fitted_error,kfold_busbw_gbps,kfold_error,scale_busbw_gbps,scale_error,"
-         "algorithm,predicted_time_us,source\n";
+         "kfold_written_terms,scale_written_terms,algorithm,predicted_time_us,source\n";
   for (const auto& c : comparisons) {
     const auto& p = c.published;
     auto error = [&](double predicted) { return predicted / p.busbw_gbps - 1.0; };
-    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{:.2f},{}\n",
+    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{},{},{:.2f},{}\n",
                        p.machine, p.library, p.op, p.nodes, p.devices, p.bytes, p.busbw_gbps, c.predicted_busbw_gbps,
                        c.relative_error, c.fitted_busbw_gbps, error(c.fitted_busbw_gbps), c.kfold_busbw_gbps,
                        error(c.kfold_busbw_gbps),
                        c.scale_busbw_gbps ? fmt::format("{:.4g}", *c.scale_busbw_gbps) : "",
-                       c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "", c.algorithm,
+                       c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "",
+                       c.kfold_written_terms, c.scale_written_terms, c.algorithm,
                        c.predicted_time_us, csv_field(p.source));
   }
   write_file_atomically(path, out.str());

@@ -26,14 +26,18 @@ struct CollectiveComparison {
   double fitted_busbw_gbps = 0;
   double kfold_busbw_gbps = 0;
   std::optional<double> scale_busbw_gbps;
+  // Written terms the held-out prices move with (RowFit, collective_fit.hpp); empty: fitted terms only.
+  std::string kfold_written_terms, scale_written_terms;
 };
 
-enum class ComparisonScheme { as_written, in_sample, kfold, scale };
+// kfold_own and scale_own: the held-out rows priced by terms fitted on the training rows alone.
+enum class ComparisonScheme { as_written, in_sample, kfold, scale, kfold_own, scale_own };
 
 struct ComparisonSummary {
   double median_abs_error = 0;
   double worst_abs_error = 0;
   std::size_t worst_row = 0;  // index into the comparisons
+  int rows = 0;               // the rows the scheme scores
 };
 
 // What the published rows themselves allow: rows the model cannot tell apart (same machine, library,

@@ -119,6 +119,68 @@ TEST(PublishedCollectives, NcclFilesCarryTheCrossValidatedTerms) {
   EXPECT_EQ(checked, 2);
 }
 
+// A held-out row names the written terms its held-out price moves with: terms the fit kept as
+// written because no training row's price depends on them, whose written values may be fits to every
+// row, the held-out ones included. The "own" scores are over the other held-out rows. On the shipped
+// table the scale scheme prices Frontier RCCL's LL rows above 16 nodes (8-32 KiB steps) through LL's
+// written terms: under the file's terms no job of at most 16 nodes runs LL. Perlmutter's jobs of at
+// most 16 nodes run LL at two step sizes or more, so its scale rows borrow nothing.
+TEST(PublishedCollectives, HeldOutRowsNameTheWrittenTermsTheirPricesMoveWith) {
+  const std::string source = WEAKSCALE_SOURCE_DIR;
+  const auto table = load_published_collectives(source + "/benchmarks/collectives/published.csv");
+  const PublishedComparison result = compare_with_published(table, source + "/machines");
+  const std::set<std::string> names{"LL.step_latency", "LL.bandwidth_efficiency", "LL128.step_latency",
+                                    "LL128.bandwidth_efficiency", "eager_overflow.per_step"};
+  auto each_name = [&](const std::string& terms, const std::string& where) {
+    std::size_t at = 0;
+    while (at < terms.size()) {
+      const std::size_t end = std::min(terms.find(' ', at), terms.size());
+      EXPECT_TRUE(names.count(terms.substr(at, end - at))) << where << ": " << terms;
+      at = end + 1;
+    }
+  };
+  bool frontier_ll = false;
+  int own_kfold_rows = 0, own_scale_rows = 0;
+  for (const LibraryFit& f : result.libraries) {
+    int kfold_written = 0, scale_written = 0;
+    for (const CollectiveComparison& c : result.rows) {
+      const auto& p = c.published;
+      if (p.machine != f.machine || p.library != f.library) continue;
+      const std::string where = p.machine + " " + p.library + " " + p.op + " " + std::to_string(p.nodes);
+      each_name(c.kfold_written_terms, where);
+      each_name(c.scale_written_terms, where);
+      kfold_written += !c.kfold_written_terms.empty();
+      scale_written += !c.scale_written_terms.empty();
+      if (p.nodes <= kScaleSplitNodes) {
+        EXPECT_TRUE(c.scale_written_terms.empty()) << where << ": a training row";
+      }
+      if (p.machine == "frontier" && p.library == "rccl" &&
+          c.scale_written_terms == "LL.step_latency LL.bandwidth_efficiency") {
+        EXPECT_GT(p.nodes, kScaleSplitNodes);
+        EXPECT_LE(p.bytes / p.devices, Bytes{32 << 10}) << where;
+        frontier_ll = true;
+      }
+      if (p.machine == "perlmutter") {
+        EXPECT_EQ(c.scale_written_terms, "") << where;
+      }
+    }
+    EXPECT_EQ(f.kfold_own.rows + kfold_written, f.kfold.rows) << f.machine << " " << f.library;
+    EXPECT_EQ(f.scale_own.rows + scale_written, f.scale.rows) << f.machine << " " << f.library;
+    EXPECT_LE(f.kfold_own.worst_abs_error, f.kfold.worst_abs_error + 1e-12);
+    EXPECT_LE(f.scale_own.worst_abs_error, f.scale.worst_abs_error + 1e-12);
+    own_kfold_rows += f.kfold_own.rows;
+    own_scale_rows += f.scale_own.rows;
+  }
+  EXPECT_TRUE(frontier_ll);
+  // Point-to-point rows are not fitted: the held-out schemes repeat their prediction (no terms).
+  const auto point_to_point = std::count_if(result.rows.begin(), result.rows.end(), [](const CollectiveComparison& c) {
+    return c.published.op == "point-to-point";
+  });
+  EXPECT_EQ(summarize(result.rows, ComparisonScheme::kfold_own).rows, own_kfold_rows + point_to_point);
+  EXPECT_EQ(summarize(result.rows, ComparisonScheme::scale_own).rows, own_scale_rows);
+  EXPECT_LT(own_scale_rows, summarize(result.rows, ComparisonScheme::scale).rows);
+}
+
 // The 5-fold scheme's folds: balanced, the same every time, and not the table's order. The shipped
 // Frontier RCCL rows list five message sizes per node count; folds by position put every 8 MiB row
 // in one fold, which then predicted the smallest steps from fits that never saw them.
