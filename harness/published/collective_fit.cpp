@@ -293,11 +293,29 @@ std::string written_terms_pricing(const PublishedRowModel& row, const Collective
 }  // namespace
 
 std::vector<int> fold_assignment(std::size_t rows, int folds) {
-  std::vector<std::size_t> order(rows);
+  std::vector<int> group(rows);
+  std::iota(group.begin(), group.end(), 0);
+  return fold_assignment(group, folds);
+}
+
+std::vector<int> fold_assignment(const std::vector<int>& group, int folds) {
+  std::vector<int> ids = group;  // dense group numbers, in order of first appearance
+  std::map<int, int> dense;
+  for (int& g : ids) g = dense.emplace(g, static_cast<int>(dense.size())).first->second;
+  std::vector<std::size_t> rows_in(dense.size(), 0);
+  for (const int g : ids) ++rows_in[static_cast<std::size_t>(g)];
+  std::vector<std::size_t> order(dense.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   RandomStream(kCrossValidationSeed, StreamId::cross_validation).shuffle(std::span<std::size_t>(order));
-  std::vector<int> fold(rows, 0);
-  for (std::size_t k = 0; k < rows; ++k) fold[order[k]] = static_cast<int>(k % static_cast<std::size_t>(folds));
+  std::vector<std::size_t> load(static_cast<std::size_t>(folds), 0);
+  std::vector<int> fold_of_group(dense.size(), 0);
+  for (const std::size_t g : order) {
+    const auto least = std::min_element(load.begin(), load.end());
+    fold_of_group[g] = static_cast<int>(least - load.begin());
+    *least += rows_in[g];
+  }
+  std::vector<int> fold(ids.size(), 0);
+  for (std::size_t r = 0; r < ids.size(); ++r) fold[r] = fold_of_group[static_cast<std::size_t>(ids[r])];
   return fold;
 }
 
@@ -347,8 +365,24 @@ PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const s
       fit_errors.push_back(error(i, fitted));
       fit.rows[i].fitted_busbw_gbps = models[i]->busbw_gbps(fitted);
     }
-    // k folds, drawn once per group (fold_assignment).
-    const std::vector<int> fold = fold_assignment(members.size(), kFitFolds);
+    // k folds, drawn once per group (fold_assignment). Rows of one job that the written terms price
+    // alike (within rounding, as consistency_floor asks) share a fold.
+    std::vector<double> price(members.size());
+    for (std::size_t k = 0; k < members.size(); ++k) price[k] = models[members[k]]->time(base).seconds();
+    std::vector<int> job(members.size());
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const PublishedCollective& r = rows[members[k]];
+      std::size_t first = 0;
+      while (first < k) {
+        const PublishedCollective& o = rows[members[first]];
+        if (o.nodes == r.nodes && o.devices == r.devices && o.bytes == r.bytes &&
+            std::abs(price[first] - price[k]) <= 1e-9 * std::max(price[first], price[k]))
+          break;
+        ++first;
+      }
+      job[k] = static_cast<int>(first);
+    }
+    const std::vector<int> fold = fold_assignment(job, kFitFolds);
     for (int f = 0; f < kFitFolds; ++f) {
       const auto train = models_of([&](std::size_t k) { return fold[k] != f; });
       if (train.empty()) continue;

@@ -2,7 +2,8 @@
 // per-step latency, bandwidth efficiency, the LL and LL128 protocols' terms, the eager-overflow window's
 // per-step time, and the per-step overhead of the machine file's large_job_overhead table) are
 // fitted on some rows and scored on the others. Two held-out schemes: 5-fold (each row predicted by
-// a fit to the other four fifths of its machine and library, the fifths drawn by a seeded shuffle)
+// a fit to the other four fifths of its machine and library, the fifths drawn by a seeded shuffle of
+// its jobs: rows of one job, which the model prices alike, are held out together)
 // and scale (fit on rows of at most 16 nodes, score the larger ones: can small-scale measurements
 // predict large jobs?). A term no training row's price depends on (a protocol no row runs, an
 // eager window no row's messages fall in) keeps its written value; an overhead point no row reaches
@@ -95,6 +96,13 @@ inline constexpr int kScaleSplitNodes = 16;
 // follow the table's order: the published rows are listed by op, nodes and message size, five sizes
 // per node count, so position modulo five would hold out one message size at a time.
 std::vector<int> fold_assignment(std::size_t rows, int folds);
+
+// The same over groups of rows (`group[row]`, any ints): a group's rows share a fold. The groups, in
+// a seeded shuffle, each go to the fold with the fewest rows so far (the lowest on a tie), so folds
+// differ by at most the largest group; one row per group deals exactly as above. The comparison
+// groups the rows the model prices alike (one job's all-gather and reduce-scatter rings): with one
+// in the training folds, the other's prediction is fitted to its twin, not held out.
+std::vector<int> fold_assignment(const std::vector<int>& group, int folds);
 
 // Fits every (machine, library) group of `rows` (machines loaded from machines_dir).
 PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const std::string& machines_dir);

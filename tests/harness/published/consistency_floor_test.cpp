@@ -211,5 +211,36 @@ TEST(CrossValidation, FoldsAreBalancedDeterministicAndShuffled) {
   }
 }
 
+// Rows of one job that the model prices alike are held out together: their groups share a fold, folds
+// differ by at most the largest group, and one row per group deals exactly as the rows alone.
+TEST(CrossValidation, RowsOfAGroupShareAFold) {
+  for (const std::size_t rows : {std::size_t{7}, std::size_t{36}, std::size_t{75}}) {
+    std::vector<int> own(rows);
+    for (std::size_t r = 0; r < rows; ++r) own[r] = static_cast<int>(100 + 7 * r);  // any ids
+    EXPECT_EQ(fold_assignment(own, kFitFolds), fold_assignment(rows, kFitFolds)) << rows;
+  }
+  std::vector<int> group;  // 40 jobs, two rows for two jobs in three, listed apart as the table does
+  for (int g = 0; g < 40; ++g) group.push_back(3 * g);
+  for (int g = 0; g < 40; ++g)
+    if (g % 3 != 0) group.push_back(3 * g);
+  const std::vector<int> fold = fold_assignment(group, kFitFolds);
+  ASSERT_EQ(fold.size(), group.size());
+  EXPECT_EQ(fold, fold_assignment(group, kFitFolds));
+  std::map<int, int> fold_of;
+  std::map<int, std::size_t> sizes;
+  for (std::size_t r = 0; r < group.size(); ++r) {
+    const auto [at, fresh] = fold_of.emplace(group[r], fold[r]);
+    EXPECT_EQ(at->second, fold[r]) << "group " << group[r];
+    ++sizes[fold[r]];
+  }
+  ASSERT_EQ(sizes.size(), static_cast<std::size_t>(kFitFolds));
+  std::size_t least = group.size(), most = 0;
+  for (const auto& [f, n] : sizes) {
+    least = std::min(least, n);
+    most = std::max(most, n);
+  }
+  EXPECT_LE(most - least, 2u);
+}
+
 }  // namespace
 }  // namespace ws
