@@ -366,20 +366,13 @@ PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const s
       fit.rows[i].fitted_busbw_gbps = models[i]->busbw_gbps(fitted);
     }
     // k folds, drawn once per group (fold_assignment). Rows of one job that the written terms price
-    // alike (within rounding, as consistency_floor asks) share a fold.
+    // alike (as consistency_floor asks) share a fold.
     std::vector<double> price(members.size());
     for (std::size_t k = 0; k < members.size(); ++k) price[k] = models[members[k]]->time(base).seconds();
     std::vector<int> job(members.size());
     for (std::size_t k = 0; k < members.size(); ++k) {
-      const PublishedCollective& r = rows[members[k]];
       std::size_t first = 0;
-      while (first < k) {
-        const PublishedCollective& o = rows[members[first]];
-        if (o.nodes == r.nodes && o.devices == r.devices && o.bytes == r.bytes &&
-            std::abs(price[first] - price[k]) <= 1e-9 * std::max(price[first], price[k]))
-          break;
-        ++first;
-      }
+      while (first < k && !(same_job(rows[members[first]], rows[members[k]]) && alike(price[first], price[k]))) ++first;
       job[k] = static_cast<int>(first);
     }
     const std::vector<int> fold = fold_assignment(job, kFitFolds);

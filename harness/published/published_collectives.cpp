@@ -84,8 +84,6 @@ PublishedComparison compare_with_published(const std::vector<PublishedCollective
 
 ConsistencyFloor consistency_floor(const std::vector<CollectiveComparison>& comparisons, const std::string& machine,
                                    const std::string& library) {
-  // Equal within rounding: the two term sets price identical phases identically.
-  auto alike = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
   ConsistencyFloor floor;
   for (std::size_t i = 0; i < comparisons.size(); ++i) {
     const auto& a = comparisons[i];
@@ -93,10 +91,8 @@ ConsistencyFloor consistency_floor(const std::vector<CollectiveComparison>& comp
     if (a.published.op == "point-to-point") continue;
     for (std::size_t j = i + 1; j < comparisons.size(); ++j) {
       const auto& b = comparisons[j];
-      const bool same_job = b.published.machine == a.published.machine && b.published.library == a.published.library &&
-                            b.published.nodes == a.published.nodes && b.published.devices == a.published.devices &&
-                            b.published.bytes == a.published.bytes && b.algorithm == a.algorithm;
-      if (!same_job || !alike(a.predicted_busbw_gbps, b.predicted_busbw_gbps) ||
+      if (!same_job(a.published, b.published) || b.algorithm != a.algorithm ||
+          !alike(a.predicted_busbw_gbps, b.predicted_busbw_gbps) ||
           !alike(a.fitted_busbw_gbps, b.fitted_busbw_gbps))
         continue;
       const double lo = std::min(a.published.busbw_gbps, b.published.busbw_gbps);
@@ -168,16 +164,13 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
       return fmt::format("{},{:.4f},{:.4f}", s.rows, s.median_abs_error, s.worst_abs_error);
     };
     out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},"
-                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{:.4f},{},{}\n",
+                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{:.4f},{},{}\n",
                        f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
                        f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
                        f.fitted.bandwidth_efficiency, overhead, protocol_terms("LL"), protocol_terms("LL128"), eager,
                        f.file.median_abs_error, f.file.worst_abs_error,
                        f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
-                       f.kfold.worst_abs_error, f.scale.rows,
-                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.median_abs_error) : "",
-                       f.scale.rows > 0 ? fmt::format("{:.4f}", f.scale.worst_abs_error) : "",
-                       consistency_floor(comparison.rows, f.machine, f.library).worst_abs_error,
+                       f.kfold.worst_abs_error, scored(f.scale), consistency_floor(comparison.rows, f.machine, f.library).worst_abs_error,
                        scored(f.kfold_own), scored(f.scale_own));
   }
   write_file_atomically(path, out.str());

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -12,6 +14,13 @@
 #include "base/quantity.hpp"
 
 namespace ws {
+
+bool same_job(const PublishedCollective& a, const PublishedCollective& b) {
+  return a.machine == b.machine && a.library == b.library && a.nodes == b.nodes && a.devices == b.devices &&
+         a.bytes == b.bytes;
+}
+
+bool alike(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 namespace {
 
 constexpr const char* kColumns[] = {"machine", "library", "op", "nodes", "devices", "bytes", "busbw_gbps", "source"};

@@ -24,6 +24,11 @@ struct PublishedCollective {
   int line = 0;
 };
 
+// Rows of one job: the same machine, library, nodes, devices and bytes (the op may differ).
+bool same_job(const PublishedCollective& a, const PublishedCollective& b);
+// Two prices or bandwidths equal within rounding: terms that price identical phases identically.
+bool alike(double a, double b);
+
 // Columns (header required, in this order): machine,library,op,nodes,devices,bytes,busbw_gbps,source.
 // Throws InputError naming file, line and column for a bad row.
 std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file);
