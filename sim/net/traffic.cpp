@@ -2,53 +2,49 @@
 #include "sim/net/traffic.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <limits>
 
 namespace ws {
 
-void TrafficRouter::Accumulator::add(int link, double w) {
-  auto& slot = load[static_cast<std::size_t>(link)];
-  if (slot == 0.0) touched.push_back(link);
-  slot += w;  // a slot back at exactly 0 is listed again on its next add; take() drops duplicates
+void TrafficRouter::Accumulator::resize(std::size_t links) {
+  load.assign(links, 0.0);
+  touched.assign((links + 63) / 64, 0);
 }
 
 std::vector<LinkShare> TrafficRouter::Accumulator::take() {
-  // Link order: sort the touched links, or, when they are many, read the whole array in order.
-  const bool scan = touched.size() > load.size() / 16;
-  if (!scan) {
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  }
+  // Calls f(link) for every touched link, in link order.
+  auto each = [this](auto&& f) {
+    for (std::size_t word = 0; word < touched.size(); ++word) {
+      for (std::uint64_t bits = touched[word]; bits != 0; bits &= bits - 1)
+        f(word * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+    }
+  };
   double largest = 0.0;
-  for (const int l : touched) largest = std::max(largest, load[static_cast<std::size_t>(l)]);
+  std::size_t count = 0;
+  each([&](std::size_t l) {
+    largest = std::max(largest, load[l]);
+    ++count;
+  });
   std::vector<LinkShare> out;
-  out.reserve(touched.size());
+  out.reserve(count);
   // Shares taken back (Valiant's direct links) leave rounding residue, not load.
   const double floor = 1e-12 * largest;
-  if (scan) {
-    for (std::size_t l = 0; l < load.size(); ++l) {
-      if (load[l] == 0.0) continue;
-      if (load[l] > floor) out.push_back({static_cast<int>(l), load[l]});
-      load[l] = 0.0;
-    }
-  } else {
-    for (const int l : touched) {
-      auto& slot = load[static_cast<std::size_t>(l)];
-      if (slot > floor) out.push_back({l, slot});
-      slot = 0.0;
-    }
-  }
-  touched.clear();
+  each([&](std::size_t l) {
+    if (load[l] > floor) out.push_back({static_cast<int>(l), load[l]});
+    load[l] = 0.0;
+  });
+  std::fill(touched.begin(), touched.end(), 0);
   return out;
 }
 
 TrafficRouter::TrafficRouter(const Topology& topology) : topology_(&topology) {
   const std::size_t links = topology.links.size();
-  fixed_.load.assign(links, 0.0);
-  minimal_.load.assign(links, 0.0);
-  valiant_.load.assign(links, 0.0);
+  fixed_.resize(links);
+  minimal_.resize(links);
+  valiant_.resize(links);
   const auto switches = static_cast<std::size_t>(topology.groups * topology.switches_per_group);
   out_.assign(switches, 0.0);
   in_.assign(switches, 0.0);

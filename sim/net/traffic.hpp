@@ -5,6 +5,7 @@
 // (which NIC, which switch) and routing live here once.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -51,11 +52,17 @@ class TrafficRouter {
     int from = 0, to = 0;
     double weight = 0;
   };
-  // A dense accumulator over every link that remembers which links it touched.
+  // A dense accumulator over every link that marks the links it touched, one bit each: take()
+  // visits them in link order without sorting them or reading every link's load.
   struct Accumulator {
     std::vector<double> load;
-    std::vector<int> touched;
-    void add(int link, double w);
+    std::vector<std::uint64_t> touched;  // bit l % 64 of word l / 64: link l was added to
+    void resize(std::size_t links);
+    void add(int link, double w) {  // inline: routing calls it for every hop of every demand
+      const auto l = static_cast<std::size_t>(link);
+      load[l] += w;
+      touched[l / 64] |= std::uint64_t{1} << (l % 64);
+    }
     std::vector<LinkShare> take();  // sorted, zeroes the touched entries
   };
   void intra_node(Accumulator& acc, int node, int a, int b, double w, Time& latency) const;
