@@ -315,16 +315,19 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool w
   }
   switch_demands_.resize(n);
   for (const SwitchDemand& d : switch_demands_) minimal_switches(d);
-  if (with_valiant) {
-    std::vector<SwitchDemand> within, between;
-    for (const SwitchDemand& d : switch_demands_) (d.from / SG == d.to / SG ? within : between).push_back(d);
-    valiant_within_groups(within);
-    valiant_between_groups(between);
-  }
   out.fixed = fixed_.take();
   out.minimal = minimal_.take();
-  out.valiant = valiant_.take();
+  if (with_valiant) out.valiant = valiant_loads();
   return out;
+}
+
+std::vector<LinkShare> TrafficRouter::valiant_loads() {
+  const int SG = topology_->switches_per_group;
+  std::vector<SwitchDemand> within, between;
+  for (const SwitchDemand& d : switch_demands_) (d.from / SG == d.to / SG ? within : between).push_back(d);
+  valiant_within_groups(within);
+  valiant_between_groups(between);
+  return valiant_.take();
 }
 
 std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share) {

@@ -46,6 +46,9 @@ class TrafficRouter {
   explicit TrafficRouter(const Topology& topology);
   // Loads of the demands; `valiant` empty unless `with_valiant`.
   TrafficLoads route(std::span<const TrafficDemand> demands, bool with_valiant = true);
+  // The Valiant loads of the last route() call's demands, as route(demands, true) lists them
+  // (adaptive routing asks for them only when minimal paths are the bottleneck).
+  std::vector<LinkShare> valiant_loads();
 
  private:
   struct SwitchDemand {

@@ -215,7 +215,7 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
     if (policy == RoutingPolicy::adaptive &&
         bottleneck(loads.minimal, capacity_) > bottleneck(loads.fixed, capacity_) * (1.0 + 1e-9)) {
       // Minimal paths would be the bottleneck: adaptive routing may detour some of it.
-      loads = router.route(phase.transfers, true);
+      loads.valiant = router.valiant_loads();
     }
     PricedPhase p;
     p.valiant_share = valiant_share(loads, policy, capacity_);
