@@ -201,9 +201,10 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
   // The schedule's chains need every transfer's latency: a known pattern does not keep them.
   const bool chained = !program.after.empty();
   for (const CollectivePhase& phase : program.phases) {
-    const PatternKey pattern = pattern_key(phase);
-    const auto known = patterns_.find(pattern);
-    if (!chained && known != patterns_.end() && (!with_links || known->second.links != nullptr)) {
+    // Chained phases are not kept by pattern: their key would cost a pass over their transfers.
+    const PatternKey pattern = chained ? PatternKey{} : pattern_key(phase);
+    const auto known = chained ? patterns_.end() : patterns_.find(pattern);
+    if (known != patterns_.end() && (!with_links || known->second.links != nullptr)) {
       PricedPhase p = known->second;
       p.steps = phase.steps;
       p.bytes_fraction = phase.bytes_fraction;
