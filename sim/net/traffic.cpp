@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 namespace ws {
 
@@ -372,7 +373,10 @@ double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<
   if (policy == RoutingPolicy::non_minimal) return 1.0;
   // f(v) = max over links of (a + b v) / c is convex and piecewise linear in v.
   double fixed_worst = bottleneck(loads.fixed, capacity);
-  std::vector<std::pair<double, double>> lines;  // (a / c, b / c) per switch-to-switch link
+  // Only the highest line of each slope can be the maximum: symmetric traffic loads many links
+  // alike, so few slopes remain. Per switch-to-switch link the line is (a / c) + (b / c) v; kept
+  // here as slope -> highest intercept (a hash, not a sort: the links are many, the slopes few).
+  std::unordered_map<double, double> highest;
   {
     std::size_t i = 0, j = 0;
     while (i < loads.minimal.size() || j < loads.valiant.size()) {
@@ -382,22 +386,14 @@ double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<
       const double m = li == l ? loads.minimal[i++].weight : 0.0;
       const double v = lj == l ? loads.valiant[j++].weight : 0.0;
       const double c = capacity[static_cast<std::size_t>(l)];
-      lines.emplace_back(m / c, (v - m) / c);
+      const auto [it, inserted] = highest.try_emplace((v - m) / c, m / c);
+      if (!inserted) it->second = std::max(it->second, m / c);
     }
   }
-  // Only the highest line of each slope can be the maximum: symmetric traffic loads many links
-  // alike, so few lines remain.
-  std::sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) {
-    return x.second < y.second || (x.second == y.second && x.first > y.first);
-  });
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (kept == 0 || lines[kept - 1].second != lines[i].second) lines[kept++] = lines[i];
-  }
-  lines.resize(kept);
+  const std::vector<std::pair<double, double>> lines(highest.begin(), highest.end());  // (slope, intercept)
   auto f = [&](double v) {
     double worst = fixed_worst;
-    for (const auto& [a, b] : lines) worst = std::max(worst, a + b * v);
+    for (const auto& [slope, intercept] : lines) worst = std::max(worst, intercept + slope * v);
     return worst;
   };
   // Golden-section search for the minimum of the convex f on [0, 1].
