@@ -67,6 +67,62 @@ TEST(TrafficRouter, LatencyOfAHopIsItsLinksAndSwitches) {
   EXPECT_EQ(loads.minimal_latency, Time::from_ns(1000 + 2 * 50 + 60 + 2 * 350));
 }
 
+// Demands of every kind: within a node, between nodes of one switch, one group, and two groups,
+// with unequal weights and repeated switch pairs.
+std::vector<TrafficDemand> mixed_demands(const Topology& t) {
+  std::vector<TrafficDemand> demands;
+  const int devices = t.devices();
+  for (int i = 0; i < 3 * devices; ++i) {
+    const int src = (7 * i + 3) % devices, dst = (11 * i + 5) % devices;
+    demands.push_back({src, dst, 0.5 + (i % 5) * 0.25});
+  }
+  return demands;
+}
+
+bool same_loads(std::span<const LinkShare> a, std::span<const LinkShare> b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].link != b[i].link || a[i].weight != b[i].weight) return false;  // bit for bit
+  }
+  return true;
+}
+
+TEST(TrafficRouter, EachLoadListNamesALinkOnceInLinkOrder) {
+  const Machine m = testing::small_machine(4, 4, 4, 4, 2, 2);
+  const Topology t = build_topology(m, 16);
+  TrafficRouter router(t);
+  const std::vector<TrafficDemand> demands = mixed_demands(t);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass starts from what the first left
+    const TrafficLoads loads = router.route(demands, true);
+    for (const auto* list : {&loads.fixed, &loads.minimal, &loads.valiant}) {
+      ASSERT_FALSE(list->empty());
+      for (std::size_t i = 1; i < list->size(); ++i) EXPECT_LT((*list)[i - 1].link, (*list)[i].link);
+      for (const LinkShare& s : *list) EXPECT_GT(s.weight, 0.0);
+    }
+    // Every demand's weight crosses its source's injection link once.
+    double weight_out_of_nodes = 0.0;
+    for (const TrafficDemand& d : demands)
+      if (d.src_device / t.devices_per_node != d.dst_device / t.devices_per_node) weight_out_of_nodes += d.weight;
+    EXPECT_NEAR(total_on(t, loads.fixed, LinkKind::injection), 2.0 * weight_out_of_nodes, 1e-9);
+  }
+}
+
+// Adaptive routing asks for the Valiant loads only after a minimal pass (sim/pricing JobNetwork).
+TEST(TrafficRouter, ValiantLoadsAfterAMinimalPassAreThoseOfAValiantPass) {
+  const Machine m = testing::small_machine(4, 4, 4, 4, 2, 2);
+  const Topology t = build_topology(m, 16);
+  const std::vector<TrafficDemand> demands = mixed_demands(t);
+  TrafficRouter both(t), minimal_first(t);
+  const TrafficLoads at_once = both.route(demands, true);
+  TrafficLoads after = minimal_first.route(demands, false);
+  EXPECT_TRUE(after.valiant.empty());
+  after.valiant = minimal_first.valiant_loads();
+  EXPECT_TRUE(same_loads(at_once.fixed, after.fixed));
+  EXPECT_TRUE(same_loads(at_once.minimal, after.minimal));
+  EXPECT_TRUE(same_loads(at_once.valiant, after.valiant));
+  EXPECT_FALSE(after.valiant.empty());
+}
+
 TEST(ValiantShare, AdaptiveRoutingDivertsAHotGroupPairAndLeavesBalancedTrafficMinimal) {
   // Four groups, one thin global link per pair; every node of group 0 sends to group 1.
   const Machine m = testing::small_machine(4, 4, 4, 1, 1, 1, 200.0, 25.0);
