@@ -16,28 +16,30 @@ void TrafficRouter::Accumulator::resize(std::size_t links) {
 }
 
 std::vector<LinkShare> TrafficRouter::Accumulator::take() {
-  // Calls f(link) for every touched link, in link order.
-  auto each = [this](auto&& f) {
-    for (std::size_t word = 0; word < touched.size(); ++word) {
-      for (std::uint64_t bits = touched[word]; bits != 0; bits &= bits - 1)
-        f(word * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-    }
+  // Two walks over the touched links in link order: the largest load (for the floor) and the
+  // count, then the list, clearing each word behind it.
+  const auto link_of = [](std::size_t word, std::uint64_t bits) {
+    return word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
   };
   double largest = 0.0;
   std::size_t count = 0;
-  each([&](std::size_t l) {
-    largest = std::max(largest, load[l]);
-    ++count;
-  });
+  for (std::size_t word = 0; word < touched.size(); ++word) {
+    for (std::uint64_t bits = touched[word]; bits != 0; bits &= bits - 1)
+      largest = std::max(largest, load[link_of(word, bits)]);
+    count += static_cast<std::size_t>(std::popcount(touched[word]));
+  }
   std::vector<LinkShare> out;
   out.reserve(count);
   // Shares taken back (Valiant's direct links) leave rounding residue, not load.
   const double floor = 1e-12 * largest;
-  each([&](std::size_t l) {
-    if (load[l] > floor) out.push_back({static_cast<int>(l), load[l]});
-    load[l] = 0.0;
-  });
-  std::fill(touched.begin(), touched.end(), 0);
+  for (std::size_t word = 0; word < touched.size(); ++word) {
+    for (std::uint64_t bits = touched[word]; bits != 0; bits &= bits - 1) {
+      const std::size_t l = link_of(word, bits);
+      if (load[l] > floor) out.push_back({static_cast<int>(l), load[l]});
+      load[l] = 0.0;
+    }
+    touched[word] = 0;
+  }
   return out;
 }
 
@@ -230,6 +232,41 @@ void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) 
   }
 }
 
+// One entry per distinct switch pair, sorted by (from, to), each weight summed in demand order:
+// rings send many flows between the same switches. A stable counting sort by source switch, then
+// per source a slot per destination switch (no comparison sort of every demand: the routing's
+// hottest part before).
+void TrafficRouter::merge_switch_demands() {
+  const std::size_t switches =
+      static_cast<std::size_t>(topology_->groups) * static_cast<std::size_t>(topology_->switches_per_group);
+  bucket_start_.assign(switches + 1, 0);
+  for (const SwitchDemand& d : switch_demands_) ++bucket_start_[static_cast<std::size_t>(d.from) + 1];
+  for (std::size_t s = 0; s < switches; ++s) bucket_start_[s + 1] += bucket_start_[s];
+  by_source_.resize(switch_demands_.size());
+  {
+    std::vector<std::size_t> next(bucket_start_.begin(), bucket_start_.end() - 1);
+    for (const SwitchDemand& d : switch_demands_) by_source_[next[static_cast<std::size_t>(d.from)]++] = d;
+  }
+  if (slot_of_target_.size() != switches) slot_of_target_.assign(switches, -1);
+  switch_demands_.clear();
+  for (std::size_t s = 0; s < switches; ++s) {
+    const std::size_t first = switch_demands_.size();
+    for (std::size_t i = bucket_start_[s]; i < bucket_start_[s + 1]; ++i) {
+      const SwitchDemand& d = by_source_[i];
+      int& slot = slot_of_target_[static_cast<std::size_t>(d.to)];
+      if (slot < 0) {
+        slot = static_cast<int>(switch_demands_.size());
+        switch_demands_.push_back(d);
+      } else {
+        switch_demands_[static_cast<std::size_t>(slot)].weight += d.weight;
+      }
+    }
+    const auto begin = switch_demands_.begin() + static_cast<std::ptrdiff_t>(first);
+    std::sort(begin, switch_demands_.end(), [](const SwitchDemand& x, const SwitchDemand& y) { return x.to < y.to; });
+    for (auto it = begin; it != switch_demands_.end(); ++it) slot_of_target_[static_cast<std::size_t>(it->to)] = -1;
+  }
+}
+
 TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool with_valiant) {
   const Topology& t = *topology_;
   const int dpn = t.devices_per_node;
@@ -301,20 +338,7 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool w
     out.demand_minimal_latency[i] = latency;
     out.demand_valiant_latency[i] = valiant;
   }
-  // One pass per distinct switch pair: rings send many flows between the same switches.
-  std::sort(switch_demands_.begin(), switch_demands_.end(), [](const SwitchDemand& x, const SwitchDemand& y) {
-    return x.from < y.from || (x.from == y.from && x.to < y.to);
-  });
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < switch_demands_.size(); ++i) {
-    if (n > 0 && switch_demands_[n - 1].from == switch_demands_[i].from &&
-        switch_demands_[n - 1].to == switch_demands_[i].to) {
-      switch_demands_[n - 1].weight += switch_demands_[i].weight;
-    } else {
-      switch_demands_[n++] = switch_demands_[i];
-    }
-  }
-  switch_demands_.resize(n);
+  merge_switch_demands();
   for (const SwitchDemand& d : switch_demands_) minimal_switches(d);
   out.fixed = fixed_.take();
   out.minimal = minimal_.take();
@@ -331,14 +355,16 @@ std::vector<LinkShare> TrafficRouter::valiant_loads() {
   return valiant_.take();
 }
 
-std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share) {
-  // A three-way merge of lists sorted by link.
+namespace {
+
+// Calls f(link, weight) for fixed + (1 - v) minimal + v valiant, in link order: a three-way merge
+// of lists sorted by link.
+template <class F>
+void each_mixed_share(const TrafficLoads& loads, double valiant_share, F&& f) {
   const std::span<const LinkShare> lists[3] = {loads.fixed, valiant_share < 1.0 ? loads.minimal : std::span<const LinkShare>{},
                                                valiant_share > 0.0 ? loads.valiant : std::span<const LinkShare>{}};
   const double scale[3] = {1.0, 1.0 - valiant_share, valiant_share};
   std::size_t at[3] = {0, 0, 0};
-  std::vector<LinkShare> out;
-  out.reserve(lists[0].size() + lists[1].size() + lists[2].size());
   for (;;) {
     int link = std::numeric_limits<int>::max();
     for (int i = 0; i < 3; ++i)
@@ -348,9 +374,25 @@ std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_shar
     for (int i = 0; i < 3; ++i) {
       if (at[i] < lists[i].size() && lists[i][at[i]].link == link) w += scale[i] * lists[i][at[i]++].weight;
     }
-    out.push_back({link, w});
+    f(link, w);
   }
+}
+
+}  // namespace
+
+std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share) {
+  std::vector<LinkShare> out;
+  out.reserve(loads.fixed.size() + loads.minimal.size() + loads.valiant.size());
+  each_mixed_share(loads, valiant_share, [&](int link, double w) { out.push_back({link, w}); });
   return out;
+}
+
+double mixed_bottleneck(const TrafficLoads& loads, double valiant_share, std::span<const double> capacity) {
+  double worst = 0.0;
+  each_mixed_share(loads, valiant_share, [&](int link, double w) {
+    worst = std::max(worst, w / capacity[static_cast<std::size_t>(link)]);
+  });
+  return worst;
 }
 
 std::vector<double> link_capacities(const Topology& topology, double background_load) {

@@ -69,6 +69,7 @@ class TrafficRouter {
     std::vector<LinkShare> take();  // sorted, zeroes the touched entries
   };
   void intra_node(Accumulator& acc, int node, int a, int b, double w, Time& latency) const;
+  void merge_switch_demands();
   void minimal_switches(const SwitchDemand& d);
   void valiant_within_groups(std::span<const SwitchDemand> pairs);
   void valiant_between_groups(std::span<const SwitchDemand> pairs);
@@ -76,6 +77,10 @@ class TrafficRouter {
   const Topology* topology_;
   Accumulator fixed_, minimal_, valiant_;
   std::vector<SwitchDemand> switch_demands_;
+  // merge_switch_demands()'s scratch: demands by source switch, and a slot per destination switch.
+  std::vector<std::size_t> bucket_start_;
+  std::vector<SwitchDemand> by_source_;
+  std::vector<int> slot_of_target_;
   std::vector<double> out_, in_;  // per switch: Valiant traffic it sends / receives in its group
 };
 
@@ -90,6 +95,9 @@ std::vector<double> link_capacities(const Topology& topology, double background_
 // Seconds per unit of weight of the most loaded link: max over links of weight / capacity. A flow
 // whose every link share is `weight` moves at 1 / bottleneck units per second alone.
 double bottleneck(std::span<const LinkShare> shares, std::span<const double> capacity);
+
+// bottleneck(mix_routes(loads, valiant_share), capacity), without building the mixed list.
+double mixed_bottleneck(const TrafficLoads& loads, double valiant_share, std::span<const double> capacity);
 
 // The Valiant share of these loads under a routing policy: 0 (minimal), 1 (non-minimal), or for
 // adaptive routing the smallest share whose bottleneck is within 0.1% of the best one. Slingshot

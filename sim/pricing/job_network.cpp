@@ -220,8 +220,13 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
     }
     PricedPhase p;
     p.valiant_share = valiant_share(loads, policy, capacity_);
-    std::vector<LinkShare> links = mix_routes(loads, p.valiant_share);
-    p.seconds_per_byte = bottleneck(links, capacity_);
+    std::vector<LinkShare> links;
+    if (with_links) {
+      links = mix_routes(loads, p.valiant_share);
+      p.seconds_per_byte = bottleneck(links, capacity_);
+    } else {
+      p.seconds_per_byte = mixed_bottleneck(loads, p.valiant_share, capacity_);
+    }
     const double v = p.valiant_share;
     auto mixed = [v](Time minimal, Time valiant) {
       return (1.0 - v) * static_cast<double>(minimal.ps()) + v * static_cast<double>(valiant.ps());

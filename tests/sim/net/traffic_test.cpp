@@ -107,6 +107,30 @@ TEST(TrafficRouter, EachLoadListNamesALinkOnceInLinkOrder) {
   }
 }
 
+// Demands between the same switches are merged before routing between switches: a demand given
+// twice loads every link as the demand of twice its weight (the weights are quarters, so every sum
+// is exact and the lists must agree bit for bit).
+TEST(TrafficRouter, ADemandGivenTwiceLoadsLinksAsOneOfTwiceItsWeight) {
+  const Machine m = testing::small_machine(4, 4, 4, 4, 2, 2);
+  const Topology t = build_topology(m, 16);
+  const std::vector<TrafficDemand> once = mixed_demands(t);
+  std::vector<TrafficDemand> twice, doubled;
+  for (const TrafficDemand& d : once) {
+    twice.push_back(d);
+    twice.push_back(d);
+    doubled.push_back({d.src_device, d.dst_device, 2.0 * d.weight});
+  }
+  TrafficRouter router(t);
+  const TrafficLoads a = router.route(twice, true);
+  const TrafficLoads b = router.route(doubled, true);
+  EXPECT_TRUE(same_loads(a.fixed, b.fixed));
+  EXPECT_TRUE(same_loads(a.minimal, b.minimal));
+  EXPECT_TRUE(same_loads(a.valiant, b.valiant));
+  const TrafficLoads single = router.route(once, true);
+  ASSERT_EQ(single.minimal.size(), b.minimal.size());
+  for (std::size_t i = 0; i < b.minimal.size(); ++i) EXPECT_EQ(b.minimal[i].weight, 2.0 * single.minimal[i].weight);
+}
+
 // Adaptive routing asks for the Valiant loads only after a minimal pass (sim/pricing JobNetwork).
 TEST(TrafficRouter, ValiantLoadsAfterAMinimalPassAreThoseOfAValiantPass) {
   const Machine m = testing::small_machine(4, 4, 4, 4, 2, 2);
