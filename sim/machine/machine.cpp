@@ -95,12 +95,14 @@ const char* to_string(UncertainParameter p) {
 
 CollectiveLibrary protocol_variant(const CollectiveLibrary& library, int protocol) {
   CollectiveLibrary l = library;
-  if (protocol >= 0 && static_cast<std::size_t>(protocol) < library.protocols.size()) {
-    const ProtocolTerms& p = library.protocols[static_cast<std::size_t>(protocol)];
-    l.step_latency = p.step_latency;
-    l.bandwidth_efficiency = p.bandwidth_efficiency;
-  }
+  if (protocol >= 0 && static_cast<std::size_t>(protocol) < library.protocols.size())
+    use_protocol_terms(l, library.protocols[static_cast<std::size_t>(protocol)]);
   return l;
+}
+
+void use_protocol_terms(CollectiveLibrary& library, const ProtocolTerms& terms) {
+  library.step_latency = terms.step_latency;
+  library.bandwidth_efficiency = terms.bandwidth_efficiency;
 }
 
 Time eager_step_overhead(const CollectiveLibrary& library, double message_bytes) {

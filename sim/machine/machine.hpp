@@ -216,6 +216,8 @@ struct CollectiveLibrary {
 // The library with protocols[protocol]'s terms in place of its own; itself for kOwnProtocol.
 constexpr int kOwnProtocol = -1;
 CollectiveLibrary protocol_variant(const CollectiveLibrary& library, int protocol);
+// What protocol_variant changes, in place: the protocol's step latency and bandwidth efficiency.
+void use_protocol_terms(CollectiveLibrary& library, const ProtocolTerms& terms);
 
 // The extra time of eager_overflow for one step whose message is `message_bytes`; zero outside its
 // window or where the library has none.

@@ -39,22 +39,6 @@ int widest_via(const NodeSpec& node, const std::vector<double>& bw, int a, int b
 
 }  // namespace
 
-int Topology::intra_node_link(int node, int local_a, int local_b) const {
-  const int base = intra_link[static_cast<std::size_t>(local_a * devices_per_node + local_b)];
-  return base < 0 ? -1 : base + node * intra_links_per_node;
-}
-
-int Topology::local_link(int group, int s, int t) const {
-  const auto S = static_cast<std::size_t>(switches_per_group);
-  return local_links[static_cast<std::size_t>(group) * S * S + static_cast<std::size_t>(s) * S + static_cast<std::size_t>(t)];
-}
-
-int Topology::global_link(int g, int h, int k) const {
-  const auto idx = (static_cast<std::size_t>(g) * static_cast<std::size_t>(groups) + static_cast<std::size_t>(h)) *
-                       static_cast<std::size_t>(global_links_per_pair) + static_cast<std::size_t>(k);
-  return global_links[idx];
-}
-
 namespace {
 
 // Intra-node links: node-major so that link id = base + node * intra_links_per_node.

@@ -75,9 +75,22 @@ struct Topology {
   int group_of_node(int node) const { return node / nodes_per_group; }
   int group_of_switch(int sw) const { return sw / switches_per_group; }
   // Directed intra-node link between two devices of one node, or -1.
-  int intra_node_link(int node, int local_a, int local_b) const;
-  int local_link(int group, int s, int t) const;  // s, t: switch index within the group
-  int global_link(int g, int h, int k) const;
+  // Inline: routing looks links up for every hop of every demand.
+  int intra_node_link(int node, int local_a, int local_b) const {
+    const int base = intra_link[static_cast<std::size_t>(local_a * devices_per_node + local_b)];
+    return base < 0 ? -1 : base + node * intra_links_per_node;
+  }
+  int local_link(int group, int s, int t) const {  // s, t: switch index within the group
+    const auto S = static_cast<std::size_t>(switches_per_group);
+    return local_links[static_cast<std::size_t>(group) * S * S + static_cast<std::size_t>(s) * S +
+                       static_cast<std::size_t>(t)];
+  }
+  int global_link(int g, int h, int k) const {
+    const auto idx = (static_cast<std::size_t>(g) * static_cast<std::size_t>(groups) + static_cast<std::size_t>(h)) *
+                         static_cast<std::size_t>(global_links_per_pair) +
+                     static_cast<std::size_t>(k);
+    return global_links[idx];
+  }
   bool is_switch_vertex(int v) const { return v >= switch_vertex(0); }
 };
 

@@ -205,16 +205,19 @@ void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) 
       }
     }
   }
+  std::vector<int> depart(static_cast<std::size_t>(L));  // switch index in c of each link c -> b
   for (const Keyed& k : middle) {
     for (int c = 0; c < G; ++c) {
       if (c == k.a || c == k.b) continue;
+      for (int l2 = 0; l2 < L; ++l2)
+        depart[static_cast<std::size_t>(l2)] = (t.links[static_cast<std::size_t>(t.global_link(c, k.b, l2))].from - base) % SG;
       for (int l1 = 0; l1 < L; ++l1) {
         const int g1 = t.global_link(k.a, c, l1);
         valiant_.add(g1, k.w * per_link);
-        const int landing = t.links[static_cast<std::size_t>(g1)].to - base;
+        const int landing = (t.links[static_cast<std::size_t>(g1)].to - base) % SG;
         for (int l2 = 0; l2 < L; ++l2) {
-          const int depart = t.links[static_cast<std::size_t>(t.global_link(c, k.b, l2))].from - base;
-          if (depart != landing) valiant_.add(t.local_link(c, landing % SG, depart % SG), k.w * per_pair);
+          const int d = depart[static_cast<std::size_t>(l2)];
+          if (d != landing) valiant_.add(t.local_link(c, landing, d), k.w * per_pair);
         }
       }
       for (int l2 = 0; l2 < L; ++l2) valiant_.add(t.global_link(c, k.b, l2), k.w * per_link);

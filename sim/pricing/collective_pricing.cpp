@@ -86,9 +86,14 @@ struct ProtocolChoice {
 ProtocolChoice choose_protocol(const PricedProgram& program, const CollectiveLibrary& library, Bytes bytes,
                                Bytes nic_overhead_bytes) {
   ProtocolChoice best{kOwnProtocol, one_protocol_time(program, library, bytes, nic_overhead_bytes)};
+  if (library.protocols.empty()) return best;
+  // One copy of the library, given each protocol's terms in turn (protocol_variant, without a
+  // copy per protocol: this runs for every program priced).
+  CollectiveLibrary variant = library;
   for (std::size_t i = 0; i < library.protocols.size(); ++i) {
     const int p = static_cast<int>(i);
-    const Time t = one_protocol_time(program, protocol_variant(library, p), bytes, nic_overhead_bytes);
+    use_protocol_terms(variant, library.protocols[i]);
+    const Time t = one_protocol_time(program, variant, bytes, nic_overhead_bytes);
     if (t < best.time) best = {p, t};
   }
   return best;
@@ -146,7 +151,12 @@ class ClosedFormPricing final : public CollectivePricing {
       const CollectiveAlgorithm algorithm =
           geo.size < 2 ? CollectiveAlgorithm::ring
                        : choose_algorithm(network_, default_library(network_.machine()), geo, call.op, call.bytes);
-      it = priced_.emplace(key, std::make_pair(collective_time(network_, layout_, call), algorithm)).first;
+      // collective_time(), without choosing the algorithm twice.
+      const Time time = geo.size < 2 ? Time::zero()
+                                     : program_time(network_.program(geo, algorithm, call.op, call.bytes, false),
+                                                    default_library(network_.machine()), call.bytes,
+                                                    network_.machine().node.nic_efficiency.half_bandwidth_bytes);
+      it = priced_.emplace(key, std::make_pair(time, algorithm)).first;
     }
     const Time start = max(now, free_[g]);
     free_[g] = start + it->second.first;
