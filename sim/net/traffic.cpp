@@ -79,29 +79,6 @@ void TrafficRouter::intra_node(Accumulator& acc, int node, int a, int b, double 
   }
 }
 
-namespace {
-
-struct Keyed {
-  int a = 0, b = 0;
-  double w = 0;
-};
-
-// Sorted by (a, b) with equal keys merged.
-void merge(std::vector<Keyed>& v) {
-  std::sort(v.begin(), v.end(), [](const Keyed& x, const Keyed& y) { return x.a < y.a || (x.a == y.a && x.b < y.b); });
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (n > 0 && v[n - 1].a == v[i].a && v[n - 1].b == v[i].b) {
-      v[n - 1].w += v[i].w;
-    } else {
-      v[n++] = v[i];
-    }
-  }
-  v.resize(n);
-}
-
-}  // namespace
-
 void TrafficRouter::minimal_switches(const SwitchDemand& d) {
   const Topology& t = *topology_;
   const int SG = t.switches_per_group;
@@ -184,89 +161,89 @@ void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) 
     }
     return;
   }
-  std::vector<Keyed> source, middle, target;  // (switch, group b), (group a, group b), (group a, switch)
+  // (switch, group b), (group a, group b), (group a, switch)
+  std::vector<SwitchDemand> source, middle, target;
   for (const SwitchDemand& d : pairs) {
     source.push_back({d.from, d.to / SG, d.weight});
     middle.push_back({d.from / SG, d.to / SG, d.weight});
     target.push_back({d.from / SG, d.to, d.weight});
   }
-  merge(source);
-  merge(middle);
-  merge(target);
+  const auto groups = static_cast<std::size_t>(G), switches = groups * static_cast<std::size_t>(SG);
+  merge_pairs(source, switches, groups);
+  merge_pairs(middle, groups, groups);
+  merge_pairs(target, groups, switches);
   const double per_link = 1.0 / ((G - 2) * static_cast<double>(L));
   const double per_pair = per_link / L;
-  for (const Keyed& k : source) {
-    const int a = k.a / SG, b = k.b;
+  for (const SwitchDemand& k : source) {
+    const int a = k.from / SG, b = k.to;
     for (int c = 0; c < G; ++c) {
       if (c == a || c == b) continue;
       for (int l = 0; l < L; ++l) {
         const int exit = t.links[static_cast<std::size_t>(t.global_link(a, c, l))].from - base;
-        if (exit != k.a) valiant_.add(t.local_link(a, k.a % SG, exit % SG), k.w * per_link);
+        if (exit != k.from) valiant_.add(t.local_link(a, k.from % SG, exit % SG), k.weight * per_link);
       }
     }
   }
   std::vector<int> depart(static_cast<std::size_t>(L));  // switch index in c of each link c -> b
-  for (const Keyed& k : middle) {
+  for (const SwitchDemand& k : middle) {
     for (int c = 0; c < G; ++c) {
-      if (c == k.a || c == k.b) continue;
+      if (c == k.from || c == k.to) continue;
       for (int l2 = 0; l2 < L; ++l2)
-        depart[static_cast<std::size_t>(l2)] = (t.links[static_cast<std::size_t>(t.global_link(c, k.b, l2))].from - base) % SG;
+        depart[static_cast<std::size_t>(l2)] = (t.links[static_cast<std::size_t>(t.global_link(c, k.to, l2))].from - base) % SG;
       for (int l1 = 0; l1 < L; ++l1) {
-        const int g1 = t.global_link(k.a, c, l1);
-        valiant_.add(g1, k.w * per_link);
+        const int g1 = t.global_link(k.from, c, l1);
+        valiant_.add(g1, k.weight * per_link);
         const int landing = (t.links[static_cast<std::size_t>(g1)].to - base) % SG;
         for (int l2 = 0; l2 < L; ++l2) {
           const int d = depart[static_cast<std::size_t>(l2)];
-          if (d != landing) valiant_.add(t.local_link(c, landing, d), k.w * per_pair);
+          if (d != landing) valiant_.add(t.local_link(c, landing, d), k.weight * per_pair);
         }
       }
-      for (int l2 = 0; l2 < L; ++l2) valiant_.add(t.global_link(c, k.b, l2), k.w * per_link);
+      for (int l2 = 0; l2 < L; ++l2) valiant_.add(t.global_link(c, k.to, l2), k.weight * per_link);
     }
   }
-  for (const Keyed& k : target) {
-    const int b = k.b / SG;
+  for (const SwitchDemand& k : target) {
+    const int b = k.to / SG;
     for (int c = 0; c < G; ++c) {
-      if (c == k.a || c == b) continue;
+      if (c == k.from || c == b) continue;
       for (int l = 0; l < L; ++l) {
         const int arrival = t.links[static_cast<std::size_t>(t.global_link(c, b, l))].to - base;
-        if (arrival != k.b) valiant_.add(t.local_link(b, arrival % SG, k.b % SG), k.w * per_link);
+        if (arrival != k.to) valiant_.add(t.local_link(b, arrival % SG, k.to % SG), k.weight * per_link);
       }
     }
   }
 }
 
-// One entry per distinct switch pair, sorted by (from, to), each weight summed in demand order:
-// rings send many flows between the same switches. A stable counting sort by source switch, then
-// per source a slot per destination switch (no comparison sort of every demand: the routing's
-// hottest part before).
-void TrafficRouter::merge_switch_demands() {
-  const std::size_t switches =
-      static_cast<std::size_t>(topology_->groups) * static_cast<std::size_t>(topology_->switches_per_group);
-  bucket_start_.assign(switches + 1, 0);
-  for (const SwitchDemand& d : switch_demands_) ++bucket_start_[static_cast<std::size_t>(d.from) + 1];
-  for (std::size_t s = 0; s < switches; ++s) bucket_start_[s + 1] += bucket_start_[s];
-  by_source_.resize(switch_demands_.size());
+// One entry per distinct (from, to), sorted by (from, to), each weight summed in the order given:
+// rings send many flows between the same switches and groups. A stable counting sort by `from`,
+// then per `from` a slot per `to` (no comparison sort of every entry: the routing's hottest part
+// before).
+void TrafficRouter::merge_pairs(std::vector<SwitchDemand>& v, std::size_t from_count, std::size_t to_count) {
+  bucket_start_.assign(from_count + 1, 0);
+  for (const SwitchDemand& d : v) ++bucket_start_[static_cast<std::size_t>(d.from) + 1];
+  for (std::size_t s = 0; s < from_count; ++s) bucket_start_[s + 1] += bucket_start_[s];
+  by_source_.resize(v.size());
   {
     std::vector<std::size_t> next(bucket_start_.begin(), bucket_start_.end() - 1);
-    for (const SwitchDemand& d : switch_demands_) by_source_[next[static_cast<std::size_t>(d.from)]++] = d;
+    for (const SwitchDemand& d : v) by_source_[next[static_cast<std::size_t>(d.from)]++] = d;
   }
-  if (slot_of_target_.size() != switches) slot_of_target_.assign(switches, -1);
-  switch_demands_.clear();
-  for (std::size_t s = 0; s < switches; ++s) {
-    const std::size_t first = switch_demands_.size();
+  if (slot_of_target_.size() < to_count) slot_of_target_.resize(to_count, -1);
+  v.clear();
+  for (std::size_t s = 0; s < from_count; ++s) {
+    const std::size_t first = v.size();
     for (std::size_t i = bucket_start_[s]; i < bucket_start_[s + 1]; ++i) {
       const SwitchDemand& d = by_source_[i];
       int& slot = slot_of_target_[static_cast<std::size_t>(d.to)];
       if (slot < 0) {
-        slot = static_cast<int>(switch_demands_.size());
-        switch_demands_.push_back(d);
+        slot = static_cast<int>(v.size());
+        v.push_back(d);
       } else {
-        switch_demands_[static_cast<std::size_t>(slot)].weight += d.weight;
+        v[static_cast<std::size_t>(slot)].weight += d.weight;
       }
     }
-    const auto begin = switch_demands_.begin() + static_cast<std::ptrdiff_t>(first);
-    std::sort(begin, switch_demands_.end(), [](const SwitchDemand& x, const SwitchDemand& y) { return x.to < y.to; });
-    for (auto it = begin; it != switch_demands_.end(); ++it) slot_of_target_[static_cast<std::size_t>(it->to)] = -1;
+    const auto begin = v.begin() + static_cast<std::ptrdiff_t>(first);
+    std::sort(begin, v.end(), [](const SwitchDemand& x, const SwitchDemand& y) { return x.to < y.to; });
+    for (auto it = begin; it != v.end(); ++it) slot_of_target_[static_cast<std::size_t>(it->to)] = -1;
   }
 }
 
@@ -341,7 +318,8 @@ TrafficLoads TrafficRouter::route(std::span<const TrafficDemand> demands, bool w
     out.demand_minimal_latency[i] = latency;
     out.demand_valiant_latency[i] = valiant;
   }
-  merge_switch_demands();
+  const std::size_t switches = static_cast<std::size_t>(t.groups) * static_cast<std::size_t>(SG);
+  merge_pairs(switch_demands_, switches, switches);
   for (const SwitchDemand& d : switch_demands_) minimal_switches(d);
   out.fixed = fixed_.take();
   out.minimal = minimal_.take();

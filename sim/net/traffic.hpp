@@ -51,7 +51,7 @@ class TrafficRouter {
   std::vector<LinkShare> valiant_loads();
 
  private:
-  struct SwitchDemand {
+  struct SwitchDemand {  // between switches; valiant_between_groups also keys it by group
     int from = 0, to = 0;
     double weight = 0;
   };
@@ -69,7 +69,8 @@ class TrafficRouter {
     std::vector<LinkShare> take();  // sorted, zeroes the touched entries
   };
   void intra_node(Accumulator& acc, int node, int a, int b, double w, Time& latency) const;
-  void merge_switch_demands();
+  // Merges equal (from, to) entries of `v`, sorted by (from, to); from < from_count, to < to_count.
+  void merge_pairs(std::vector<SwitchDemand>& v, std::size_t from_count, std::size_t to_count);
   void minimal_switches(const SwitchDemand& d);
   void valiant_within_groups(std::span<const SwitchDemand> pairs);
   void valiant_between_groups(std::span<const SwitchDemand> pairs);
@@ -77,7 +78,7 @@ class TrafficRouter {
   const Topology* topology_;
   Accumulator fixed_, minimal_, valiant_;
   std::vector<SwitchDemand> switch_demands_;
-  // merge_switch_demands()'s scratch: demands by source switch, and a slot per destination switch.
+  // merge_pairs()'s scratch: entries by `from`, and a slot per `to` (-1 between calls).
   std::vector<std::size_t> bucket_start_;
   std::vector<SwitchDemand> by_source_;
   std::vector<int> slot_of_target_;
