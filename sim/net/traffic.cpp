@@ -220,13 +220,15 @@ void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) 
 // before).
 void TrafficRouter::merge_pairs(std::vector<SwitchDemand>& v, std::size_t from_count, std::size_t to_count) {
   bucket_start_.assign(from_count + 1, 0);
-  for (const SwitchDemand& d : v) ++bucket_start_[static_cast<std::size_t>(d.from) + 1];
+  for (const SwitchDemand& d : v) {
+    assert(d.from >= 0 && static_cast<std::size_t>(d.from) < from_count);
+    assert(d.to >= 0 && static_cast<std::size_t>(d.to) < to_count);
+    ++bucket_start_[static_cast<std::size_t>(d.from) + 1];
+  }
   for (std::size_t s = 0; s < from_count; ++s) bucket_start_[s + 1] += bucket_start_[s];
   by_source_.resize(v.size());
-  {
-    std::vector<std::size_t> next(bucket_start_.begin(), bucket_start_.end() - 1);
-    for (const SwitchDemand& d : v) by_source_[next[static_cast<std::size_t>(d.from)]++] = d;
-  }
+  bucket_next_.assign(bucket_start_.begin(), bucket_start_.end() - 1);
+  for (const SwitchDemand& d : v) by_source_[bucket_next_[static_cast<std::size_t>(d.from)]++] = d;
   if (slot_of_target_.size() < to_count) slot_of_target_.resize(to_count, -1);
   v.clear();
   for (std::size_t s = 0; s < from_count; ++s) {

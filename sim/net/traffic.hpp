@@ -78,8 +78,10 @@ class TrafficRouter {
   const Topology* topology_;
   Accumulator fixed_, minimal_, valiant_;
   std::vector<SwitchDemand> switch_demands_;
-  // merge_pairs()'s scratch: entries by `from`, and a slot per `to` (-1 between calls).
+  // merge_pairs()'s scratch: each `from` bucket's start and fill cursor, entries by `from`, and a slot
+  // per `to` (-1 between calls).
   std::vector<std::size_t> bucket_start_;
+  std::vector<std::size_t> bucket_next_;
   std::vector<SwitchDemand> by_source_;
   std::vector<int> slot_of_target_;
   std::vector<double> out_, in_;  // per switch: Valiant traffic it sends / receives in its group

@@ -126,13 +126,28 @@ CollectiveAlgorithm choose_algorithm(JobNetwork& network, const CollectiveLibrar
   return tree < ring ? CollectiveAlgorithm::tree : CollectiveAlgorithm::ring;
 }
 
-Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call) {
+namespace {
+
+struct PricedAlone {
+  Time time;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+};
+
+// A call on its own: the library's algorithm for it, and the time of that algorithm's program.
+PricedAlone price_alone(JobNetwork& network, const Layout& layout, const CollectiveCall& call) {
   const GroupGeometry g = geometry(layout, call.group);
-  if (g.size < 2) return Time::zero();
+  if (g.size < 2) return {};
   const CollectiveLibrary& library = default_library(network.machine());
   const CollectiveAlgorithm algorithm = choose_algorithm(network, library, g, call.op, call.bytes);
-  return program_time(network.program(g, algorithm, call.op, call.bytes, false), library, call.bytes,
-                      network.machine().node.nic_efficiency.half_bandwidth_bytes);
+  return {program_time(network.program(g, algorithm, call.op, call.bytes, false), library, call.bytes,
+                       network.machine().node.nic_efficiency.half_bandwidth_bytes),
+          algorithm};
+}
+
+}  // namespace
+
+Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call) {
+  return price_alone(network, layout, call).time;
 }
 
 namespace {
@@ -146,21 +161,10 @@ class ClosedFormPricing final : public CollectivePricing {
     const auto g = static_cast<std::size_t>(call.group);
     const auto key = std::make_tuple(static_cast<int>(call.group), static_cast<int>(call.op), call.bytes);
     auto it = priced_.find(key);
-    if (it == priced_.end()) {
-      const GroupGeometry geo = geometry(layout_, call.group);
-      const CollectiveAlgorithm algorithm =
-          geo.size < 2 ? CollectiveAlgorithm::ring
-                       : choose_algorithm(network_, default_library(network_.machine()), geo, call.op, call.bytes);
-      // collective_time(), without choosing the algorithm twice.
-      const Time time = geo.size < 2 ? Time::zero()
-                                     : program_time(network_.program(geo, algorithm, call.op, call.bytes, false),
-                                                    default_library(network_.machine()), call.bytes,
-                                                    network_.machine().node.nic_efficiency.half_bandwidth_bytes);
-      it = priced_.emplace(key, std::make_pair(time, algorithm)).first;
-    }
+    if (it == priced_.end()) it = priced_.emplace(key, price_alone(network_, layout_, call)).first;
     const Time start = max(now, free_[g]);
-    free_[g] = start + it->second.first;
-    calls_.push_back({free_[g], it->second.second});
+    free_[g] = start + it->second.time;
+    calls_.push_back({free_[g], it->second.algorithm});
     return static_cast<int>(calls_.size()) - 1;
   }
   Time finish(int id) override { return calls_[static_cast<std::size_t>(id)].first; }
@@ -169,7 +173,7 @@ class ClosedFormPricing final : public CollectivePricing {
  private:
   JobNetwork& network_;
   Layout layout_;
-  std::map<std::tuple<int, int, Bytes>, std::pair<Time, CollectiveAlgorithm>> priced_;
+  std::map<std::tuple<int, int, Bytes>, PricedAlone> priced_;
   std::array<Time, kStepGroups> free_{};
   std::vector<std::pair<Time, CollectiveAlgorithm>> calls_;
 };
