@@ -38,9 +38,9 @@ struct Event {
 // the flow benchmarks do not tell them apart (benchmarks/README.md). Equal times always share a
 // bucket, and every bucket holds its events in insertion order (a bucket only receives moved
 // events while it is empty), so ties pop first-in first-out with no comparison of sequences. A push
-// earlier than the reference is still correct: the queue re-buckets every pending event (O(n); a
-// DES never does it), bucket by bucket in order, which keeps equal times (always in one bucket) in
-// insertion order.
+// earlier than the reference (a DES does it after peeking at top(), which moves the reference up to
+// the next pending time) is still correct and moves only the events below the highest digit where
+// the two references differ (lower_reference).
 class EventQueue {
  public:
   void reserve(std::size_t) {}
@@ -61,6 +61,8 @@ class EventQueue {
   // + the key's value of that digit.
   std::size_t bucket_of(std::uint64_t key) const;
   void put(const Event& e);
+  // Makes a key below every pending key the reference, moving only the events that must move.
+  void lower_reference(std::uint64_t key);
   // Brings the earliest events into bucket 0 (from front_ on), where all share one time.
   void settle();
 

@@ -123,5 +123,39 @@ TEST(EventQueue, MatchesASortedReferenceUnderInterleavedAndOutOfOrderPushes) {
   }
 }
 
+// The discrete-event pattern: pop the event at `now`, peek at the next pending one (top() moves the
+// queue's reference up to its time), then schedule events between the two, at `now`, and later. The
+// pops must still follow (time, insertion) exactly, ties included.
+TEST(EventQueue, PushesBetweenThePoppedAndThePeekedTimeKeepTheOrder) {
+  EventQueue q;
+  RandomStream rng(11, StreamId::test);
+  std::vector<std::pair<std::int64_t, std::uint64_t>> pending;  // (time, sequence)
+  std::uint64_t sequence = 0;
+  const auto push = [&](std::int64_t t) {
+    q.push(Time::from_ps(t), {0, static_cast<std::uint32_t>(sequence), 0});
+    pending.emplace_back(t, sequence++);
+  };
+  for (int i = 0; i < 64; ++i) push(static_cast<std::int64_t>(rng.uniform_below(1u << 30)));
+  std::int64_t peeks_below = 0;
+  for (int i = 0; i < 40000 && !pending.empty(); ++i) {
+    const auto first = std::min_element(pending.begin(), pending.end());
+    const Event e = q.pop();
+    ASSERT_EQ(e.time.ps(), first->first);
+    ASSERT_EQ(e.payload.id, first->second);
+    const std::int64_t now = e.time.ps();
+    pending.erase(first);
+    const std::int64_t next = q.empty() ? now + (1 << 20) : q.top().time.ps();
+    const auto pushes = rng.uniform_below(3);
+    for (std::uint64_t k = 0; k < pushes; ++k) {
+      // Delays of 0 to a few microseconds and a few ties with `now` and with the peeked time.
+      const auto r = rng.uniform_below(10);
+      const std::int64_t t = r == 0 ? now : r == 1 ? next : now + static_cast<std::int64_t>(rng.uniform_below(1u << (10 + 2 * r)));
+      peeks_below += t < next ? 1 : 0;
+      push(t);
+    }
+  }
+  EXPECT_GT(peeks_below, 1000);  // the case under test happened often
+}
+
 }  // namespace
 }  // namespace ws
