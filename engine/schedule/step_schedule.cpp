@@ -8,6 +8,8 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <string>
+#include <string_view>
 
 namespace ws {
 
@@ -48,22 +50,27 @@ constexpr double kResidualPasses = 3.0;  // a residual add reads two activations
 
 // One FC layer of the 4D algorithm on this rank (engine/model/fc_layer.cpp).
 struct FcShape {
-  std::string name;  // "block3.qkv"
   int block = 0, index = 0;  // index in the block: 0 qkv, 1 proj, 2 up, 3 down
   long long k_local = 0, n_local = 0;
   CommGroup in_group = CommGroup::x, out_group = CommGroup::y;
 };
 
 FcShape fc_shape(int block, int index, long long k, long long n, bool transposed, const Layout& layout) {
-  static constexpr const char* kNames[] = {"qkv", "proj", "up", "down"};
   const long long in = transposed ? layout.y : layout.x, out = transposed ? layout.x : layout.y;
-  return FcShape{"block" + std::to_string(block) + "." + kNames[index], block, index, k / in, n / out,
-                 transposed ? CommGroup::y : CommGroup::x, transposed ? CommGroup::x : CommGroup::y};
+  return FcShape{block, index, k / in, n / out, transposed ? CommGroup::y : CommGroup::x,
+                 transposed ? CommGroup::x : CommGroup::y};
+}
+
+// "qkv", and "block3.qkv" (the engine's name for the layer).
+const char* fc_part(const FcShape& fc) {
+  static constexpr const char* kNames[] = {"qkv", "proj", "up", "down"};
+  return kNames[fc.index];
 }
 
 double as_double(long long v) { return static_cast<double>(v); }
 
 std::string block_prefix(int block) { return "block" + std::to_string(block) + "."; }
+std::string fc_name(const FcShape& fc) { return block_prefix(fc.block) + fc_part(fc); }
 
 // Engine block member order: qkv (normal), proj (transposed), up (normal), down (transposed).
 std::array<FcShape, 4> block_layers(const ModelSpec& model, const Layout& layout, int block) {
@@ -81,14 +88,18 @@ struct Site {
 class ScheduleBuilder {
  public:
   ScheduleBuilder(const ModelSpec& model, const Layout& layout, long long sequences_global,
-                  const StepScheduleOptions& options)
-      : model_(model), layout_(layout), options_(options), tensors_(rank_tensors(model, layout)) {
+                  const StepScheduleOptions& options, OpNames names)
+      : model_(model), layout_(layout), options_(options), names_(names == OpNames::trace),
+        tensors_(rank_tensors(model, layout)) {
     sequences_ = sequences_global / (static_cast<long long>(layout.data) * layout.z);
     m_ = sequences_ * model.sequence_length;
     width_ = model.hidden / layout.x;
     e_ = options.bytes_per_element();
     for (const RankTensor& t : tensors_) parameters_ += t.elements;
     pending_.assign(static_cast<std::size_t>(model_.layers), BlockPending{});
+    // 54-108 ops a block (recompute, overlaps and data parallelism add some): one allocation instead
+    // of a dozen reallocations that move every op, which a study pays for each layout it simulates.
+    ops_.reserve(static_cast<std::size_t>(model_.layers) * 112 + 64);
   }
 
   StepSchedule step() && {
@@ -122,7 +133,8 @@ class ScheduleBuilder {
   }
   void compute(StepTask task, std::string name, ComputeKind kind, std::vector<GemmCall> gemms, double memory_bytes) {
     StepOp op;
-    op.kind = StepOpKind::compute, op.task = task, op.name = std::move(name), op.compute = kind;
+    op.kind = StepOpKind::compute, op.task = task, op.compute = kind;
+    if (names_) op.name = std::move(name);
     // Every count below is a whole number of bytes, exact in a double up to 2^53.
     op.gemms = std::move(gemms), op.memory_bytes = static_cast<Bytes>(std::llround(memory_bytes));
     push(std::move(op));
@@ -137,14 +149,24 @@ class ScheduleBuilder {
     compute(task, std::move(name), ComputeKind::untraced, {}, memory_bytes);
     ops_.back().traced = false;
   }
-  std::string phase_name(const char* phase, const std::string& what) const {
-    return site_.block < 0 ? std::string(phase) + "." + what
-                           : std::string(phase) + "." + block_prefix(site_.block) + what;
+  // A trace name from its parts; none when the schedule is only priced (OpNames::none), where
+  // building the names was a third of a study's time.
+  template <class... Parts>
+  std::string label(const Parts&... parts) const {
+    std::string name;
+    if (names_) (name.append(std::string_view(parts)), ...);
+    return name;
+  }
+  // "fwd.block3.qkv.gemm": the phase, the site's block and the parts.
+  template <class... Parts>
+  std::string phase_name(const char* phase, const Parts&... parts) const {
+    if (!names_) return {};
+    return site_.block < 0 ? label(phase, ".", parts...) : label(phase, ".", block_prefix(site_.block), parts...);
   }
   StepOp collective_op(StepTask task, CollectiveOp op, CommGroup group, std::uint64_t bytes, bool blocking) const {
     StepOp c;
     c.kind = StepOpKind::collective, c.task = task;
-    c.name = std::string(trace_name(op)) + "." + to_string(group);
+    c.name = label(trace_name(op), ".", to_string(group));
     c.collective = op, c.group = group, c.bytes = bytes, c.blocking = blocking;
     return c;
   }
@@ -161,7 +183,7 @@ class ScheduleBuilder {
   void wait(std::size_t issued) {
     if (issued == kNoOp) return;
     StepOp w = ops_[issued];
-    w.kind = StepOpKind::wait, w.name = "wait." + w.name, w.partner = issued;
+    w.kind = StepOpKind::wait, w.name = label("wait.", w.name), w.partner = issued;
     ops_[issued].partner = ops_.size();
     ops_.push_back(std::move(w));
   }
@@ -191,18 +213,17 @@ class ScheduleBuilder {
     } else if (layout_.z > 1) {
       blocking(StepTask::weight_gather, CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
     }
-    compute(StepTask::fc_forward_gemm, phase_name(phase, fc_part(fc) + ".gemm"), ComputeKind::gemm,
+    compute(StepTask::fc_forward_gemm, phase_name(phase, fc_part(fc), ".gemm"), ComputeKind::gemm,
             {{m_, fc.n_local, fc.k_local}}, 0);
     blocking(StepTask::fc_forward_sum, CollectiveOp::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
     // The bias is added after the sum so that it counts once: read-modify-write of y.
-    untraced(StepTask::fc_bias_add, phase_name(phase, fc_part(fc) + ".bias_add"),
+    untraced(StepTask::fc_bias_add, phase_name(phase, fc_part(fc), ".bias_add"),
              2.0 * as_double(m_ * fc.n_local) * e_);
   }
-  static std::string fc_part(const FcShape& fc) { return fc.name.substr(fc.name.find('.') + 1); }
 
   // Adds the reduce-scattered dW shard into the gradient (FcLayer::add_gradient_shard).
   void fc_gradient_add(const FcShape& fc) {
-    untraced(StepTask::fc_gradient_add, "bwd." + fc.name + ".grad_add",
+    untraced(StepTask::fc_gradient_add, label("bwd.", block_prefix(fc.block), fc_part(fc), ".grad_add"),
              3.0 * as_double(fc.k_local * fc.n_local / layout_.z) * e_);
   }
 
@@ -220,7 +241,7 @@ class ScheduleBuilder {
 
   void fc_backward(const FcShape& fc, std::size_t& scatter) {
     at(fc);
-    compute(StepTask::fc_dx_gemm, phase_name("bwd", fc_part(fc) + ".dx_gemm"), ComputeKind::gemm,
+    compute(StepTask::fc_dx_gemm, phase_name("bwd", fc_part(fc), ".dx_gemm"), ComputeKind::gemm,
             {{m_, fc.k_local, fc.n_local}}, 0);
     const std::uint64_t dx_bytes = elements_bytes(m_ * fc.k_local);
     std::size_t dx_sum = kNoOp;
@@ -228,7 +249,7 @@ class ScheduleBuilder {
       dx_sum = issue(StepTask::fc_dx_sum, CollectiveOp::all_reduce, fc.out_group, dx_bytes);
     else
       blocking(StepTask::fc_dx_sum, CollectiveOp::all_reduce, fc.out_group, dx_bytes);
-    compute(StepTask::fc_dw_gemm, phase_name("bwd", fc_part(fc) + ".dw_gemm"), ComputeKind::gemm,
+    compute(StepTask::fc_dw_gemm, phase_name("bwd", fc_part(fc), ".dw_gemm"), ComputeKind::gemm,
             weight_gradient_tiles(fc), 0);
     if (layout_.z > 1) {
       if (options_.overlap_reduce_scatter)
@@ -239,7 +260,7 @@ class ScheduleBuilder {
       }
     }
     // Column sums of dy: one read of it.
-    compute(StepTask::fc_bias_grad, phase_name("bwd", fc_part(fc) + ".bias_grad"), ComputeKind::bias_grad, {},
+    compute(StepTask::fc_bias_grad, phase_name("bwd", fc_part(fc), ".bias_grad"), ComputeKind::bias_grad, {},
             as_double(m_ * fc.n_local) * e_);
     wait(dx_sum);
   }
@@ -249,11 +270,11 @@ class ScheduleBuilder {
   // arithmetic, so the stages of a norm cost what the whole kernel costs (calibrate measures the
   // whole kernel). Forward: pass 1 reads x (sums), pass 2 reads x (deviations), pass 3 reads x
   // and writes y; `extra_passes` (ln2's residual add: read two, write one) come before pass 1.
-  void norm_forward(const char* phase, const std::string& norm, int layer, double extra_passes) {
+  void norm_forward(const char* phase, const char* norm, int layer, double extra_passes) {
     site_.layer = layer;
     const double elements = layer_norm_elements(), total = 4.0 + extra_passes;
     auto stage = [&](StepTask task, const char* what, double passes) {
-      compute(task, phase_name(phase, norm + "." + what), ComputeKind::layer_norm, {}, activation_bytes(passes));
+      compute(task, phase_name(phase, norm, ".", what), ComputeKind::layer_norm, {}, activation_bytes(passes));
       arithmetic(ElementwiseKernel::layer_norm_forward, elements * passes / total);
     };
     stage(StepTask::norm_row_sums, "mean", 1.0 + extra_passes);
@@ -264,11 +285,11 @@ class ScheduleBuilder {
   }
   // Backward: stage 1 reads dy and x (row sums, dgamma, dbeta); stage 2 reads them again and
   // read-modify-writes dx; `extra_passes` (ln1's copy of the residual gradient into dx) in stage 2.
-  void norm_backward(const std::string& norm, int layer, double extra_passes) {
+  void norm_backward(const char* norm, int layer, double extra_passes) {
     site_.layer = layer;
     const double elements = layer_norm_elements(), total = 6.0 + extra_passes;
     auto stage = [&](StepTask task, const char* what, double passes) {
-      compute(task, phase_name("bwd", norm + "." + what), ComputeKind::layer_norm, {}, activation_bytes(passes));
+      compute(task, phase_name("bwd", norm, ".", what), ComputeKind::layer_norm, {}, activation_bytes(passes));
       arithmetic(ElementwiseKernel::layer_norm_backward, elements * passes / total);
     };
     stage(StepTask::norm_backward_sums, "sums", 2.0);
@@ -460,7 +481,7 @@ class ScheduleBuilder {
       for (std::size_t t = range.first; t < range.last; ++t)
         if (tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
       if (elements == 0) continue;
-      untraced(StepTask::gradient_pack, std::string("dp.pack.") + to_string(group), 2.0 * as_double(elements) * e_);
+      untraced(StepTask::gradient_pack, label("dp.pack.", to_string(group)), 2.0 * as_double(elements) * e_);
       ops_.back().group = group;
       ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
       data_parallel_.push_back(
@@ -492,6 +513,7 @@ class ScheduleBuilder {
   const ModelSpec& model_;
   const Layout& layout_;
   const StepScheduleOptions& options_;
+  bool names_ = true;
   std::vector<RankTensor> tensors_;
   long long sequences_ = 0, m_ = 0, width_ = 0, parameters_ = 0;
   int e_ = 4;
@@ -514,8 +536,8 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
     for (const char* norm : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"})
       tensors.push_back({p + norm, width, false});
     for (const FcShape& fc : block_layers(model, layout, l)) {
-      tensors.push_back({fc.name + ".weight", fc.k_local * fc.n_local / layout.z, true});
-      tensors.push_back({fc.name + ".bias", fc.n_local, false});
+      tensors.push_back({fc_name(fc) + ".weight", fc.k_local * fc.n_local / layout.z, true});
+      tensors.push_back({fc_name(fc) + ".bias", fc.n_local, false});
     }
   }
   tensors.push_back({"lnf.gamma", width, false});
@@ -524,17 +546,17 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
 }
 
 StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
-                                const StepScheduleOptions& options) {
+                                const StepScheduleOptions& options, OpNames names) {
   assert(layout.data > 0 && layout.z > 0 &&
          sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
-  return ScheduleBuilder(model, layout, sequences_global, options).step();
+  return ScheduleBuilder(model, layout, sequences_global, options, names).step();
 }
 
 StepSchedule make_model_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
                                  ModelPass pass, const StepScheduleOptions& options) {
   assert(layout.data > 0 && layout.z > 0 &&
          sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
-  return ScheduleBuilder(model, layout, sequences_global, options).pass(pass);
+  return ScheduleBuilder(model, layout, sequences_global, options, OpNames::trace).pass(pass);
 }
 
 }  // namespace ws

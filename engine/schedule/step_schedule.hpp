@@ -105,7 +105,8 @@ inline constexpr std::size_t kNoOp = std::numeric_limits<std::size_t>::max();
 
 struct StepOp {
   StepOpKind kind = StepOpKind::compute;
-  // The engine's trace event name: "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data".
+  // The engine's trace event name: "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data";
+  // empty in a schedule built with OpNames::none.
   std::string name;
   // compute: the GEMMs it runs and the bytes its element-wise work reads and writes (an estimate
   // of the kernel's passes over memory, see step_schedule.cpp).
@@ -136,6 +137,7 @@ struct StepOp {
   int layer = -1;
   bool recomputed = false;
   std::size_t first_tensor = 0, last_tensor = 0;
+  friend bool operator==(const StepOp&, const StepOp&) = default;
 };
 
 // The engine's switches that change what a step does (weakscale-engine flags).
@@ -169,10 +171,14 @@ struct StepSchedule {
   std::vector<StepOp> ops;
 };
 
+// Whether the ops carry their trace names (StepOp::name): the engine and traces need them; a
+// schedule that is only priced does not, and builds in about two thirds of the time without them.
+enum class OpNames { trace, none };
+
 // One rank's step. Every rank of a 4D layout runs the same ops with the same sizes, so one list
 // describes them all. The layout must divide the model and batch (validate_run's rules).
 StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
-                                const StepScheduleOptions& options = {});
+                                const StepScheduleOptions& options = {}, OpNames names = OpNames::trace);
 
 // The model's part of the step on its own: what Gpt::forward (to the loss), Gpt::forward_logits
 // (to the summed logits) and Gpt::backward run, with the same ops as the whole step's (no batch,

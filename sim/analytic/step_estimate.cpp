@@ -32,7 +32,7 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
   const DeviceSpec& dev = network.machine().device;
   LayoutEstimate est;
   est.layout = layout;
-  const StepSchedule schedule = machine_step_schedule(network.machine(), model, layout, batch.sequences, options);
+  const StepSchedule schedule = machine_step_schedule(network.machine(), model, layout, batch.sequences, options, OpNames::none);
   est.step = breakdown_of(simulate_schedule(network, schedule, options, false, CollectiveModel::closed_form));
   est.memory = estimate_memory(model, batch, layout, options.bytes_per_element(), options.recompute);
   est.fits_memory = est.memory.total_bytes() <= dev.memory_capacity_bytes;

@@ -286,15 +286,15 @@ SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedul
 }
 
 StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& model, const Layout& layout,
-                                   long long sequences, const StepOptions& options) {
+                                   long long sequences, const StepOptions& options, OpNames names) {
   StepScheduleOptions o = options;
   if (!host_progressed(machine)) o.weight_gradient_tiles = 1;
-  return make_step_schedule(model, layout, sequences, o);
+  return make_step_schedule(model, layout, sequences, o, names);
 }
 
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config) {
-  const StepSchedule schedule =
-      machine_step_schedule(machine, config.model, config.layout, config.sequences, config.options);
+  const StepSchedule schedule = machine_step_schedule(machine, config.model, config.layout, config.sequences,
+                                                      config.options, config.trace ? OpNames::trace : OpNames::none);
   JobNetwork network(machine, config.layout.devices(), config.options.allocation);
   return simulate_schedule(network, schedule, config.options, config.trace, config.collectives);
 }

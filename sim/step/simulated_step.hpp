@@ -62,9 +62,11 @@ SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& c
 
 // The engine's step schedule as it runs on `machine`: where the default collective library
 // progresses on its own (GPU libraries), dW is one GEMM; the engine's row tiles are how it moves
-// host-progressed collectives (StepScheduleOptions::weight_gradient_tiles).
+// host-progressed collectives (StepScheduleOptions::weight_gradient_tiles). A schedule that is
+// only priced, not traced, needs no op names (OpNames::none).
 StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& model, const Layout& layout,
-                                   long long sequences, const StepOptions& options);
+                                   long long sequences, const StepOptions& options,
+                                   OpNames names = OpNames::trace);
 
 // Executes an already built schedule (simulate_step builds it from the config) on `network` (a job
 // of the layout's size on the machine; the caller may keep it for several layouts of one size).

@@ -96,7 +96,7 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
   PointEvaluation e = evaluate_on(network, point, options, std::max(top_k, simulated));
   for (LayoutEstimate& c : e.candidates) {
     const StepSchedule schedule =
-        machine_step_schedule(network.machine(), point.model, c.layout, point.batch.sequences, options);
+        machine_step_schedule(network.machine(), point.model, c.layout, point.batch.sequences, options, OpNames::none);
     c = with_simulated_step(c, simulate_schedule(network, schedule, options, false, CollectiveModel::flow));
   }
   // Ties keep the analytic order.

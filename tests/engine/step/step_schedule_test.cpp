@@ -179,6 +179,24 @@ TEST(StepSchedule, EveryNonBlockingCollectiveIsWaitedOnceAfterItsIssue) {
     }
 }
 
+// A schedule built only to be priced (OpNames::none) is the traced one without its names: same ops,
+// same order, same sizes and partners; every traced op is named.
+TEST(StepSchedule, WithoutNamesTheOpsAreTheTracedOnesLessTheirNames) {
+  for (const Layout& layout : layouts())
+    for (const StepScheduleOptions& o : option_sets()) {
+      const StepSchedule traced = make_step_schedule(kModel, layout, 16, o);
+      const StepSchedule priced = make_step_schedule(kModel, layout, 16, o, OpNames::none);
+      ASSERT_EQ(priced.ops.size(), traced.ops.size());
+      for (std::size_t i = 0; i < traced.ops.size(); ++i) {
+        EXPECT_FALSE(traced.ops[i].name.empty()) << i;
+        EXPECT_TRUE(priced.ops[i].name.empty()) << traced.ops[i].name;
+        StepOp unnamed = traced.ops[i];
+        unnamed.name.clear();
+        EXPECT_EQ(priced.ops[i], unnamed) << traced.ops[i].name;
+      }
+    }
+}
+
 TEST(StepSchedule, OneRankRunsEveryGemmOfTheFlopCount) {
   // Model flops of the note, 72 B S l h^2 (1 + S/(6h) + V/(12 l h)), count attention as full
   // S x S products; the engine's GEMMs on one rank execute exactly that.
