@@ -35,4 +35,29 @@ void BM_EventQueueHold(benchmark::State& state) {
 }
 BENCHMARK(BM_EventQueueHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 
+// The same hold model as the simulators drive it: pop, peek at the next pending event (the flow
+// network asks when the next activation is), then schedule. Most new events land between the popped
+// time and the peeked one, below the reference that the peek moved up (EventQueue::lower_reference).
+void BM_EventQueuePeekHold(benchmark::State& state) {
+  const auto pending = static_cast<std::uint64_t>(state.range(0));
+  ws::EventQueue q;
+  ws::RandomStream rng(1, ws::StreamId::test);
+  std::vector<std::int64_t> delays(1 << 16);
+  for (auto& d : delays) d = static_cast<std::int64_t>(rng.uniform_below(1000000));
+  for (std::uint64_t i = 0; i < pending; ++i) {
+    q.push(ws::Time::from_ps(delays[i & 0xFFFF]), {0, static_cast<std::uint32_t>(i), 0});
+  }
+  std::size_t k = 0;
+  for (auto _ : state) {
+    const ws::Event e = q.pop();
+    benchmark::DoNotOptimize(q.top());
+    q.push(e.time + ws::Time::from_ps(delays[k++ & 0xFFFF] / static_cast<std::int64_t>(pending)), e.payload);
+    benchmark::DoNotOptimize(e);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EventQueuePeekHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
+
 }  // namespace
