@@ -12,17 +12,22 @@
 
 namespace {
 
-void BM_EventQueueHold(benchmark::State& state) {
-  const auto pending = static_cast<std::uint64_t>(state.range(0));
-  ws::EventQueue q;
+// Pre-drawn delays (the benchmarks measure the queue, not the generator), and a queue holding
+// `pending` events at the first of them.
+std::vector<std::int64_t> fill(ws::EventQueue& q, std::uint64_t pending) {
   ws::RandomStream rng(1, ws::StreamId::test);
-  // Pre-drawn delays: the benchmark measures the queue, not the generator.
   std::vector<std::int64_t> delays(1 << 16);
   for (auto& d : delays) d = static_cast<std::int64_t>(rng.uniform_below(1000000));
-  q.reserve(pending + 1);
   for (std::uint64_t i = 0; i < pending; ++i) {
     q.push(ws::Time::from_ps(delays[i & 0xFFFF]), {0, static_cast<std::uint32_t>(i), 0});
   }
+  return delays;
+}
+
+void BM_EventQueueHold(benchmark::State& state) {
+  const auto pending = static_cast<std::uint64_t>(state.range(0));
+  ws::EventQueue q;
+  const std::vector<std::int64_t> delays = fill(q, pending);
   std::size_t k = 0;
   for (auto _ : state) {
     const ws::Event e = q.pop();
@@ -41,12 +46,7 @@ BENCHMARK(BM_EventQueueHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 void BM_EventQueuePeekHold(benchmark::State& state) {
   const auto pending = static_cast<std::uint64_t>(state.range(0));
   ws::EventQueue q;
-  ws::RandomStream rng(1, ws::StreamId::test);
-  std::vector<std::int64_t> delays(1 << 16);
-  for (auto& d : delays) d = static_cast<std::int64_t>(rng.uniform_below(1000000));
-  for (std::uint64_t i = 0; i < pending; ++i) {
-    q.push(ws::Time::from_ps(delays[i & 0xFFFF]), {0, static_cast<std::uint32_t>(i), 0});
-  }
+  const std::vector<std::int64_t> delays = fill(q, pending);
   std::size_t k = 0;
   for (auto _ : state) {
     const ws::Event e = q.pop();
