@@ -160,7 +160,7 @@ class ScheduleBuilder {
   // "fwd.block3.qkv.gemm": the phase, the site's block and the parts.
   template <class... Parts>
   std::string phase_name(const char* phase, const Parts&... parts) const {
-    if (!names_) return {};
+    if (!names_) return {};  // before block_prefix builds its string
     return site_.block < 0 ? label(phase, ".", parts...) : label(phase, ".", block_prefix(site_.block), parts...);
   }
   StepOp collective_op(StepTask task, CollectiveOp op, CommGroup group, std::uint64_t bytes, bool blocking) const {
@@ -536,8 +536,9 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
     for (const char* norm : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"})
       tensors.push_back({p + norm, width, false});
     for (const FcShape& fc : block_layers(model, layout, l)) {
-      tensors.push_back({fc_name(fc) + ".weight", fc.k_local * fc.n_local / layout.z, true});
-      tensors.push_back({fc_name(fc) + ".bias", fc.n_local, false});
+      const std::string name = fc_name(fc);
+      tensors.push_back({name + ".weight", fc.k_local * fc.n_local / layout.z, true});
+      tensors.push_back({name + ".bias", fc.n_local, false});
     }
   }
   tensors.push_back({"lnf.gamma", width, false});
