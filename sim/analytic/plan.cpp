@@ -36,8 +36,8 @@ Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batc
       throw InputError({machine.source_file, 0, "device.peak"}, machine.device.name,
                        "rates that give a step time below 106 days; layout " + to_string(c.layout) + " of " +
                            model.name + " on " + std::to_string(network.devices()) + " devices of " + machine.name +
-                           " takes longer: the device peak, GEMM efficiencies or link bandwidths are far too low "
-                           "for this model");
+                           " takes longer: the model is far too large for this machine, or the machine's device "
+                           "peak, GEMM efficiencies or link bandwidths are far too low");
     }
     (est.fits_memory ? plan.ranked : plan.over_memory).push_back(est);
   }
