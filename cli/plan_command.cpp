@@ -43,6 +43,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   plan->add_option("--precision", a.precision, "training precision")
       ->capture_default_str()
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  plan->add_option("--library", a.library,
+                   "collective library of the machine file to price with (default: the file's first)");
   plan->add_flag("--no-recompute", a.no_recompute, "keep activations instead of recomputing them");
   plan->add_flag("--no-oar", a.no_oar, "do not overlap the Y all-reduce of dX with the dW GEMM");
   plan->add_flag("--no-ors", a.no_ors, "do not overlap the Z reduce-scatter of dW");
@@ -80,7 +82,12 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   step.overlap_reduce_scatter = !a.no_ors;
   step.overlap_all_gather = !a.no_oag;
   step.overlap_data_parallel = a.overlap_data;
-  const Machine machine = load_machine_by_name(a.machine, machines_dir);
+  Machine machine = load_machine_by_name(a.machine, machines_dir);
+  if (!a.library.empty() && !use_collective_library(machine, a.library)) {
+    throw InputError(InputLocation{"", 0, "--library"}, a.library,
+                     fmt::format("one of the collective libraries of {}: {}", machine.name,
+                                 collective_library_names(machine)));
+  }
   const Batch batch{a.batch_sequences};
   Plan plan = plan_layouts(machine, model, batch, a.devices, step);
   PlanTableOptions table{a.top, a.show_invalid, plan.ranked.size()};

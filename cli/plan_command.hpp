@@ -19,6 +19,7 @@ struct PlanArgs {
   int top = 10;
   bool show_invalid = false;
   std::string precision = "bf16";
+  std::string library;  // "": the machine file's default collective library
   bool no_recompute = false, no_oar = false, no_ors = false, no_oag = false;
   bool overlap_data = false;
   std::string evaluator = "closed-form";  // or "flow": the top layouts re-ranked by the step simulator

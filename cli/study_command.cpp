@@ -74,6 +74,9 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
                     "how many of the analytic ranking's fastest layouts the simulator re-ranks (at least --top-k)")
       ->check(kPositive)
       ->capture_default_str();
+  study->add_option("--library", a.library,
+                    "collective library of the machine file to price with (default: the spec's 'library', else "
+                    "the file's first); the JSON records it");
   study->add_flag("--restart", a.restart, "ignore <name>.partial.jsonl from an interrupted run and start over");
   return study;
 }
@@ -82,8 +85,12 @@ bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
                        std::ostream& progress) {
   StudyMpiSession mpi;  // does nothing unless started by mpirun
   try {
-    const StudySpec spec = load_study_spec(a.spec_file);
-    const Machine machine = load_machine_by_name(spec.machine, machines_dir);
+    StudySpec spec = load_study_spec(a.spec_file);
+    if (!a.library.empty()) {
+      spec.library = a.library;
+      spec.library_at = InputLocation{"", 0, "--library"};
+    }
+    const Machine machine = study_machine(spec, load_machine_by_name(spec.machine, machines_dir));
     const std::filesystem::path out_dir(a.out_dir);
     // Checked before hours of simulation: an --out that cannot be created is an output error now.
     std::error_code ec;

@@ -23,6 +23,7 @@ struct StudyArgs {
   bool restart = false;
   std::string evaluator = "flow";  // or "closed-form" ("simulated", "analytic": older names)
   int simulate_top = kDefaultSimulatedLayouts;             // layouts of the analytic ranking the simulator re-ranks
+  std::string library;  // "": the spec's library, or the machine file's default
 };
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);

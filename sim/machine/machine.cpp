@@ -133,4 +133,19 @@ Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, 
   return Time::from_seconds(w / message_bytes);
 }
 
+bool use_collective_library(Machine& machine, std::string_view name) {
+  auto& libraries = machine.collective_libraries;
+  const auto it =
+      std::find_if(libraries.begin(), libraries.end(), [&](const CollectiveLibrary& l) { return l.name == name; });
+  if (it == libraries.end()) return false;
+  std::rotate(libraries.begin(), it, it + 1);
+  return true;
+}
+
+std::string collective_library_names(const Machine& machine) {
+  std::string names;
+  for (const CollectiveLibrary& l : machine.collective_libraries) names += (names.empty() ? "" : ", ") + l.name;
+  return names;
+}
+
 }  // namespace ws

@@ -286,6 +286,12 @@ struct Machine {
 };
 
 FlopRate peak(const DeviceSpec& device, Precision precision);
+// Makes the library named `name` the machine's default (the first, which every model prices the
+// step's collectives with), keeping the others in their order; false, and the machine unchanged,
+// when it has no library of that name.
+bool use_collective_library(Machine& machine, std::string_view name);
+// The machine's library names in file order, for messages: "rccl, rccl-eager, cray-mpich".
+std::string collective_library_names(const Machine& machine);
 const char* to_string(RoutingPolicy r);
 const char* to_string(UncertainParameter p);
 

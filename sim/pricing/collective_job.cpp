@@ -47,15 +47,9 @@ std::string vertex_name(const Topology& t, int v) {
 // the requested routing.
 Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
   Machine m = machine;
-  if (!spec.library.empty()) {
-    const auto it = std::find_if(m.collective_libraries.begin(), m.collective_libraries.end(),
-                                 [&](const CollectiveLibrary& l) { return l.name == spec.library; });
-    if (it == m.collective_libraries.end()) {
-      std::string names;
-      for (const auto& l : m.collective_libraries) names += (names.empty() ? "" : ", ") + l.name;
-      throw flag_error("--library", spec.library, fmt::format("one of the machine's libraries: {}", names));
-    }
-    std::rotate(m.collective_libraries.begin(), it, it + 1);
+  if (!spec.library.empty() && !use_collective_library(m, spec.library)) {
+    throw flag_error("--library", spec.library,
+                     fmt::format("one of the machine's libraries: {}", collective_library_names(m)));
   }
   if (spec.routing) m.network.routing = *spec.routing;
   return m;

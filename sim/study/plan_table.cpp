@@ -52,8 +52,10 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
       "sequences ({} tokens), {}\n",
       machine.name, model.name, model.layers, model.hidden, model.heads, parameter_count(model) * 1e-9,
       devices, batch.sequences, batch_tokens(model, batch), describe_step_options(step));
-  out += fmt::format("peak {:.1f} TFLOP/s per device; %pk hw counts recomputation flops, %MFU does not\n\n",
-                     peak(machine.device, step.precision).tflops());
+  out += fmt::format(
+      "peak {:.1f} TFLOP/s per device; collectives priced as {}; %pk hw counts recomputation flops, %MFU does "
+      "not\n\n",
+      peak(machine.device, step.precision).tflops(), machine.collective_libraries.front().name);
   const Bytes capacity = machine.device.memory_capacity_bytes;
   if (plan.ranked.empty()) {
     out += "no valid layout fits in device memory\n";

@@ -165,8 +165,9 @@ double flops_per_device(const StudyRow& row) {
   return row.best.sustained_flops_per_s / static_cast<double>(row.point.devices);
 }
 
-std::optional<StudyResult> execute_study(const StudySpec& spec, const Machine& machine,
+std::optional<StudyResult> execute_study(const StudySpec& spec, const Machine& file_machine,
                                          const StudyRunOptions& options) {
+  const Machine machine = study_machine(spec, file_machine);
   check_points_fit(spec, machine);
   const std::vector<StudyTask> tasks = plan_study_tasks(spec, machine, options);
   const std::string hash = study_hash(spec, machine, options.evaluator.name, options.top_k);

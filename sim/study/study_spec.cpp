@@ -17,7 +17,7 @@
 namespace ws {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale", "machine",
+constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale", "machine", "library",
                                          "precision", "options",     "points",    "top_k"};
 constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "overlap_reduce_scatter",
                                             "overlap_all_gather", "overlap_data_parallel"};
@@ -204,6 +204,10 @@ StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file
   if (const YAML::Node d = root["rationale"]) {
     spec.rationale = scalar(r, d, "rationale", "a rationale (text)");
   }
+  if (const YAML::Node l = root["library"]) {
+    spec.library = scalar(r, l, "library", "a collective library of the machine file (collectives[].name)");
+    spec.library_at = r.at(l, "library");
+  }
   if (const YAML::Node p = root["precision"]) {
     const std::string text = scalar(r, p, "precision", "a precision");
     const auto precision = parse_precision(text);
@@ -236,6 +240,15 @@ StudySpec load_study_spec(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_study_spec(text.str(), path);
+}
+
+Machine study_machine(const StudySpec& spec, Machine machine) {
+  if (!spec.library.empty() && !use_collective_library(machine, spec.library)) {
+    throw InputError(spec.library_at, spec.library,
+                     fmt::format("one of the collective libraries of {}: {}", machine.name,
+                                 collective_library_names(machine)));
+  }
+  return machine;
 }
 
 }  // namespace ws

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "base/input_error.hpp"
 #include "engine/schedule/model.hpp"
+#include "sim/machine/machine.hpp"
 #include "sim/step/step_options.hpp"
 
 namespace ws {
@@ -23,6 +25,10 @@ struct StudySpec {
   std::string machine;      // machine name ("frontier") or path to a machine file
   std::string description;  // optional, copied into the JSON results
   std::string rationale;    // optional: why these triples, copied into the JSON results
+  // Optional: the machine's collective library to price with instead of its default (the first);
+  // where the spec names it, for the error when the machine has no such library.
+  std::string library;
+  InputLocation library_at;
   StepOptions options;
   int top_k = 10;  // layouts kept per point in the candidates table
   std::vector<StudyPoint> points;  // at least one, devices non-decreasing
@@ -31,6 +37,11 @@ struct StudySpec {
 // `file` names the spec in errors and gives the default name (its stem).
 StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file);
 StudySpec load_study_spec(const std::string& path);
+
+// The machine a study runs on: `machine` with the spec's collective library as its default.
+// Throws InputError (where the library is named, key "library", the allowed names) when the
+// machine has no library of that name.
+Machine study_machine(const StudySpec& spec, Machine machine);
 
 // The machine's short name as used in study names: "frontier" for "frontier" and for
 // "machines/frontier.yaml".

@@ -110,8 +110,8 @@ int task_top_k(const StudyTask& task, int top_k) { return task.kind == TaskKind:
 std::string study_hash(const StudySpec& spec, const Machine& machine, const std::string& evaluator, int top_k) {
   const StepOptions& o = spec.options;
   // The program's version and commit: another build may compute other numbers.
-  std::string canon = fmt::format("program {}\nevaluator {}\ntop_k {}\nmachine {}\n", program_version(), evaluator,
-                                  top_k, machine.name);
+  std::string canon = fmt::format("program {}\nevaluator {}\ntop_k {}\nmachine {}\nlibrary {}\n", program_version(),
+                                  evaluator, top_k, machine.name, machine.collective_libraries.front().name);
   canon += fmt::format("options {} {} {} {} {} {} {}\n", to_string(o.precision), o.recompute, o.overlap_all_reduce,
                        o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel,
                        to_string(o.allocation));

@@ -139,6 +139,26 @@ TEST(Cli, ExitCodesTellNothingFeasibleAndOutputErrorsApart) {
   EXPECT_THAT(out.err, HasSubstr("--out /proc/weakscale-out: cannot create the directory"));
 }
 
+// --library prices with another of the machine file's libraries and the table says which; a name
+// the file lacks is a one-line error listing the ones it has. study --library the same.
+TEST(Cli, PlanAndStudyPriceWithTheLibraryAskedFor) {
+  const std::string args = "plan --machine frontier --model 5B --devices 64 --batch 64 --top 1";
+  const auto rccl = weakscale(args);
+  const auto mpich = weakscale(args + " --library cray-mpich");
+  ASSERT_EQ(mpich.exit_code, 0) << mpich.err;
+  EXPECT_THAT(rccl.out, HasSubstr("collectives priced as rccl;"));
+  EXPECT_THAT(mpich.out, HasSubstr("collectives priced as cray-mpich;"));
+  EXPECT_NE(rccl.out, mpich.out);
+  const auto bad = weakscale(args + " --library nccl");
+  expect_one_line_error(bad);
+  EXPECT_THAT(bad.err, HasSubstr("--library"));
+  EXPECT_THAT(bad.err, HasSubstr("rccl, rccl-eager, cray-mpich"));
+  const auto study = weakscale("study benchmarks/studies/perlmutter-small.yaml --no-plot --library rccl --out '" +
+                               test_temp_dir().string() + "'");
+  expect_one_line_error(study);
+  EXPECT_THAT(study.err, HasSubstr("one of the collective libraries of perlmutter: nccl"));
+}
+
 TEST(Cli, PlanPrintsARankedTableOfLayouts) {
   const auto run = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 3");
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -54,6 +54,21 @@ TEST(MachineFiles, EveryShippedMachineLoadsAndFitsItsDragonfly) {
   }
 }
 
+// Choosing a library makes it the default (first) and keeps the others in file order; a name the
+// machine lacks leaves it as it was.
+TEST(MachineFiles, UseCollectiveLibraryMakesTheNamedOneTheDefault) {
+  Machine m = load("frontier");
+  ASSERT_EQ(collective_library_names(m), "rccl, rccl-eager, cray-mpich");
+  EXPECT_FALSE(use_collective_library(m, "nccl"));
+  EXPECT_EQ(collective_library_names(m), "rccl, rccl-eager, cray-mpich");
+  EXPECT_TRUE(use_collective_library(m, "cray-mpich"));
+  EXPECT_EQ(collective_library_names(m), "cray-mpich, rccl, rccl-eager");
+  EXPECT_EQ(m.collective_libraries.front().launch_latency,
+            load("frontier").collective_libraries.back().launch_latency);
+  EXPECT_TRUE(use_collective_library(m, "cray-mpich"));  // already the default: nothing moves
+  EXPECT_EQ(collective_library_names(m), "cray-mpich, rccl, rccl-eager");
+}
+
 TEST(MachineFiles, LoadsByPathToo) {
   EXPECT_EQ(load(kMachinesDir + "/alps.yaml").name, "alps");
 }

@@ -139,6 +139,37 @@ TEST(StudyRun, JsonCarriesMetadataAndTheSameRows) {
   }
 }
 
+// The spec's library prices every collective of the study: Cray MPICH's 2 ms launch and host-side
+// reductions make the same point slower than RCCL does, and the JSON names the library used.
+TEST(StudyRun, TheSpecsLibraryPricesTheStepAndTheJsonNamesIt) {
+  const std::string points =
+      "points:\n  - devices: 64\n    batch_sequences: 64\n"
+      "    model: {layers: 2, hidden: 1024, heads: 8, sequence_length: 1024, vocabulary: 50304}\n";
+  const auto rccl = run_study(parse_study_spec("machine: frontier\n" + points, "frontier-lib.yaml"), kMachines);
+  const auto mpich =
+      run_study(parse_study_spec("machine: frontier\nlibrary: cray-mpich\n" + points, "frontier-lib.yaml"), kMachines);
+  ASSERT_TRUE(rccl.rows.front().feasible);
+  ASSERT_TRUE(mpich.rows.front().feasible);
+  EXPECT_GT(mpich.rows.front().best.step.total(), rccl.rows.front().best.step.total());
+  EXPECT_THAT(format_study_json(rccl), HasSubstr("\"collective_library\": \"rccl\""));
+  EXPECT_THAT(format_study_json(mpich), HasSubstr("\"collective_library\": \"cray-mpich\""));
+}
+
+TEST(StudyRun, ALibraryTheMachineLacksIsAnInputErrorAtTheSpecsLine) {
+  const auto spec = parse_study_spec(
+      "machine: perlmutter\nlibrary: rccl\npoints:\n  - {devices: 8, model: 5B, batch_sequences: 8}\n",
+      "perlmutter-lib.yaml");
+  try {
+    run_study(spec, kMachines);
+    FAIL() << "priced with a library perlmutter does not have";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "perlmutter-lib.yaml");
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_EQ(e.where().key, "library");
+    EXPECT_THAT(e.what(), HasSubstr("nccl"));
+  }
+}
+
 TEST(StudyRun, PointLargerThanTheMachineIsAnInputError) {
   const auto machine = load_machine_by_name("perlmutter", kMachines);
   const auto spec = spec_of("  - {devices: " + std::to_string(machine.total_devices() * 2) +

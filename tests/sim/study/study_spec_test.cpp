@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "base/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
 
 namespace ws {
 namespace {
@@ -53,6 +55,17 @@ TEST(StudySpec, ParsesPointsOptionsAndDefaultsNameToFileStem) {
   EXPECT_EQ(spec.points[1].model.hidden, 256);
   EXPECT_EQ(spec.points[1].model.name, "l2-h256");
   EXPECT_EQ(spec.points[1].line, 6);
+}
+
+TEST(StudySpec, LibraryIsKeptWithWhereItIsWritten) {
+  const std::string point = "  - {devices: 8, model: 5B, batch_sequences: 8}\n";
+  const auto spec = parse_study_spec(spec_with(point, "library: rccl-eager\n"), kFile);
+  EXPECT_EQ(spec.library, "rccl-eager");
+  EXPECT_EQ(spec.library_at.file, kFile);
+  EXPECT_EQ(spec.library_at.line, 2);
+  EXPECT_EQ(spec.library_at.key, "library");
+  EXPECT_TRUE(parse_study_spec(spec_with(point), kFile).library.empty());
+  EXPECT_EQ(rejection(spec_with(point, "library: [rccl]\n")).where().key, "library");
 }
 
 TEST(StudySpec, MachineGivenAsPathUsesItsStemForTheNameCheck) {
@@ -166,14 +179,25 @@ TEST(StudySpec, MessageIsOneLineNamingFileLineAndKey) {
   EXPECT_THAT(message, HasSubstr("points[0].model"));
 }
 
+// Every checked-in spec loads, says why its triples, and names a library its machine has.
 TEST(StudySpec, LoadsTheCheckedInStudies) {
-  for (const char* name : {"frontier-weak-scaling", "perlmutter-small"}) {
-    const auto spec =
-        load_study_spec(std::string(WEAKSCALE_SOURCE_DIR) + "/benchmarks/studies/" + name + ".yaml");
+  const std::filesystem::path dir = std::filesystem::path(WEAKSCALE_SOURCE_DIR) / "benchmarks" / "studies";
+  int specs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string name = entry.path().stem().string();
+    const auto spec = load_study_spec(entry.path().string());
+    ++specs;
     EXPECT_EQ(spec.name, name);
     EXPECT_FALSE(spec.points.empty());
     EXPECT_FALSE(spec.rationale.empty()) << name << ": a study must say why its triples";
+    const Machine machine =
+        study_machine(spec, load_machine_by_name(spec.machine, std::string(WEAKSCALE_SOURCE_DIR) + "/machines"));
+    if (!spec.library.empty()) {
+      EXPECT_EQ(machine.collective_libraries.front().name, spec.library);
+    }
   }
+  EXPECT_GE(specs, 6);
 }
 
 TEST(StudySpec, MissingFileIsAnInputError) {
