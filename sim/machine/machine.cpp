@@ -103,6 +103,7 @@ CollectiveLibrary protocol_variant(const CollectiveLibrary& library, int protoco
 void use_protocol_terms(CollectiveLibrary& library, const ProtocolTerms& terms) {
   library.step_latency = terms.step_latency;
   library.bandwidth_efficiency = terms.bandwidth_efficiency;
+  library.bytes_per_channel = terms.bytes_per_channel;
 }
 
 Time eager_step_overhead(const CollectiveLibrary& library, double message_bytes) {

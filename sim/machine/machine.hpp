@@ -172,6 +172,11 @@ struct ProtocolTerms {
   std::string name;  // "LL", "LL128"
   Time step_latency;
   double bandwidth_efficiency = 1.0;
+  // 0, or the bytes a ring channel must carry per step before the library runs another channel:
+  // NCCL and RCCL cut a ring's channels while nBytes < channels x threads x threshold, and for LL
+  // on rings the threshold is multiplied by the rank count, so a rank's per-step chunk below
+  // channels x (threads x 8 B) runs on fewer channels (machine file `bytes_per_channel`).
+  Bytes bytes_per_channel = 0;
 };
 
 // Software overheads of a collective library (NCCL, RCCL, Cray MPICH, Open MPI).
@@ -211,6 +216,7 @@ struct CollectiveLibrary {
   // time they overlap (GPU collective kernels take compute units and memory bandwidth from the
   // GEMMs they overlap). The step simulator charges it at the call's wait.
   double compute_slowdown = 0.0;
+  Bytes bytes_per_channel = 0;  // the protocol in use's (ProtocolTerms), 0 for the library's own
 };
 
 // The library with protocols[protocol]'s terms in place of its own; itself for kOwnProtocol.

@@ -345,9 +345,12 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
     if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));
     for (const auto& [key, protocol] : {std::pair{"low_latency", "LL"}, std::pair{"ll128", "LL128"}}) {
       if (!map.has(key)) continue;
-      const MapField terms(map.required(key), {"step_latency", "bandwidth_efficiency"});
+      const MapField terms(map.required(key), {"step_latency", "bandwidth_efficiency", "bytes_per_channel"});
       lib.protocols.push_back(ProtocolTerms{protocol, read_latency(terms.required("step_latency")),
-                                            read_efficiency(terms.required("bandwidth_efficiency"))});
+                                            read_efficiency(terms.required("bandwidth_efficiency")),
+                                            terms.has("bytes_per_channel")
+                                                ? read_capacity(terms.required("bytes_per_channel"))
+                                                : Bytes{0}});
     }
     out.push_back(lib);
   }

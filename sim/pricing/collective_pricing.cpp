@@ -1,6 +1,7 @@
 // Algorithm choice, the closed form of a program, and the closed-form pricing of a step's calls.
 #include "sim/pricing/collective_pricing.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cmath>
@@ -37,6 +38,15 @@ Time call_latency(const PricedProgram& program, const CollectiveLibrary& library
   return library.launch_latency + library.setup_latency_per_member * program.members;
 }
 
+double channel_concentration(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes) {
+  if (library.bytes_per_channel <= 0 || phase.channels <= 1) return 1.0;
+  // A rank's chunk per step, over all the phase's channels, and how many channels carry it.
+  const double chunk = phase.bytes_fraction * static_cast<double>(bytes) / phase.steps * phase.channels;
+  const double used = std::clamp(std::floor(chunk / static_cast<double>(library.bytes_per_channel)), 1.0,
+                                 static_cast<double>(phase.channels));
+  return phase.channels / used;
+}
+
 Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                    Bytes bytes) {
   // The phase's largest transfer per step: one message.
@@ -53,7 +63,8 @@ Time unhidden_latency(const CollectiveLibrary& library, Time latency, Time trans
 
 double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes,
                         Bytes nic_overhead_bytes) {
-  return phase.bytes_fraction * static_cast<double>(bytes) / library.bandwidth_efficiency +
+  return phase.bytes_fraction * static_cast<double>(bytes) * channel_concentration(phase, library, bytes) /
+             library.bandwidth_efficiency +
          (phase.inter_node ? phase.steps * static_cast<double>(nic_overhead_bytes) : 0.0);
 }
 

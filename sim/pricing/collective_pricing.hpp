@@ -61,6 +61,9 @@ int fastest_protocol(const PricedProgram& program, const CollectiveLibrary& libr
 Time call_latency(const PricedProgram& program, const CollectiveLibrary& library);
 // A phase's latency: steps x (library step latency + path latency + the library's eager-overflow
 // and large-job overheads for a step of this size on this many nodes).
+// How much longer each of the phase's channels carries data when the library runs fewer channels
+// than the phase has (ProtocolTerms::bytes_per_channel): phase.channels / channels in use, >= 1.
+double channel_concentration(const PricedPhase& phase, const CollectiveLibrary& library, Bytes bytes);
 Time phase_latency(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                    Bytes bytes);
 // The latency a phase pays beyond its transfer of `transfer` alone: all of `latency` when the

@@ -48,6 +48,7 @@ struct PricedPhase {
   bool inter_node = false;       // some transfer leaves its node (pays the NIC's small-message cost)
   double valiant_share = 0;      // of its switch-to-switch traffic (adaptive routing)
   int pipeline = 0;              // the tree's pipeline phases (CollectivePhase::pipeline)
+  int channels = 1;              // rings per communicator the phase runs in parallel (ring channels)
 };
 
 struct PricedProgram {

@@ -347,6 +347,18 @@ TEST(MachineLoader, ReadsTheLlAndLl128ProtocolsInThatOrderAndChecksTheirTerms) {
                   32, "collectives[0].ll128.bandwidth_efficiency", "a number in (0, 1]");
   expect_rejected(with("bandwidth_efficiency: 0.8}", "bandwidth_efficiency: 0.8, ll128: {step_latency: \"8 us\"}}"), 32,
                   "collectives[0].ll128.bandwidth_efficiency", "required key 'bandwidth_efficiency'");
+  EXPECT_EQ(protocols[0].bytes_per_channel, 0u);  // not given: every channel
+  const Machine few = parse_machine(
+      with("bandwidth_efficiency: 0.8}",
+           "bandwidth_efficiency: 0.8, low_latency: {step_latency: \"3 us\", bandwidth_efficiency: 0.05, "
+           "bytes_per_channel: \"4 KiB\"}}"),
+      kFile);
+  EXPECT_EQ(few.collective_libraries.at(0).protocols.at(0).bytes_per_channel, 4096u);
+  EXPECT_EQ(few.collective_libraries.at(0).bytes_per_channel, 0u);  // the library's own terms: every channel
+  expect_rejected(with("bandwidth_efficiency: 0.8}",
+                       "bandwidth_efficiency: 0.8, low_latency: {step_latency: \"3 us\", bandwidth_efficiency: 0.05, "
+                       "bytes_per_channel: lots}}"),
+                  32, "collectives[0].low_latency.bytes_per_channel", "");
 }
 
 TEST(MachineLoader, RejectsUnknownTopology) {

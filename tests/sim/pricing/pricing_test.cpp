@@ -228,6 +228,54 @@ TEST(Protocols, EachCallRunsTheProtocolThatPricesFastest) {
   EXPECT_GT(program_time(program, simple_only, small_call, 0), program_time(program, library, small_call, 0));
 }
 
+// NCCL and RCCL run a ring's LL steps on fewer channels when a rank's chunk per step is below
+// channels x bytes_per_channel: the phase's channels then carry channels / used times the bytes
+// each. Tiny steps use one channel, large ones all; the price never falls, the flow model charges
+// the same, and without the term nothing changes.
+TEST(Protocols, SmallLlStepsRunOnFewerChannels) {
+  Machine m = testing::small_machine(2, 4, 4, 2, 2, 2, 200.0, 200.0);  // 2 NICs per node: 2 ring channels
+  CollectiveLibrary& library = m.collective_libraries.front();
+  library.step_overlap = StepOverlap::pipelined;
+  const Layout layout{1, 1, 1, 8};
+  JobNetwork network(m, layout.devices());
+  const PricedProgram& program = network.program(geometry(layout, CommGroup::z), CollectiveAlgorithm::ring,
+                                                 CollectiveOp::all_gather, Bytes{1} << 20, false);
+  ASSERT_EQ(program.phases.size(), 1u);
+  const PricedPhase& phase = program.phases.front();
+  ASSERT_EQ(phase.channels, 2);
+  CollectiveLibrary ll = library;
+  use_protocol_terms(ll, ProtocolTerms{"LL", 3_us, 0.05, Bytes{4} << 10});
+  CollectiveLibrary every_channel = ll;
+  every_channel.bytes_per_channel = 0;
+  // A rank's chunk per step at `bytes`, over both channels.
+  auto chunk = [&](Bytes bytes) { return phase.bytes_fraction * static_cast<double>(bytes) / phase.steps * 2; };
+  double last = 2.0;
+  for (Bytes bytes = 256; bytes <= (Bytes{1} << 24); bytes *= 2) {
+    const double c = channel_concentration(phase, ll, bytes);
+    EXPECT_EQ(c, chunk(bytes) < 8192.0 ? 2.0 : 1.0) << bytes;  // one channel below 2 x 4 KiB per step
+    EXPECT_LE(c, last) << bytes;
+    last = c;
+    EXPECT_EQ(channel_concentration(phase, every_channel, bytes), 1.0);
+    const Time fewer = program_time(program, ll, bytes, 0), all = program_time(program, every_channel, bytes, 0);
+    if (c > 1.0) {
+      EXPECT_GT(fewer, all) << bytes;
+    } else {
+      EXPECT_EQ(fewer, all) << bytes;
+    }
+  }
+  EXPECT_EQ(channel_concentration(phase, ll, 256), 2.0);
+  EXPECT_EQ(channel_concentration(phase, ll, Bytes{1} << 24), 1.0);
+  // The flow model, the call alone, charges what the closed form does.
+  library.protocols = {ProtocolTerms{"LL", 3_us, 0.05, Bytes{4} << 10}};
+  for (const Bytes bytes : {Bytes{4} << 10, Bytes{64} << 10}) {
+    JobNetwork flow_network(m, layout.devices());
+    FlowPricing flow(flow_network, layout);
+    const CollectiveCall call{CommGroup::z, CollectiveOp::all_gather, bytes};
+    const int id = flow.issue(Time::zero(), call);
+    EXPECT_EQ(flow.finish(id), collective_time(flow_network, layout, call)) << bytes;
+  }
+}
+
 TEST(Pipelining, SerialLibrariesPayTheirWholeLatency) {
   CollectiveLibrary lib{"openmpi", 10_us, 2_us, 1.0};
   EXPECT_EQ(unhidden_latency(lib, 30_us, 40_us), 30_us);
