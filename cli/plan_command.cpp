@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <ostream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -83,11 +84,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   step.overlap_all_gather = !a.no_oag;
   step.overlap_data_parallel = a.overlap_data;
   Machine machine = load_machine_by_name(a.machine, machines_dir);
-  if (!a.library.empty() && !use_collective_library(machine, a.library)) {
-    throw InputError(InputLocation{"", 0, "--library"}, a.library,
-                     fmt::format("one of the collective libraries of {}: {}", machine.name,
-                                 collective_library_names(machine)));
-  }
+  if (!a.library.empty()) machine = with_collective_library(std::move(machine), a.library, {"", 0, "--library"});
   const Batch batch{a.batch_sequences};
   Plan plan = plan_layouts(machine, model, batch, a.devices, step);
   PlanTableOptions table{a.top, a.show_invalid, plan.ranked.size()};

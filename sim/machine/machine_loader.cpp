@@ -505,4 +505,13 @@ Machine load_machine_by_name(std::string_view name_or_path, const std::string& m
                                known.empty() ? std::string("none found") : join(known)));
 }
 
+Machine with_collective_library(Machine machine, const std::string& name, const InputLocation& where) {
+  if (!use_collective_library(machine, name)) {
+    throw InputError(where, name,
+                     fmt::format("one of the collective libraries of {}: {}", machine.name,
+                                 collective_library_names(machine)));
+  }
+  return machine;
+}
+
 }  // namespace ws

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/input_error.hpp"
 #include "sim/machine/machine.hpp"
 
 namespace ws {
@@ -19,5 +20,10 @@ Machine load_machine(const std::string& path);
 // `name_or_path` is either a path to a .yaml file or a bare machine name ("frontier") looked up
 // as <machines_dir>/<name>.yaml. Unknown names list the machines that exist.
 Machine load_machine_by_name(std::string_view name_or_path, const std::string& machines_dir);
+
+// `machine` with its collective library `name` as the default (use_collective_library): how a
+// command line or a study spec picks one. Throws InputError at `where`, listing the machine's
+// libraries, when it has none of that name.
+Machine with_collective_library(Machine machine, const std::string& name, const InputLocation& where);
 
 }  // namespace ws

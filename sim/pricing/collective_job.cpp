@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "base/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
 #include "sim/pricing/collective_pricing.hpp"
 #include "sim/pricing/every_step.hpp"
 
@@ -47,10 +49,7 @@ std::string vertex_name(const Topology& t, int v) {
 // the requested routing.
 Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
   Machine m = machine;
-  if (!spec.library.empty() && !use_collective_library(m, spec.library)) {
-    throw flag_error("--library", spec.library,
-                     fmt::format("one of the machine's libraries: {}", collective_library_names(m)));
-  }
+  if (!spec.library.empty()) m = with_collective_library(std::move(m), spec.library, {"", 0, "--library"});
   if (spec.routing) m.network.routing = *spec.routing;
   return m;
 }

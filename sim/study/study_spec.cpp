@@ -10,8 +10,10 @@
 #include <limits>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "base/input_error.hpp"
+#include "sim/machine/machine_loader.hpp"
 #include "sim/study/model_input.hpp"
 
 namespace ws {
@@ -243,12 +245,8 @@ StudySpec load_study_spec(const std::string& path) {
 }
 
 Machine study_machine(const StudySpec& spec, Machine machine) {
-  if (!spec.library.empty() && !use_collective_library(machine, spec.library)) {
-    throw InputError(spec.library_at, spec.library,
-                     fmt::format("one of the collective libraries of {}: {}", machine.name,
-                                 collective_library_names(machine)));
-  }
-  return machine;
+  if (spec.library.empty()) return machine;
+  return with_collective_library(std::move(machine), spec.library, spec.library_at);
 }
 
 }  // namespace ws
