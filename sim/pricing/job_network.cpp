@@ -262,7 +262,9 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
     p.pipeline = phase.pipeline;
     for (const TrafficDemand& t : phase.transfers) p.transfer_weight += t.weight;
     p.inter_node = loads.inter_node;
-    if (ring > 0 && !comms.empty()) p.channels = std::max<int>(1, static_cast<int>(phase.transfers.size() / ring / comms.size()));
+    if (ring > 0 && !comms.empty()) {
+      p.channels = std::max(1, static_cast<int>(phase.transfers.size() / ring / comms.size()));
+    }
     if (with_links) p.links = std::make_shared<const std::vector<LinkShare>>(std::move(links));
     if (chained) {
       transfer_latency.emplace_back();
