@@ -171,6 +171,22 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
                        100 * s.median_abs_error, 100 * s.worst_abs_error, r.published.machine, r.published.library,
                        r.published.nodes, r.published.bytes);
   }
+  // The same scores per (machine, library), as collectives-fit.csv has them: the overall worst is one
+  // library's, and a user asks how far each library's held-out rows are from the target.
+  auto score = [](const FitScore& s) {
+    return s.rows == 0 ? std::string("-")
+                       : fmt::format("{:.1f} / {:.1f}%", 100 * s.median_abs_error, 100 * s.worst_abs_error);
+  };
+  out << "by library, median / worst |relative error| (scale: rows above 16 nodes; floor: rows it cannot tell "
+         "apart):\n";
+  out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {}\n", "machine", "library", "rows",
+                     "as written", "in sample", "5-fold", "scale (rows)", "floor");
+  for (const LibraryFit& f : result.libraries) {
+    const std::string scale = f.scale.rows == 0 ? "-" : fmt::format("{} ({})", score(f.scale), f.scale.rows);
+    out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:.1f}%\n", f.machine, f.library,
+                       f.file.rows, score(f.file), score(f.in_sample), score(f.kfold), scale,
+                       100 * consistency_floor(comparisons, f.machine, f.library).worst_abs_error);
+  }
   const ConsistencyFloor floor = consistency_floor(comparisons);
   if (floor.low_row && floor.high_row) {
     const auto& lo = comparisons[*floor.low_row].published;

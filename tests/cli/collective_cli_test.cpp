@@ -9,8 +9,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -132,6 +136,72 @@ TEST(CollectiveCli, PublishedTableWithABadRowNamesFileAndLine) {
   const auto run = weakscale("collectives-vs-published '" + table.string() + "' --no-plot --out '" + dir.string() + "'");
   expect_one_line_error(run, table.string() + ":2");
   EXPECT_THAT(run.err, HasSubstr("point-to-point"));
+}
+
+// The per-library table prints, for each (machine, library), the scores collectives-fit.csv holds:
+// the console and the file come from one fit and agree within their roundings.
+TEST(CollectiveCli, PublishedComparisonPrintsEachLibrarysScoresAsTheFitCsvHasThem) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("weakscale-by-library-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // The shipped Perlmutter rows: one library, held-out schemes with rows on both sides of 16 nodes.
+  std::ifstream shipped(std::string(WEAKSCALE_SOURCE_DIR) + "/benchmarks/collectives/published.csv");
+  std::ofstream table(dir / "perlmutter.csv");
+  std::string line;
+  int rows = 0;
+  while (std::getline(shipped, line)) {
+    if (line.rfind("machine,", 0) == 0) table << line << "\n";
+    if (line.rfind("perlmutter,nccl,", 0) == 0) {
+      table << line << "\n";
+      ++rows;
+    }
+  }
+  table.close();
+  ASSERT_GT(rows, 10);
+  const auto run = weakscale("collectives-vs-published '" + (dir / "perlmutter.csv").string() +
+                             "' --no-plot --out '" + dir.string() + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("by library, median / worst |relative error|"));
+
+  std::ifstream fit(dir / "collectives-fit.csv");
+  std::string header, values;
+  ASSERT_TRUE(std::getline(fit, header) && std::getline(fit, values));
+  auto column = [](const std::string& csv_line, int index) {
+    std::stringstream cells(csv_line);
+    std::string cell;
+    for (int i = 0; i <= index && std::getline(cells, cell, ','); ++i) {
+    }
+    return cell;
+  };
+  std::map<std::string, int> at;
+  {
+    std::stringstream cells(header);
+    std::string name;
+    for (int i = 0; std::getline(cells, name, ','); ++i) at[name] = i;
+  }
+  const std::string expected = "  perlmutter  nccl";
+  const auto begin = run.out.find(expected);
+  ASSERT_NE(begin, std::string::npos) << run.out;
+  const std::string printed = run.out.substr(begin, run.out.find('\n', begin) - begin);
+  EXPECT_THAT(printed, HasSubstr(" " + std::to_string(rows) + "  "));
+  EXPECT_THAT(printed, HasSubstr("(" + column(values, at.at("scale_rows")) + ")"));
+  // The printed percentages in order: as written, in sample, 5-fold, scale (median, worst each), floor.
+  std::vector<double> shown;
+  const std::regex number(R"(([0-9]+\.[0-9]+)%?)");
+  for (auto it = std::sregex_iterator(printed.begin(), printed.end(), number); it != std::sregex_iterator();
+       ++it) {
+    shown.push_back(std::stod((*it)[1]));
+  }
+  const char* names[] = {"median_error_file",  "worst_error_file",   "median_error_fit",
+                         "worst_error_fit",    "median_error_kfold", "worst_error_kfold",
+                         "median_error_scale", "worst_error_scale",  "worst_error_floor"};
+  ASSERT_EQ(shown.size(), std::size(names)) << printed;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    // The file keeps 4 decimals of the fraction, the console 1 of the percentage: within both roundings.
+    EXPECT_NEAR(shown[i], 100 * std::stod(column(values, at.at(names[i]))), 0.051)
+        << names[i] << " in " << printed;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
