@@ -166,25 +166,24 @@ TEST(CollectiveCli, PublishedComparisonPrintsEachLibrarysScoresAsTheFitCsvHasThe
   std::ifstream fit(dir / "collectives-fit.csv");
   std::string header, values;
   ASSERT_TRUE(std::getline(fit, header) && std::getline(fit, values));
-  auto column = [](const std::string& csv_line, int index) {
-    std::stringstream cells(csv_line);
-    std::string cell;
-    for (int i = 0; i <= index && std::getline(cells, cell, ','); ++i) {
-    }
-    return cell;
+  // The fit's one row, by column name.
+  auto cells = [](const std::string& csv_line) {
+    std::vector<std::string> out;
+    std::stringstream in(csv_line);
+    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+    return out;
   };
-  std::map<std::string, int> at;
+  std::map<std::string, std::string> fitted;
   {
-    std::stringstream cells(header);
-    std::string name;
-    for (int i = 0; std::getline(cells, name, ','); ++i) at[name] = i;
+    const auto names = cells(header), row = cells(values);
+    for (std::size_t i = 0; i < names.size() && i < row.size(); ++i) fitted[names[i]] = row[i];
   }
   const std::string expected = "  perlmutter  nccl";
   const auto begin = run.out.find(expected);
   ASSERT_NE(begin, std::string::npos) << run.out;
   const std::string printed = run.out.substr(begin, run.out.find('\n', begin) - begin);
   EXPECT_THAT(printed, HasSubstr(" " + std::to_string(rows) + "  "));
-  EXPECT_THAT(printed, HasSubstr("(" + column(values, at.at("scale_rows")) + ")"));
+  EXPECT_THAT(printed, HasSubstr("(" + fitted.at("scale_rows") + ")"));
   // The printed percentages in order: as written, in sample, 5-fold, scale (median, worst each), floor.
   // (Numbers with a decimal point; the row counts have none. No std::regex: GCC 12 warns inside it
   // under the sanitizer build's -Werror.)
@@ -208,7 +207,7 @@ TEST(CollectiveCli, PublishedComparisonPrintsEachLibrarysScoresAsTheFitCsvHasThe
   ASSERT_EQ(shown.size(), std::size(names)) << printed;
   for (std::size_t i = 0; i < shown.size(); ++i) {
     // The file keeps 4 decimals of the fraction, the console 1 of the percentage: within both roundings.
-    EXPECT_NEAR(shown[i], 100 * std::stod(column(values, at.at(names[i]))), 0.051)
+    EXPECT_NEAR(shown[i], 100 * std::stod(fitted.at(names[i])), 0.051)
         << names[i] << " in " << printed;
   }
   std::filesystem::remove_all(dir);
