@@ -4,7 +4,7 @@
 # results/frontier-weak-scaling-{breakdown,candidates}.{png,svg} and the -candidates,
 # -placement-routing and -sensitivity CSV tables (results/README.md explains them). 32 seeded samples
 # of the machine file's uncertainty ranges give every point a 10th-90th percentile band beside the
-# prediction from the file as written (about 1.5 minutes of the run's 3.5).
+# prediction from the file as written (about 1.5 minutes of the study's 3.5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -46,20 +46,21 @@ def step_rows(path, machine, library):
         busbw = float(r["busbw_gbps"])
         step = total / devices
         rows.append({"op": r["op"], "nodes": int(r["nodes"]), "bytes": total, "step": step,
-                     "busbw": busbw, "step_us": step / (busbw * 1e3)})
+                     "step_us": step / (busbw * 1e3)})
     return rows
 
 
-def worst_error(rows, latency_us, us_per_kib):
+def worst_error(points, latency_us, us_per_kib):
     # predicted busbw / published - 1 = published step time / predicted step time - 1
-    return max(abs(r["step_us"] / (latency_us + r["step"] / 1024 * us_per_kib) - 1) for r in rows)
+    return max(abs(t / (latency_us + k * us_per_kib) - 1) for k, t in points)
 
 
 def minimax_line(rows):
     """Smallest worst error over latency >= 0 and time per KiB >= 0 (grid, then refined around the best)."""
+    points = [(r["step"] / 1024, r["step_us"]) for r in rows]  # (KiB, us) per row
     best = (float("inf"), 0.0, 0.0)
-    top = max(r["step_us"] for r in rows)
-    slope_top = max(r["step_us"] / (r["step"] / 1024) for r in rows)
+    top = max(t for _, t in points)
+    slope_top = max(t / k for k, t in points)
     lat_step, slope_step = top / 400, slope_top / 400
     lat_lo, slope_lo = 0.0, 0.0
     for _ in range(4):
@@ -69,7 +70,7 @@ def minimax_line(rows):
                 slope = slope_lo + j * slope_step
                 if lat <= 0 and slope <= 0:
                     continue
-                e = worst_error(rows, lat, slope)
+                e = worst_error(points, lat, slope)
                 if e < best[0]:
                     best = (e, lat, slope)
         lat_lo, slope_lo = max(0.0, best[1] - 5 * lat_step), max(0.0, best[2] - 5 * slope_step)
