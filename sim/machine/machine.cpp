@@ -89,6 +89,7 @@ const char* to_string(UncertainParameter p) {
     case UncertainParameter::device_speed_spread: return "device_speed_spread";
     case UncertainParameter::compute_slowdown: return "compute_slowdown";
     case UncertainParameter::attention_efficiency_scale: return "attention_efficiency_scale";
+    case UncertainParameter::gemm_shape_falloff: return "gemm_shape_falloff";
   }
   return "?";
 }

@@ -252,6 +252,7 @@ enum class UncertainParameter {
   device_speed_spread,              // variability.device_speed_spread
   compute_slowdown,                 // compute_slowdown of the default collective library
   attention_efficiency_scale,       // factor on both device.fused_attention efficiencies (capped at 1)
+  gemm_shape_falloff,               // exponent on each gemm_efficiency sample's ratio to the table's best
 };
 
 struct UncertaintyRange {

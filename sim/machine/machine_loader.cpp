@@ -358,7 +358,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
 }
 
 // `uncertainty:` entries {parameter, low, high, source}: low <= nominal <= high, where nominal is
-// the value the rest of the file gives (1 for the two scales), so that a range always
+// the value the rest of the file gives (1 for the two scales and the falloff), so that a range always
 // brackets the study's own answer. Read after the network and collectives it refers to.
 std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m) {
   constexpr UncertainParameter kParameters[] = {
@@ -366,7 +366,7 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
       UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
       UncertainParameter::switch_latency,        UncertainParameter::background_load,
       UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown,
-      UncertainParameter::attention_efficiency_scale};
+      UncertainParameter::attention_efficiency_scale, UncertainParameter::gemm_shape_falloff};
   std::vector<std::string> names;
   for (const auto p : kParameters) names.emplace_back(to_string(p));
   std::vector<UncertaintyRange> out;
@@ -397,7 +397,8 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
     } else {
       double n = 1.0;
       if (r.parameter == UncertainParameter::gemm_efficiency_scale ||
-          r.parameter == UncertainParameter::attention_efficiency_scale) {
+          r.parameter == UncertainParameter::attention_efficiency_scale ||
+          r.parameter == UncertainParameter::gemm_shape_falloff) {
         if (r.parameter == UncertainParameter::attention_efficiency_scale && !m.device.fused_attention)
           name.fail(text, "a parameter of this machine: attention_efficiency_scale needs device.fused_attention");
         r.low = read_positive_number(low);

@@ -14,7 +14,8 @@ ParameterValue nominal_value(const Machine& machine, UncertainParameter paramete
   ParameterValue v;
   switch (parameter) {
     case UncertainParameter::gemm_efficiency_scale:
-    case UncertainParameter::attention_efficiency_scale: v.number = 1.0; break;
+    case UncertainParameter::attention_efficiency_scale:
+    case UncertainParameter::gemm_shape_falloff: v.number = 1.0; break;
     case UncertainParameter::collective_step_latency:
       v.time = machine.collective_libraries.front().step_latency;
       break;
@@ -71,6 +72,16 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
         f.backward_efficiency = std::min(1.0, f.backward_efficiency * value.number);
       }
       break;
+    case UncertainParameter::gemm_shape_falloff: {
+      // How fast efficiency falls from the best shape to small ones is what the GPU tables estimate
+      // (only a best shape is published): an exponent > 1 on each sample's ratio to the best makes
+      // small shapes relatively slower and leaves the best shape where its source put it.
+      auto& samples = m.device.gemm.samples;
+      double best = 0;
+      for (const auto& sample : samples) best = std::max(best, sample.efficiency);
+      for (auto& sample : samples) sample.efficiency = best * std::pow(sample.efficiency / best, value.number);
+      break;
+    }
   }
   return m;
 }

@@ -23,7 +23,8 @@ ParameterValue high_value(const UncertaintyRange& range);
 // "350 ns", "0.72", "4": the value as a machine file would write it.
 std::string format_value(UncertainParameter parameter, const ParameterValue& value);
 
-// The machine with one parameter replaced (gemm_efficiency_scale multiplies the nominal table).
+// The machine with one parameter replaced (gemm_efficiency_scale multiplies the nominal table;
+// gemm_shape_falloff raises each sample's ratio to the table's best sample to that power).
 Machine with_value(const Machine& machine, UncertainParameter parameter, const ParameterValue& value);
 
 // Sample `sample` of root seed `seed`: every range of the machine drawn once, uniformly (integers

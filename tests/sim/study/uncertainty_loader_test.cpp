@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/input_error.hpp"
+#include "sim/compute/gemm_efficiency.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/uncertainty.hpp"
 
@@ -42,8 +43,9 @@ TEST(UncertaintyLoader, ShippedMachinesCarryRangesForTheIssueParameters) {
   for (const char* name : {"perlmutter", "frontier", "alps"}) {
     const Machine m = load_machine_by_name(name, std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
     // The five of the first studies, background load and device spread (the costs of scale), the
-    // compute slowdown under overlap, and the fused attention's rate where it is an estimate.
-    EXPECT_EQ(m.uncertainty.size(), std::string(name) == "alps" ? 8u : 9u) << name;
+    // compute slowdown under overlap, the fused attention's rate where it is an estimate, and how
+    // fast GEMM efficiency falls below the best shape where only the best shape is published.
+    EXPECT_EQ(m.uncertainty.size(), std::string(name) == "alps" ? 8u : 10u) << name;
     for (const auto& r : m.uncertainty) EXPECT_FALSE(r.source.empty());
   }
   EXPECT_TRUE(parse_machine(perlmutter_without_ranges(), "m.yaml").uncertainty.empty());
@@ -86,8 +88,34 @@ TEST(UncertaintyLoader, AttentionScaleNeedsAFusedAttentionRate) {
   }
 }
 
+TEST(UncertaintyLoader, ShapeFalloffBendsTheTableBelowItsBestShape) {
+  const Machine m = with_ranges("  - {parameter: gemm_shape_falloff, low: 1, high: 2, source: estimate}\n");
+  ASSERT_EQ(m.uncertainty.size(), 1u);
+  const auto& nominal = m.device.gemm.samples;
+  double best = 0;
+  for (const auto& s : nominal) best = std::max(best, s.efficiency);
+  // Exponent 1 is the table as written; exponent 2 squares each sample's ratio to the best one,
+  // so the best shape keeps its published figure and every other shape falls further below it.
+  const Machine same = with_value(m, UncertainParameter::gemm_shape_falloff, {1.0, {}});
+  const Machine steep = with_value(m, UncertainParameter::gemm_shape_falloff, {2.0, {}});
+  ASSERT_EQ(steep.device.gemm.samples.size(), nominal.size());
+  for (std::size_t i = 0; i < nominal.size(); ++i) {
+    const double e = nominal[i].efficiency;
+    EXPECT_NEAR(same.device.gemm.samples[i].efficiency, e, 1e-15);
+    EXPECT_NEAR(steep.device.gemm.samples[i].efficiency, e * e / best, 1e-15);
+    if (e == best) EXPECT_EQ(steep.device.gemm.samples[i].efficiency, best);
+    else EXPECT_LT(steep.device.gemm.samples[i].efficiency, e);
+  }
+  // Between the samples too: a 768-cube GEMM (not in the table) runs slower on the steeper table.
+  EXPECT_LT(gemm_efficiency(steep.device.gemm, 768, 768, 768), gemm_efficiency(m.device.gemm, 768, 768, 768));
+  EXPECT_THAT(error_of("  - {parameter: gemm_shape_falloff, low: 1.2, high: 2, source: x}\n"),
+              HasSubstr("contains the machine's own value 1"));
+  EXPECT_THAT(error_of("  - {parameter: gemm_shape_falloff, low: 0, high: 2, source: x}\n"),
+              HasSubstr("uncertainty[0].low"));
+}
+
 TEST(UncertaintyLoader, RejectsInconsistentRanges) {
-  EXPECT_THAT(error_of("  - {parameter: gemm, low: 0.5, high: 1, source: x}\n"), HasSubstr("gemm_efficiency_scale"));
+  EXPECT_THAT(error_of("  - {parameter: gemm, low: 0.5, high: 1, source: x}\n"), HasSubstr("gemm_shape_falloff"));
   EXPECT_THAT(error_of("  - {parameter: gemm_efficiency_scale, low: 0.5, high: 0.9, source: x}\n"),
               HasSubstr("contains the machine's own value 1"));
   EXPECT_THAT(error_of("  - {parameter: switch_latency, low: 250, high: \"500 ns\", source: x}\n"),
