@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "sim/study/uncertainty.hpp"
+
 namespace ws {
 namespace {
 
@@ -250,6 +252,66 @@ std::string candidates_plot_script(const StudyResult& result) {
   return s;
 }
 
+// A tornado figure of the one-at-a-time sensitivity table: per uncertain parameter (largest effect
+// on top), the largest point's percent of peak and efficiency with that parameter at the low end
+// (the bar below its line) and at the high end (above), each bar drawn from the machine file's value
+// (the dashed line) to the value at that end, so a reader sees which unsourced value could move the
+// prediction, and which way.
+std::string sensitivity_plot_script(const StudyResult& result) {
+  if (result.sensitivity.empty() || result.rows.empty() || !result.rows.back().feasible) return {};
+  const StudyRow& last = result.rows.back();
+  const double eff = 100.0 * last.efficiency;
+  const double peak = 100.0 * last.best.hardware_peak_fraction;
+  const std::size_t n = result.sensitivity.size();
+  // Columns: y, label, then each bar's [from, to]: percent of peak at the low end (3-4) and at the
+  // high end (5-6), efficiency at the low end (7-8) and at the high end (9-10).
+  auto bar = [](double nominal, double at_end) {
+    return fmt::format("{:.4f} {:.4f}", std::min(nominal, at_end), std::max(nominal, at_end));
+  };
+  std::string s = "$ranges << EOD\n";
+  std::string tics;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& row = result.sensitivity[i];
+    const auto p = row.range.parameter;
+    const std::size_t y = n - 1 - i;
+    const std::string label = fmt::format("{} [{} .. {}]", to_string(p), format_value(p, low_value(row.range)),
+                                          format_value(p, high_value(row.range)));
+    s += fmt::format("{} {} {} {} {} {}\n", y, gnuplot_string(label), bar(peak, peak + 100.0 * row.peak_fraction_low),
+                     bar(peak, peak + 100.0 * row.peak_fraction_high), bar(eff, eff + 100.0 * row.efficiency_low),
+                     bar(eff, eff + 100.0 * row.efficiency_high));
+    tics += fmt::format("{}{} {}", tics.empty() ? "" : ", ", gnuplot_string(label), y);
+  }
+  s += "EOD\n";
+  auto panel = [](std::string_view title, std::string_view xlabel, double nominal, int column) {
+    return fmt::format(
+        "set title {}\n"
+        "set xlabel {}\n"
+        "set arrow 1 from {:.4f}, graph 0 to {:.4f}, graph 1 nohead dt 2 lc rgb \"#404040\"\n"
+        "plot $ranges using (${}+${})/2:($1-0.19):{}:{}:($1-0.38):1 with boxxyerror fs solid 0.85 border -1 "
+        "lc rgb \"#4c72b0\" title \"at the low end\", \\\n"
+        "     $ranges using (${}+${})/2:($1+0.19):{}:{}:1:($1+0.38) with boxxyerror fs solid 0.85 border -1 "
+        "lc rgb \"#dd8452\" title \"at the high end\"\n",
+        gnuplot_string(title), gnuplot_string(xlabel), nominal, nominal, column, column + 1, column, column + 1,
+        column + 2, column + 3, column + 2, column + 3);
+  };
+  s += fmt::format(
+      // Two equal panels right of the parameter names (screen fractions: left, right, bottom, top).
+      "set multiplot layout 1,2 title {} font \",15\" margins 0.27,0.98,0.13,0.86 spacing 0.05,0\n"
+      "set ytics ({}) font \",10\"\n"
+      "set yrange [-0.6:{} - 0.4]\n"
+      "set grid xtics lc rgb \"#d0d0d0\"\n"
+      "set key bottom right box opaque\n",
+      gnuplot_string(figure_title(
+          result, fmt::format("sensitivity at {} devices, one parameter at a time", last.point.devices))),
+      tics, n);
+  s += panel(fmt::format("Percent of peak (file: {:.1f} %)", peak), "percent of peak, hardware flops (%)", peak, 3);
+  s += "unset ytics\n";
+  s += panel(fmt::format("Weak-scaling efficiency (file: {:.1f} %)", eff), "efficiency vs. the first point (%)", eff,
+             7);
+  s += "unset multiplot\n";
+  return s;
+}
+
 std::vector<std::filesystem::path> plot_study(const StudyResult& result,
                                               const std::filesystem::path& out_dir) {
   const auto gnuplot = find_gnuplot();
@@ -269,10 +331,12 @@ std::vector<std::filesystem::path> plot_study(const StudyResult& result,
   const Figure figures[] = {{result.spec.name, efficiency_plot_script(result)},
                             {result.spec.name + "-breakdown", breakdown_plot_script(result)},
                             {result.spec.name + "-efficiency", decomposition_plot_script(result)},
-                            {result.spec.name + "-candidates", candidates_plot_script(result)}};
+                            {result.spec.name + "-candidates", candidates_plot_script(result)},
+                            {result.spec.name + "-sensitivity", sensitivity_plot_script(result)}};
   std::string script;
   std::vector<std::filesystem::path> files;
   for (const auto& figure : figures) {
+    if (figure.body.empty()) continue;  // no sensitivity table, no tornado
     for (const char* format : {"png", "svg"}) {
       const auto file = out_dir / fmt::format("{}.{}", figure.stem, format);
       script += "reset\n" + terminal(format) + set_output(file) + figure.body + "unset output\n";

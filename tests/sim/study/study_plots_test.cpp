@@ -2,6 +2,7 @@
 // (when installed) writes non-empty PNG and SVG files for both figures.
 #include "sim/study/study_plots.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "sim/study/study_run.hpp"
+#include "sim/study/uncertainty.hpp"
 
 namespace ws {
 namespace {
@@ -92,6 +94,33 @@ TEST(StudyPlots, CandidatesScriptHasEveryCandidateOfEveryPoint) {
   }
 }
 
+// Two made-up sensitivity rows on the small study: every bar runs from the file's value to the value
+// at its end (either order), the largest effect sits on top, and no table means no figure.
+TEST(StudyPlots, SensitivityTornadoDrawsEachEndFromTheFileValue) {
+  StudyResult r = small_result();
+  EXPECT_EQ(sensitivity_plot_script(r), "");
+  const double peak = 100.0 * r.rows.back().best.hardware_peak_fraction;
+  const double eff = 100.0 * r.rows.back().efficiency;
+  SensitivityRow big;
+  big.range = UncertaintyRange{UncertainParameter::gemm_efficiency_scale, 0.5, 1.0, {}, {}, "estimate"};
+  big.peak_fraction_low = -0.10;  // -10 points at the low end, none at the high end
+  big.efficiency_low = 0.02;
+  SensitivityRow small;
+  small.range = UncertaintyRange{UncertainParameter::background_load, 0.0, 0.3, {}, {}, "estimate"};
+  small.peak_fraction_high = -0.01;
+  small.efficiency_high = -0.01;
+  r.sensitivity = {big, small};
+  const std::string script = sensitivity_plot_script(r);
+  EXPECT_THAT(script, HasSubstr("boxxyerror"));
+  EXPECT_THAT(script, HasSubstr("\"gemm_efficiency_scale [0.5 .. 1]\" 1"));  // largest effect: top line
+  EXPECT_THAT(script, HasSubstr("\"background_load [0 .. 0.3]\" 0"));
+  auto pair = [](double a, double b) { return fmt::format("{:.4f} {:.4f}", a, b); };
+  EXPECT_THAT(script, HasSubstr(fmt::format("1 \"gemm_efficiency_scale [0.5 .. 1]\" {} {} {} {}\n", pair(peak - 10, peak),
+                                            pair(peak, peak), pair(eff, eff + 2), pair(eff, eff))));
+  EXPECT_THAT(script, HasSubstr(fmt::format("0 \"background_load [0 .. 0.3]\" {} {} {} {}\n", pair(peak, peak),
+                                            pair(peak - 1, peak), pair(eff, eff), pair(eff - 1, eff))));
+}
+
 TEST(StudyPlots, GnuplotWritesPngAndSvgForEveryFigure) {
   if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
   const auto dir = std::filesystem::temp_directory_path() / ("weakscale-plots-" + std::to_string(::getpid()));
@@ -110,6 +139,26 @@ TEST(StudyPlots, GnuplotWritesPngAndSvgForEveryFigure) {
   char magic[4] = {};
   png.read(magic, 4);
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  std::filesystem::remove_all(dir);
+}
+
+
+TEST(StudyPlots, GnuplotDrawsTheTornadoWhenThereIsASensitivityTable) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-tornado-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  StudyResult r = small_result();
+  SensitivityRow row;
+  row.range = UncertaintyRange{UncertainParameter::gemm_shape_falloff, 1.0, 2.0, {}, {}, "estimate"};
+  row.peak_fraction_high = -0.05;
+  row.efficiency_high = 0.03;
+  r.sensitivity = {row};
+  const auto files = plot_study(r, dir);
+  ASSERT_EQ(files.size(), 10u);
+  for (const char* name : {"perlmutter-plot-test-sensitivity.png", "perlmutter-plot-test-sensitivity.svg"}) {
+    ASSERT_TRUE(std::filesystem::exists(dir / name)) << name;
+    EXPECT_GT(std::filesystem::file_size(dir / name), 1000u) << name;
+  }
   std::filesystem::remove_all(dir);
 }
 
