@@ -284,15 +284,14 @@ std::string sensitivity_plot_script(const StudyResult& result) {
   s += "EOD\n";
   auto panel = [](std::string_view title, std::string_view xlabel, double nominal, int column) {
     return fmt::format(
-        "set title {}\n"
-        "set xlabel {}\n"
-        "set arrow 1 from {:.4f}, graph 0 to {:.4f}, graph 1 nohead dt 2 lc rgb \"#404040\"\n"
-        "plot $ranges using (${}+${})/2:($1-0.19):{}:{}:($1-0.38):1 with boxxyerror fs solid 0.85 border -1 "
+        "set title {0}\n"
+        "set xlabel {1}\n"
+        "set arrow 1 from {2:.4f}, graph 0 to {2:.4f}, graph 1 nohead dt 2 lc rgb \"#404040\"\n"
+        "plot $ranges using (${3}+${4})/2:($1-0.19):{3}:{4}:($1-0.38):1 with boxxyerror fs solid 0.85 border -1 "
         "lc rgb \"#4c72b0\" title \"at the low end\", \\\n"
-        "     $ranges using (${}+${})/2:($1+0.19):{}:{}:1:($1+0.38) with boxxyerror fs solid 0.85 border -1 "
+        "     $ranges using (${5}+${6})/2:($1+0.19):{5}:{6}:1:($1+0.38) with boxxyerror fs solid 0.85 border -1 "
         "lc rgb \"#dd8452\" title \"at the high end\"\n",
-        gnuplot_string(title), gnuplot_string(xlabel), nominal, nominal, column, column + 1, column, column + 1,
-        column + 2, column + 3, column + 2, column + 3);
+        gnuplot_string(title), gnuplot_string(xlabel), nominal, column, column + 1, column + 2, column + 3);
   };
   s += fmt::format(
       // Two equal panels right of the parameter names (screen fractions: left, right, bottom, top).

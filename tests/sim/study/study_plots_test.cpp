@@ -142,7 +142,6 @@ TEST(StudyPlots, GnuplotWritesPngAndSvgForEveryFigure) {
   std::filesystem::remove_all(dir);
 }
 
-
 TEST(StudyPlots, GnuplotDrawsTheTornadoWhenThereIsASensitivityTable) {
   if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
   const auto dir = std::filesystem::temp_directory_path() / ("weakscale-tornado-" + std::to_string(::getpid()));
