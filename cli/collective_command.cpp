@@ -196,6 +196,16 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
                        100 * floor.worst_abs_error, lo.machine, lo.library, lo.nodes, lo.bytes, lo.op, lo.busbw_gbps,
                        hi.op, hi.busbw_gbps);
   }
+  // Rows above the links' bound: no fit of the library's terms reaches them, only another algorithm.
+  const CeilingCount above = count_above_ceiling(comparisons);
+  out << fmt::format("rows above the links' bound of the algorithm run: {} of {}; above every algorithm's: {}\n",
+                     above.above_ceiling, above.rows, above.above_best_ceiling);
+  for (const auto& c : comparisons) {
+    if (!c.ceiling_busbw_gbps || c.published.busbw_gbps <= *c.ceiling_busbw_gbps) continue;
+    out << fmt::format("  {} {} {} {} nodes {} B: published {:.3g} GB/s, {} bound {:.3g}, best algorithm's {:.3g}\n",
+                       c.published.machine, c.published.library, c.published.op, c.published.nodes, c.published.bytes,
+                       c.published.busbw_gbps, c.algorithm, *c.ceiling_busbw_gbps, *c.best_ceiling_busbw_gbps);
+  }
 }
 
 }  // namespace ws::cli

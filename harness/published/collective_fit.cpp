@@ -67,6 +67,9 @@ PublishedRowModel::PublishedRowModel(const Machine& machine, const PublishedColl
     throw InputError(InputLocation{row.file, row.line, "devices"}, std::to_string(row.devices),
                      "a job the machine holds (" + std::to_string(m.total_devices()) + " devices)");
   }
+  links_only_.name = library.name;
+  links_only_.tree_thresholds = library.tree_thresholds;
+  links_only_.step_overlap = StepOverlap::pipelined;  // the most overlap the model allows
   JobNetwork network(m, row.devices);
   const GroupGeometry g{1, row.devices};
   members_ = g.size;
@@ -101,10 +104,25 @@ std::string PublishedRowModel::algorithm(const CollectiveLibrary& library) const
   return to_string(program(library).algorithm);
 }
 
-double PublishedRowModel::busbw_gbps(const CollectiveLibrary& library) const {
+double PublishedRowModel::busbw_of(Time time) const {
   const double p = members_;
   const double factor = op_ == CollectiveOp::all_reduce ? 2.0 * (p - 1) / p : (p - 1) / p;
-  return static_cast<double>(row_.bytes) / time(library).seconds() * 1e-9 * factor;
+  return static_cast<double>(row_.bytes) / time.seconds() * 1e-9 * factor;
+}
+
+double PublishedRowModel::busbw_gbps(const CollectiveLibrary& library) const { return busbw_of(time(library)); }
+
+double PublishedRowModel::links_only_busbw(const PricedProgram& program) const {
+  return busbw_of(program_time(program, links_only_, row_.bytes, 0));
+}
+
+double PublishedRowModel::ceiling_busbw_gbps(const CollectiveLibrary& library) const {
+  return links_only_busbw(program(library));
+}
+
+double PublishedRowModel::best_ceiling_busbw_gbps() const {
+  if (!nccl_all_reduce_) return links_only_busbw(selected_);
+  return std::max(links_only_busbw(ring_), links_only_busbw(tree_));
 }
 
 namespace {

@@ -45,11 +45,21 @@ class PublishedRowModel {
   double busbw_gbps(const CollectiveLibrary& library) const;
   Time time(const CollectiveLibrary& library) const;
   std::string algorithm(const CollectiveLibrary& library) const;
+  // The links' bound: the busbw of the algorithm `library` runs for the row (ceiling_busbw_gbps) or
+  // of the fastest algorithm the model has for it (best_ceiling_busbw_gbps: ring or tree for an
+  // NCCL-like all-reduce, else the one it runs) with no launch, step or set-up latency, no protocol,
+  // eager or large-job term, no NIC small-message cost and a bandwidth efficiency of 1. No value of
+  // the library's terms prices the row above it: a published busbw above the best ceiling is a
+  // limit of the model's algorithms, not of its parameters.
+  double ceiling_busbw_gbps(const CollectiveLibrary& library) const;
+  double best_ceiling_busbw_gbps() const;
   const PublishedCollective& row() const { return row_; }
   int nodes() const { return row_.nodes; }
 
  private:
   const PricedProgram& program(const CollectiveLibrary& library) const;
+  double busbw_of(Time time) const;
+  double links_only_busbw(const PricedProgram& program) const;
 
   PublishedCollective row_;
   CollectiveOp op_ = CollectiveOp::all_reduce;
@@ -57,6 +67,7 @@ class PublishedRowModel {
   int members_ = 1, nodes_spanned_ = 1;
   PricedProgram ring_, tree_, selected_;  // tree_ only for NCCL-like all-reduce; selected_ otherwise
   bool nccl_all_reduce_ = false;
+  CollectiveLibrary links_only_;  // the row's library with every term that slows it at its best
 };
 
 struct FitScore {

@@ -74,6 +74,8 @@ PublishedComparison compare_with_published(const std::vector<PublishedCollective
       c.scale_busbw_gbps = fit.rows[i].scale_busbw_gbps;
       c.kfold_written_terms = fit.rows[i].kfold_written_terms;
       c.scale_written_terms = fit.rows[i].scale_written_terms;
+      c.ceiling_busbw_gbps = model.ceiling_busbw_gbps(*library);
+      c.best_ceiling_busbw_gbps = model.best_ceiling_busbw_gbps();
     }
     c.published = row;
     c.relative_error = (c.predicted_busbw_gbps - row.busbw_gbps) / row.busbw_gbps;
@@ -107,6 +109,19 @@ ConsistencyFloor consistency_floor(const std::vector<CollectiveComparison>& comp
     }
   }
   return floor;
+}
+
+CeilingCount count_above_ceiling(const std::vector<CollectiveComparison>& comparisons, const std::string& machine,
+                                 const std::string& library) {
+  CeilingCount count;
+  for (const auto& c : comparisons) {
+    if (!machine.empty() && (c.published.machine != machine || c.published.library != library)) continue;
+    if (!c.ceiling_busbw_gbps) continue;
+    ++count.rows;
+    if (c.published.busbw_gbps > *c.ceiling_busbw_gbps) ++count.above_ceiling;
+    if (c.published.busbw_gbps > *c.best_ceiling_busbw_gbps) ++count.above_best_ceiling;
+  }
+  return count;
 }
 
 ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons, ComparisonScheme scheme) {
@@ -146,7 +161,7 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
          "median_error_file,worst_error_file,median_error_fit,worst_error_fit,"
          "median_error_kfold,worst_error_kfold,scale_rows,median_error_scale,worst_error_scale,worst_error_floor,"
          "kfold_rows_own,median_error_kfold_own,worst_error_kfold_own,"
-         "scale_rows_own,median_error_scale_own,worst_error_scale_own\n";
+         "scale_rows_own,median_error_scale_own,worst_error_scale_own,rows_above_ceiling,rows_above_best_ceiling\n";
   for (const LibraryFit& f : comparison.libraries) {
     std::string overhead;
     for (const Time t : f.fitted.overhead_per_step) overhead += fmt::format("{}{:.2f}", overhead.empty() ? "" : " ", t.us());
@@ -163,15 +178,16 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
       if (s.rows == 0) return fmt::format("{},,", s.rows);
       return fmt::format("{},{:.4f},{:.4f}", s.rows, s.median_abs_error, s.worst_abs_error);
     };
+    const CeilingCount above = count_above_ceiling(comparison.rows, f.machine, f.library);
     out << fmt::format("{},{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f},{},{},{},{},"
-                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{:.4f},{},{}\n",
+                       "{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{:.4f},{},{},{},{}\n",
                        f.machine, f.library, f.file.rows, f.as_written.launch_latency.us(), f.as_written.step_latency.us(),
                        f.as_written.bandwidth_efficiency, f.fitted.launch_latency.us(), f.fitted.step_latency.us(),
                        f.fitted.bandwidth_efficiency, overhead, protocol_terms("LL"), protocol_terms("LL128"), eager,
                        f.file.median_abs_error, f.file.worst_abs_error,
                        f.in_sample.median_abs_error, f.in_sample.worst_abs_error, f.kfold.median_abs_error,
                        f.kfold.worst_abs_error, scored(f.scale), consistency_floor(comparison.rows, f.machine, f.library).worst_abs_error,
-                       scored(f.kfold_own), scored(f.scale_own));
+                       scored(f.kfold_own), scored(f.scale_own), above.above_ceiling, above.above_best_ceiling);
   }
   write_file_atomically(path, out.str());
   return path;
@@ -183,18 +199,21 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
   std::ostringstream out;
   out << "machine,library,op,nodes,devices,bytes,published_busbw_gbps,predicted_busbw_gbps,relative_error,"
          "fitted_busbw_gbps,fitted_error,kfold_busbw_gbps,kfold_error,scale_busbw_gbps,scale_error,"
-         "kfold_written_terms,scale_written_terms,algorithm,predicted_time_us,source\n";
+         "kfold_written_terms,scale_written_terms,algorithm,predicted_time_us,source,ceiling_busbw_gbps,"
+         "best_ceiling_busbw_gbps\n";
   for (const auto& c : comparisons) {
     const auto& p = c.published;
     auto error = [&](double predicted) { return predicted / p.busbw_gbps - 1.0; };
-    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{},{},{:.2f},{}\n",
+    auto optional = [](const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : std::string(); };
+    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{},{},{:.2f},{},{},{}\n",
                        p.machine, p.library, p.op, p.nodes, p.devices, p.bytes, p.busbw_gbps, c.predicted_busbw_gbps,
                        c.relative_error, c.fitted_busbw_gbps, error(c.fitted_busbw_gbps), c.kfold_busbw_gbps,
                        error(c.kfold_busbw_gbps),
                        c.scale_busbw_gbps ? fmt::format("{:.4g}", *c.scale_busbw_gbps) : "",
                        c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "",
                        c.kfold_written_terms, c.scale_written_terms, c.algorithm,
-                       c.predicted_time_us, csv_field(p.source));
+                       c.predicted_time_us, csv_field(p.source), optional(c.ceiling_busbw_gbps),
+                       optional(c.best_ceiling_busbw_gbps));
   }
   write_file_atomically(path, out.str());
   return path;

@@ -28,6 +28,9 @@ struct CollectiveComparison {
   std::optional<double> scale_busbw_gbps;
   // Written terms the held-out prices move with (RowFit, collective_fit.hpp); empty: fitted terms only.
   std::string kfold_written_terms, scale_written_terms;
+  // The links' bound on the row's busbw (PublishedRowModel::ceiling_busbw_gbps): of the algorithm
+  // run, and of the fastest algorithm the model has for the row. Unset for point-to-point rows.
+  std::optional<double> ceiling_busbw_gbps, best_ceiling_busbw_gbps;
 };
 
 // kfold_own and scale_own: the held-out rows priced by terms fitted on the training rows alone.
@@ -52,6 +55,15 @@ struct ConsistencyFloor {
 // Over the comparisons of one (machine, library); empty names: over all of them.
 ConsistencyFloor consistency_floor(const std::vector<CollectiveComparison>& comparisons, const std::string& machine = {},
                                    const std::string& library = {});
+
+// Rows of one (machine, library) (empty names: all) whose published busbw is above the ceiling of
+// the algorithm the model runs (`above_ceiling`), or above every algorithm's (`above_best_ceiling`):
+// rows no fit of the library's terms can reach.
+struct CeilingCount {
+  int rows = 0, above_ceiling = 0, above_best_ceiling = 0;
+};
+CeilingCount count_above_ceiling(const std::vector<CollectiveComparison>& comparisons, const std::string& machine = {},
+                                 const std::string& library = {});
 
 struct PublishedComparison {
   std::vector<CollectiveComparison> rows;
