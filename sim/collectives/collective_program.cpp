@@ -44,7 +44,7 @@ CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, 
   program.algorithm = CollectiveAlgorithm::tree;
   const int L = local_ranks(communicators.front(), options.devices_per_node);
   program.tree_local_ranks = L;
-  // One chunk per tree (bytes / (2 L) <= kTreeChunkBytes), the intra-node rings' steps merged.
+  // One chunk per tree (bytes / (2 L) = kTreeChunkBytes).
   const Bytes reference = 2 * static_cast<Bytes>(L) * kTreeChunkBytes;
   ScheduleOptions merged = options;
   merged.max_segments = 1;
@@ -54,25 +54,24 @@ CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, 
   const std::vector<int> depth = send_depths(schedule, deepest);
   program.phases.resize(static_cast<std::size_t>(deepest));
   std::vector<Bytes> largest(program.phases.size(), 0);
-  std::vector<bool> tree_send(schedule.size(), true);
+  Bytes steady_largest = 0;
   for (std::size_t s = 0; s < schedule.size(); ++s) {
     const ScheduledSend& send = schedule.send(static_cast<int>(s));
     const auto k = static_cast<std::size_t>(depth[s] - 1);
-    // With L > 1 the intra-node rings are the first and the last depth (merged ring sends).
-    tree_send[s] = send.merged_steps == 0 && !(L > 1 && (depth[s] == 1 || depth[s] == deepest));
     largest[k] = std::max(largest[k], send.bytes);
+    steady_largest = std::max(steady_largest, send.bytes);
     program.phases[k].steps = std::max(program.phases[k].steps, 1 + send.merged_steps);
-    program.phases[k].pipeline = tree_send[s] ? 1 : 0;
-    if (!tree_send[s]) program.phases[k].ring_members = L;
+    program.phases[k].pipeline = 1;  // one chunk's hop, up or down a chain or a tree level
     program.after.emplace_back(schedule.after(static_cast<int>(s)).begin(), schedule.after(static_cast<int>(s)).end());
     program.merged_steps.push_back(send.merged_steps);
   }
   for (std::size_t s = 0; s < schedule.size(); ++s) program.phases[static_cast<std::size_t>(depth[s] - 1)].sends.push_back(static_cast<int>(s));
   for (std::size_t k = 0; k < program.phases.size(); ++k)
     program.phases[k].bytes_fraction = static_cast<double>(largest[k]) / static_cast<double>(reference);
+  // Every hop busy at once, one chunk each (the chains' and the trees' levels): a step per chunk.
   CollectivePhase steady;
   steady.pipeline = 2;
-  steady.bytes_fraction = 1.0 / (2.0 * L);
+  steady.bytes_fraction = static_cast<double>(steady_largest) / static_cast<double>(reference);
   for (const std::vector<int>& devices : communicators) {
     for (std::size_t s = 0; s < schedule.size(); ++s) {
       const ScheduledSend& send = schedule.send(static_cast<int>(s));
@@ -80,12 +79,13 @@ CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, 
       const TrafficDemand t{devices[static_cast<std::size_t>(send.from)], devices[static_cast<std::size_t>(send.to)],
                             static_cast<double>(send.bytes) / static_cast<double>(largest[k])};
       program.phases[k].transfers.push_back(t);
-      if (tree_send[s]) steady.transfers.push_back({t.src_device, t.dst_device, 1.0});
+      steady.transfers.push_back(
+          {t.src_device, t.dst_device, static_cast<double>(send.bytes) / static_cast<double>(steady_largest)});
     }
   }
-  // The steady phase runs after the last level, before the intra-node all-gather.
-  const auto at = L > 1 ? program.phases.end() - 1 : program.phases.end();
-  program.phases.insert(at, std::move(steady));
+  // The steady phase runs between filling the pipeline (a chunk's first pass through every stage)
+  // and draining it; as a sum of times, its place does not matter.
+  program.phases.push_back(std::move(steady));
   return program;
 }
 

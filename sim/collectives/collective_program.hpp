@@ -51,11 +51,12 @@ CollectiveProgram collective_program(CollectiveAlgorithm algorithm, CollectiveOp
 
 // The tree's pipeline (tree_all_reduce_schedule, node_tree_all_reduce_schedule): its trees carry
 // bytes / L per local rank (L = members per node, 1 for a flat tree), half per tree, in c =
-// tree_chunks chunks. Its program comes as the tree's levels with one chunk each (filling the
-// pipeline; phase.pipeline == 1) and one phase with every level busy at once (all the trees'
-// transfers, phase.pipeline == 2) for the other c - 1 chunks: (2h + c - 1) chunk times, as the
-// FlowSchedule's pipeline takes in lockstep. The program is built for one chunk; a call of c
-// chunks divides the levels' fractions by c, and gives the steady phase (c - 1) / c of one
-// level's bytes over c - 1 steps (none when c == 1): JobNetwork::program.
+// tree_chunks chunks; with L > 1 each chunk also climbs a chain through the node before the trees
+// and comes back down it after them. Its program comes as one chunk's hops, level by level (filling
+// the pipeline; phase.pipeline == 1), and one phase with every hop busy at once (all transfers,
+// phase.pipeline == 2) for the other c - 1 chunks, one step each: (2h + c - 1) chunk times for
+// a tree of 2h levels of hops, as the FlowSchedule's pipeline takes in lockstep. The program is
+// built for one chunk; a call of c chunks divides the levels' fractions by c, and gives the
+// steady phase (c - 1) / c of its bytes over c - 1 steps (none when c == 1): JobNetwork::program.
 
 }  // namespace ws

@@ -24,10 +24,12 @@ FlowSchedule hierarchical_schedule(CollectiveOp op, std::span<const int> devices
                                    int max_segments = 0, std::span<const int> node_order = {});
 
 // NCCL's tree all-reduce across nodes (NCCL 2.4: a chain inside the node, double binary trees
-// between nodes): the intra-node reduce-scatter and all-gather rings of the hierarchical
-// algorithm around, per local rank, a double binomial tree over the nodes of bytes / L (half the
-// buffer each tree, pipelined in tree_chunks chunks), so every local rank drives its own NIC and a
-// node sends each byte across the network once each way instead of the ring's 2(p - 1)/p times.
+// between nodes): per local rank j (a channel), the node's members form a chain under member j
+// (in node_order from j), and the nodes' j-th members two binomial trees over the nodes, mirrored,
+// half of bytes / L each; every chunk (tree_chunks) goes up the chains and the trees and back down,
+// every hop of every chunk in flight at once (TreePipeline). Every local rank drives its own NIC;
+// a node sends its trees' share across the network (on two nodes each byte once each way, where a
+// ring sends 2(p - 1)/p of it), in 2 (L - 1) + 2h hops of latency, not the ring's 2(p - 1).
 // One node, one member per node, or uneven nodes: the flat double binomial tree.
 FlowSchedule node_tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes, int devices_per_node,
                                            int max_segments = 0, std::span<const int> node_order = {});

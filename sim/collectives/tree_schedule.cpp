@@ -2,68 +2,94 @@
 #include "sim/collectives/tree_schedule.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace ws {
 
-namespace {
+TreePipeline::TreePipeline(std::vector<int> member_of_position, const std::vector<int>& parent)
+    : member_of_position_(std::move(member_of_position)), parent_(parent) {
+  const auto P = member_of_position_.size();
+  children_.resize(P);
+  for (std::size_t q = 1; q < P; ++q) children_[static_cast<std::size_t>(parent_[q])].push_back(static_cast<int>(q));
+  up_.assign(P, -1);
+  down_.assign(P, -1);
+  prev_up_.assign(P, -1);
+  prev_down_.assign(P, -1);
+}
 
-}  // namespace
+TreePipeline TreePipeline::binomial(std::span<const int> members, bool mirrored) {
+  const int p = static_cast<int>(members.size());
+  std::vector<int> member_of_position(static_cast<std::size_t>(p)), parent(static_cast<std::size_t>(p), -1);
+  for (int q = 0; q < p; ++q) {
+    member_of_position[static_cast<std::size_t>(q)] = members[static_cast<std::size_t>(mirrored ? p - 1 - q : q)];
+    if (q > 0) parent[static_cast<std::size_t>(q)] = q & (q - 1);
+  }
+  return TreePipeline(std::move(member_of_position), parent);
+}
+
+std::vector<int> TreePipeline::append_chunk(FlowSchedule& sc, Bytes b, std::span<const std::vector<int>> entry) {
+  const int p = positions();
+  auto member = [&](int q) { return member_of_position_[static_cast<std::size_t>(q)]; };
+  // The sends a position waits for before this chunk's first send.
+  auto entry_of = [&](int q) -> std::span<const int> {
+    if (entry.empty()) return {};
+    return entry[static_cast<std::size_t>(q)];
+  };
+  // Reduce: children (higher positions) send before their parents can; a member sends this chunk
+  // after its previous chunk arrived (one message at a time per link, as the pipeline does).
+  for (int q = p - 1; q >= 1; --q) {
+    std::vector<int> deps;
+    for (const int c : children_[static_cast<std::size_t>(q)]) deps.push_back(up_[static_cast<std::size_t>(c)]);
+    if (prev_up_[static_cast<std::size_t>(q)] >= 0) deps.push_back(prev_up_[static_cast<std::size_t>(q)]);
+    for (const int d : entry_of(q))
+      if (d >= 0) deps.push_back(d);
+    up_[static_cast<std::size_t>(q)] = sc.add_send(member(q), member(parent_[static_cast<std::size_t>(q)]), b, deps);
+  }
+  // Broadcast: the root after its reduce of this chunk, everyone else after its parent's send.
+  for (int q = 0; q < p; ++q) {
+    std::vector<int> deps;
+    if (q == 0) {
+      for (const int c : children_[0]) deps.push_back(up_[static_cast<std::size_t>(c)]);
+      for (const int d : entry_of(0))
+        if (d >= 0) deps.push_back(d);
+    } else {
+      deps.push_back(down_[static_cast<std::size_t>(q)]);
+    }
+    for (const int c : children_[static_cast<std::size_t>(q)]) {
+      std::vector<int> with_prev = deps;
+      if (prev_down_[static_cast<std::size_t>(c)] >= 0) with_prev.push_back(prev_down_[static_cast<std::size_t>(c)]);
+      down_[static_cast<std::size_t>(c)] = sc.add_send(member(q), member(c), b, with_prev);
+    }
+  }
+  prev_up_ = up_;
+  prev_down_ = down_;
+  std::vector<int> delivered(static_cast<std::size_t>(p), -1);
+  for (int q = 0; q < p; ++q) {
+    delivered[static_cast<std::size_t>(q)] =
+        q == 0 ? (children_[0].empty() ? -1 : prev_up_[static_cast<std::size_t>(children_[0].back())])
+               : prev_down_[static_cast<std::size_t>(q)];
+  }
+  return delivered;
+}
 
 std::vector<int> append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes,
                                       int chunks, std::span<const std::vector<int>> entry) {
+  TreePipeline tree = TreePipeline::binomial(members, mirrored);
   const int p = static_cast<int>(members.size());
-  auto member = [&](int q) { return members[static_cast<std::size_t>(mirrored ? p - 1 - q : q)]; };
-  // The sends a position waits for before its first send (entry is indexed like `members`).
-  auto entry_of = [&](int q) -> std::span<const int> {
-    if (entry.empty()) return {};
-    return entry[static_cast<std::size_t>(mirrored ? p - 1 - q : q)];
-  };
-  const auto P = static_cast<std::size_t>(p);
-  std::vector<std::vector<int>> children(P);
-  for (int q = 1; q < p; ++q) children[static_cast<std::size_t>(q & (q - 1))].push_back(q);
-  std::vector<int> up(P, -1), down(P, -1);  // this chunk's sends (down: indexed by receiver)
-  std::vector<int> prev_up(P, -1), prev_down(P, -1);
+  // The tree's positions are the members mirrored when it is.
+  std::vector<std::vector<int>> entry_by_position;
+  for (int q = 0; q < p && !entry.empty(); ++q)
+    entry_by_position.push_back(entry[static_cast<std::size_t>(mirrored ? p - 1 - q : q)]);
+  std::vector<int> delivered;
   for (int k = 0; k < chunks; ++k) {
     const Bytes b = bytes / static_cast<Bytes>(chunks) + (static_cast<Bytes>(k) < bytes % static_cast<Bytes>(chunks) ? 1 : 0);
-    // Reduce: children (higher positions) send before their parents can; a member sends chunk k
-    // after its chunk k - 1 arrived (one message at a time per link, as the pipeline does).
-    for (int q = p - 1; q >= 1; --q) {
-      std::vector<int> deps;
-      for (const int c : children[static_cast<std::size_t>(q)]) deps.push_back(up[static_cast<std::size_t>(c)]);
-      if (prev_up[static_cast<std::size_t>(q)] >= 0) deps.push_back(prev_up[static_cast<std::size_t>(q)]);
-      if (k == 0)
-        for (const int d : entry_of(q)) deps.push_back(d);
-      up[static_cast<std::size_t>(q)] = sc.add_send(member(q), member(q & (q - 1)), b, deps);
-    }
-    // Broadcast: the root after its reduce of this chunk, everyone else after its parent's send.
-    for (int q = 0; q < p; ++q) {
-      std::vector<int> deps;
-      if (q == 0) {
-        for (const int c : children[0]) deps.push_back(up[static_cast<std::size_t>(c)]);
-        if (k == 0)
-          for (const int d : entry_of(0)) deps.push_back(d);
-      } else {
-        deps.push_back(down[static_cast<std::size_t>(q)]);
-      }
-      for (const int c : children[static_cast<std::size_t>(q)]) {
-        std::vector<int> with_prev = deps;
-        if (prev_down[static_cast<std::size_t>(c)] >= 0) with_prev.push_back(prev_down[static_cast<std::size_t>(c)]);
-        down[static_cast<std::size_t>(c)] = sc.add_send(member(q), member(c), b, with_prev);
-      }
-    }
-    prev_up = up;
-    prev_down = down;
+    delivered = tree.append_chunk(sc, b, k == 0 ? std::span<const std::vector<int>>(entry_by_position)
+                                                : std::span<const std::vector<int>>{});
   }
-  // Per position of `members`: the send that delivered its last chunk (the root's: its last
-  // child's last reduce).
   std::vector<int> last(static_cast<std::size_t>(p), -1);
-  for (int q = 0; q < p; ++q) {
-    const int position = mirrored ? p - 1 - q : q;
-    last[static_cast<std::size_t>(position)] =
-        q == 0 ? (children[0].empty() ? -1 : prev_up[static_cast<std::size_t>(children[0].back())])
-               : prev_down[static_cast<std::size_t>(q)];
-  }
+  for (int q = 0; q < p && !delivered.empty(); ++q)
+    last[static_cast<std::size_t>(mirrored ? p - 1 - q : q)] = delivered[static_cast<std::size_t>(q)];
   return last;
 }
 

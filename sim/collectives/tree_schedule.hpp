@@ -5,8 +5,6 @@
 #include <span>
 #include <vector>
 
-#include <span>
-
 #include "sim/collectives/flow_schedule.hpp"
 
 namespace ws {
@@ -23,6 +21,30 @@ inline constexpr Bytes kMaxTreeChunks = 16;           // bounds the flows of ver
 int tree_chunks(Bytes bytes_per_tree);
 
 FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes);
+
+// A tree all-reduce (reduce up to the root, broadcast back down) appended one pipeline chunk at a
+// time. Position q holds member member_of_position[q] (a member index of the FlowSchedule) and
+// has parent parent[q] < q (parent[0] = -1: position 0 is the root). A member sends a chunk up
+// after its children's copies of it and its own previous chunk arrived, and down after its
+// parent's; each chunk's first sends also wait for that chunk's `entry` sends (by position; empty:
+// none).
+class TreePipeline {
+ public:
+  TreePipeline(std::vector<int> member_of_position, const std::vector<int>& parent);
+  // A binomial tree over `members` (position q's parent: q with its lowest set bit cleared),
+  // positions in member order, or mirrored (rooted at the last member).
+  static TreePipeline binomial(std::span<const int> members, bool mirrored);
+  // `entry[q]`: the sends position q waits for before its first send of this chunk. Returns, per
+  // position, the send that delivered its copy of the chunk (the root's: its last child's reduce).
+  std::vector<int> append_chunk(FlowSchedule& sc, Bytes bytes, std::span<const std::vector<int>> entry);
+  int member_at(int position) const { return member_of_position_[static_cast<std::size_t>(position)]; }
+  int positions() const { return static_cast<int>(member_of_position_.size()); }
+
+ private:
+  std::vector<int> member_of_position_, parent_;
+  std::vector<std::vector<int>> children_;
+  std::vector<int> up_, down_, prev_up_, prev_down_;  // this chunk's and the previous chunk's sends
+};
 
 // One binomial tree all-reduce (mirrored: rooted at the last position) of `bytes` in `chunks`
 // pipeline chunks over `members` (member indices of `sc`); a position's first sends wait for its
