@@ -32,7 +32,7 @@ FlowSchedule two_level(CollectiveOp op, std::span<const int> devices, Bytes byte
   const std::size_t n = nodes.size();
   // Per member: the sends that delivered its receives of the previous phase.
   std::vector<std::vector<int>> last(devices.size());
-  auto intra = [&](CollectiveOp phase, Bytes part) {
+  auto intra = [&](CollectiveOp phase) {
     // Two rings in opposite directions, half the bytes each, so both directions of every
     // intra-node link carry data (a node of two already uses both with one ring).
     const int rings = L > 2 ? 2 : 1;
@@ -43,15 +43,15 @@ FlowSchedule two_level(CollectiveOp op, std::span<const int> devices, Bytes byte
         if (r == 1) std::reverse(order.begin(), order.end());
         std::vector<std::vector<int>> entry(L);
         for (std::size_t j = 0; j < L; ++j) entry[j] = last[static_cast<std::size_t>(order[j])];
-        const Bytes share = rings == 1 ? part : (r == 0 ? part - part / 2 : part / 2);
+        const Bytes share = rings == 1 ? bytes : (r == 0 ? bytes - bytes / 2 : bytes / 2);
         const auto got = append_ring(sc, phase, order, share, entry, max_segments);
         for (std::size_t j = 0; j < L; ++j) done[static_cast<std::size_t>(order[j])].push_back(got[j]);
       }
     }
     last = std::move(done);
   };
-  auto inter = [&](CollectiveOp phase, Bytes part) {
-    const Bytes base = part / static_cast<Bytes>(L), extra = part % static_cast<Bytes>(L);
+  auto inter = [&](CollectiveOp phase) {
+    const Bytes base = bytes / static_cast<Bytes>(L), extra = bytes % static_cast<Bytes>(L);
     std::vector<std::vector<int>> done(devices.size());
     for (std::size_t j = 0; j < L; ++j) {
       std::vector<int> ring(n);
@@ -98,25 +98,25 @@ FlowSchedule two_level(CollectiveOp op, std::span<const int> devices, Bytes byte
       const Bytes base = part / static_cast<Bytes>(L), extra = part % static_cast<Bytes>(L);
       for (std::size_t j = 0; j < L; ++j) {
         const Bytes share = base + (j < extra ? 1 : 0);
-        trees[2 * j].append_chunk(sc, share - share / 2, {});
-        trees[2 * j + 1].append_chunk(sc, share / 2, {});
+        trees[2 * j].append_chunk(sc, share - share / 2);
+        trees[2 * j + 1].append_chunk(sc, share / 2);
       }
     }
     return sc;
   }
   switch (op) {
     case CollectiveOp::all_reduce:
-      intra(CollectiveOp::reduce_scatter, bytes);
-      inter(CollectiveOp::all_reduce, bytes);
-      intra(CollectiveOp::all_gather, bytes);
+      intra(CollectiveOp::reduce_scatter);
+      inter(CollectiveOp::all_reduce);
+      intra(CollectiveOp::all_gather);
       break;
     case CollectiveOp::reduce_scatter:
-      intra(CollectiveOp::reduce_scatter, bytes);
-      inter(CollectiveOp::reduce_scatter, bytes);
+      intra(CollectiveOp::reduce_scatter);
+      inter(CollectiveOp::reduce_scatter);
       break;
     case CollectiveOp::all_gather:
-      inter(CollectiveOp::all_gather, bytes);
-      intra(CollectiveOp::all_gather, bytes);
+      inter(CollectiveOp::all_gather);
+      intra(CollectiveOp::all_gather);
       break;
   }
   return sc;

@@ -28,22 +28,15 @@ TreePipeline TreePipeline::binomial(std::span<const int> members, bool mirrored)
   return TreePipeline(std::move(member_of_position), parent);
 }
 
-std::vector<int> TreePipeline::append_chunk(FlowSchedule& sc, Bytes b, std::span<const std::vector<int>> entry) {
+void TreePipeline::append_chunk(FlowSchedule& sc, Bytes b) {
   const int p = positions();
   auto member = [&](int q) { return member_of_position_[static_cast<std::size_t>(q)]; };
-  // The sends a position waits for before this chunk's first send.
-  auto entry_of = [&](int q) -> std::span<const int> {
-    if (entry.empty()) return {};
-    return entry[static_cast<std::size_t>(q)];
-  };
   // Reduce: children (higher positions) send before their parents can; a member sends this chunk
   // after its previous chunk arrived (one message at a time per link, as the pipeline does).
   for (int q = p - 1; q >= 1; --q) {
     std::vector<int> deps;
     for (const int c : children_[static_cast<std::size_t>(q)]) deps.push_back(up_[static_cast<std::size_t>(c)]);
     if (prev_up_[static_cast<std::size_t>(q)] >= 0) deps.push_back(prev_up_[static_cast<std::size_t>(q)]);
-    for (const int d : entry_of(q))
-      if (d >= 0) deps.push_back(d);
     up_[static_cast<std::size_t>(q)] = sc.add_send(member(q), member(parent_[static_cast<std::size_t>(q)]), b, deps);
   }
   // Broadcast: the root after its reduce of this chunk, everyone else after its parent's send.
@@ -51,8 +44,6 @@ std::vector<int> TreePipeline::append_chunk(FlowSchedule& sc, Bytes b, std::span
     std::vector<int> deps;
     if (q == 0) {
       for (const int c : children_[0]) deps.push_back(up_[static_cast<std::size_t>(c)]);
-      for (const int d : entry_of(0))
-        if (d >= 0) deps.push_back(d);
     } else {
       deps.push_back(down_[static_cast<std::size_t>(q)]);
     }
@@ -64,33 +55,12 @@ std::vector<int> TreePipeline::append_chunk(FlowSchedule& sc, Bytes b, std::span
   }
   prev_up_ = up_;
   prev_down_ = down_;
-  std::vector<int> delivered(static_cast<std::size_t>(p), -1);
-  for (int q = 0; q < p; ++q) {
-    delivered[static_cast<std::size_t>(q)] =
-        q == 0 ? (children_[0].empty() ? -1 : prev_up_[static_cast<std::size_t>(children_[0].back())])
-               : prev_down_[static_cast<std::size_t>(q)];
-  }
-  return delivered;
 }
 
-std::vector<int> append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes,
-                                      int chunks, std::span<const std::vector<int>> entry) {
+void append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes, int chunks) {
   TreePipeline tree = TreePipeline::binomial(members, mirrored);
-  const int p = static_cast<int>(members.size());
-  // The tree's positions are the members mirrored when it is.
-  std::vector<std::vector<int>> entry_by_position;
-  for (int q = 0; q < p && !entry.empty(); ++q)
-    entry_by_position.push_back(entry[static_cast<std::size_t>(mirrored ? p - 1 - q : q)]);
-  std::vector<int> delivered;
-  for (int k = 0; k < chunks; ++k) {
-    const Bytes b = bytes / static_cast<Bytes>(chunks) + (static_cast<Bytes>(k) < bytes % static_cast<Bytes>(chunks) ? 1 : 0);
-    delivered = tree.append_chunk(sc, b, k == 0 ? std::span<const std::vector<int>>(entry_by_position)
-                                                : std::span<const std::vector<int>>{});
-  }
-  std::vector<int> last(static_cast<std::size_t>(p), -1);
-  for (int q = 0; q < p && !delivered.empty(); ++q)
-    last[static_cast<std::size_t>(mirrored ? p - 1 - q : q)] = delivered[static_cast<std::size_t>(q)];
-  return last;
+  for (int k = 0; k < chunks; ++k)
+    tree.append_chunk(sc, bytes / static_cast<Bytes>(chunks) + (static_cast<Bytes>(k) < bytes % static_cast<Bytes>(chunks) ? 1 : 0));
 }
 
 namespace {
@@ -120,7 +90,7 @@ FlowSchedule binomial_all_reduce_schedule(std::span<const int> devices, Bytes by
   if (p < 2) return sc;
   std::vector<int> members(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i) members[static_cast<std::size_t>(i)] = i;
-  append_binomial_tree(sc, members, false, bytes, 1, {});
+  append_binomial_tree(sc, members, false, bytes, 1);
   return sc;
 }
 
@@ -147,8 +117,8 @@ FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes)
   if (p < 2) return sc;
   std::vector<int> members(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i) members[static_cast<std::size_t>(i)] = i;
-  append_binomial_tree(sc, members, false, bytes - bytes / 2, tree_chunks(bytes - bytes / 2), {});
-  append_binomial_tree(sc, members, true, bytes / 2, tree_chunks(bytes - bytes / 2), {});
+  append_binomial_tree(sc, members, false, bytes - bytes / 2, tree_chunks(bytes - bytes / 2));
+  append_binomial_tree(sc, members, true, bytes / 2, tree_chunks(bytes - bytes / 2));
   return sc;
 }
 

@@ -26,18 +26,14 @@ FlowSchedule tree_all_reduce_schedule(std::span<const int> devices, Bytes bytes)
 // time. Position q holds member member_of_position[q] (a member index of the FlowSchedule) and
 // has parent parent[q] < q (parent[0] = -1: position 0 is the root). A member sends a chunk up
 // after its children's copies of it and its own previous chunk arrived, and down after its
-// parent's; each chunk's first sends also wait for that chunk's `entry` sends (by position; empty:
-// none).
+// parent's copy arrived and its child received the previous chunk.
 class TreePipeline {
  public:
   TreePipeline(std::vector<int> member_of_position, const std::vector<int>& parent);
   // A binomial tree over `members` (position q's parent: q with its lowest set bit cleared),
   // positions in member order, or mirrored (rooted at the last member).
   static TreePipeline binomial(std::span<const int> members, bool mirrored);
-  // `entry[q]`: the sends position q waits for before its first send of this chunk. Returns, per
-  // position, the send that delivered its copy of the chunk (the root's: its last child's reduce).
-  std::vector<int> append_chunk(FlowSchedule& sc, Bytes bytes, std::span<const std::vector<int>> entry);
-  int member_at(int position) const { return member_of_position_[static_cast<std::size_t>(position)]; }
+  void append_chunk(FlowSchedule& sc, Bytes bytes);
   int positions() const { return static_cast<int>(member_of_position_.size()); }
 
  private:
@@ -46,12 +42,8 @@ class TreePipeline {
   std::vector<int> up_, down_, prev_up_, prev_down_;  // this chunk's and the previous chunk's sends
 };
 
-// One binomial tree all-reduce (mirrored: rooted at the last position) of `bytes` in `chunks`
-// pipeline chunks over `members` (member indices of `sc`); a position's first sends wait for its
-// `entry` sends (indexed like members; empty: none). Returns, per position, the send that
-// delivered its last chunk.
-std::vector<int> append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes,
-                                      int chunks, std::span<const std::vector<int>> entry);
+// One binomial tree all-reduce (TreePipeline::binomial) of `bytes` in `chunks` pipeline chunks.
+void append_binomial_tree(FlowSchedule& sc, std::span<const int> members, bool mirrored, Bytes bytes, int chunks);
 
 // Open MPI's non-blocking collectives (coll/libnbc, Open MPI 4.1), which the engine calls:
 // - MPI_Iallreduce in place (as the engine calls it), or below 4 ranks, or under 64 KiB: the
