@@ -67,8 +67,6 @@ PublishedRowModel::PublishedRowModel(const Machine& machine, const PublishedColl
     throw InputError(InputLocation{row.file, row.line, "devices"}, std::to_string(row.devices),
                      "a job the machine holds (" + std::to_string(m.total_devices()) + " devices)");
   }
-  links_only_.name = library.name;
-  links_only_.tree_thresholds = library.tree_thresholds;
   links_only_.step_overlap = StepOverlap::pipelined;  // the most overlap the model allows
   JobNetwork network(m, row.devices);
   const GroupGeometry g{1, row.devices};

@@ -44,12 +44,10 @@ CollectiveProgram tree_program(std::span<const std::vector<int>> communicators, 
   program.algorithm = CollectiveAlgorithm::tree;
   const int L = local_ranks(communicators.front(), options.devices_per_node);
   program.tree_local_ranks = L;
-  // One chunk per tree (bytes / (2 L) = kTreeChunkBytes).
+  // One chunk per tree (bytes / (2 L) = kTreeChunkBytes); the tree has no ring steps to merge.
   const Bytes reference = 2 * static_cast<Bytes>(L) * kTreeChunkBytes;
-  ScheduleOptions merged = options;
-  merged.max_segments = 1;
   const FlowSchedule schedule =
-      build_schedule(CollectiveAlgorithm::tree, CollectiveOp::all_reduce, communicators.front(), reference, merged);
+      build_schedule(CollectiveAlgorithm::tree, CollectiveOp::all_reduce, communicators.front(), reference, options);
   int deepest = 0;
   const std::vector<int> depth = send_depths(schedule, deepest);
   program.phases.resize(static_cast<std::size_t>(deepest));
