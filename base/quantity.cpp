@@ -67,9 +67,10 @@ std::optional<Bandwidth> parse_bandwidth(std::string_view text) {
 }
 
 std::optional<double> parse_bytes(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, double>, 9> units{{
-      {"B", 1.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-      {"KiB", kKi}, {"MiB", kKi * kKi}, {"GiB", kKi * kKi * kKi}, {"TiB", kKi * kKi * kKi * kKi}}};
+  static constexpr std::array<std::pair<std::string_view, double>, 11> units{{
+      {"B", 1.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15},
+      {"KiB", kKi}, {"MiB", kKi * kKi}, {"GiB", kKi * kKi * kKi}, {"TiB", kKi * kKi * kKi * kKi},
+      {"PiB", kKi * kKi * kKi * kKi * kKi}}};
   return scaled(text, units);
 }
 

@@ -38,7 +38,7 @@ inline constexpr bool within(const PlausibleRange& r, double v) { return v >= r.
 // Human-readable lists of accepted units, for error messages.
 inline constexpr std::string_view kTimeUnits = "ps, ns, us, ms, s";
 inline constexpr std::string_view kBandwidthUnits = "B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, Gb/s, Tb/s";
-inline constexpr std::string_view kBytesUnits = "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
+inline constexpr std::string_view kBytesUnits = "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB";
 inline constexpr std::string_view kFlopRateUnits = "FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s";
 
 }  // namespace ws

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <ostream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -60,11 +63,49 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   plan->add_option("--simulate-top", a.simulate_top, "layouts the flow evaluator re-ranks (at least --top)")
       ->check(kPositive)
       ->capture_default_str();
+  plan->add_option("--layout", a.layout,
+                   "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128) beside the ranked table: its row, "
+                   "its rank among the fitting layouts and how much slower it is than the fastest");
   plan->add_option("--trace", a.trace,
-                   "write the first-ranked layout's step, simulated on the flow network, as a Chrome trace / "
-                   "Perfetto JSON (rank 0's compute and collectives, the engine's event names)");
+                   "write the step of the first-ranked layout (of --layout, if given), simulated on the flow "
+                   "network, as a Chrome trace / Perfetto JSON (rank 0's compute and collectives, the engine's "
+                   "event names)");
   return plan;
 }
+
+namespace {
+
+InputError layout_error(const std::string& value, const std::string& expected) {
+  return InputError(InputLocation{"", 0, "--layout"}, value, expected);
+}
+
+// The layout asked for by --layout, checked against the point: it must parse and hold --devices.
+std::optional<Layout> asked_layout(const PlanArgs& a) {
+  if (a.layout.empty()) return std::nullopt;
+  const std::optional<Layout> layout = parse_layout(a.layout);
+  if (!layout) throw layout_error(a.layout, "Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
+  if (static_cast<long long>(layout->data) * layout->x * layout->y * layout->z != a.devices) {
+    throw layout_error(a.layout, fmt::format("a layout whose Gdata x Gx x Gy x Gz is --devices ({})", a.devices));
+  }
+  return layout;
+}
+
+std::optional<std::size_t> index_of(const std::vector<LayoutEstimate>& estimates, const Layout& layout) {
+  const auto it = std::find_if(estimates.begin(), estimates.end(),
+                               [&](const LayoutEstimate& e) { return e.layout == layout; });
+  if (it == estimates.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - estimates.begin());
+}
+
+// "+4.3 % on the fastest, 32x1x1x256 (12.5258 s)", or "the fastest" when it is.
+std::string against_fastest(const LayoutEstimate& asked, const LayoutEstimate& fastest) {
+  if (asked.layout == fastest.layout) return "the fastest";
+  return fmt::format("{:+.1f} % on the fastest, {} ({:.4f} s)",
+                     100.0 * (asked.step.total().seconds() / fastest.step.total().seconds() - 1.0),
+                     to_string(fastest.layout), fastest.step.total().seconds());
+}
+
+}  // namespace
 
 bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
   if (a.model.empty() && a.layers == 0) {
@@ -76,6 +117,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
                                      InputLocation{}, {"--layers", "--hidden", "--heads", "--seq", "--vocab"})
                       : named_model(a.model, InputLocation{"", 0, "--model"},
                                     "--layers/--hidden/--heads [--seq --vocab] for another model");
+  const std::optional<Layout> asked = asked_layout(a);
   StepOptions step;
   step.precision = parse_precision(a.precision).value_or(Precision::bf16);  // checked by CLI11
   step.recompute = !a.no_recompute;
@@ -87,23 +129,87 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   if (!a.library.empty()) machine = with_collective_library(std::move(machine), a.library, {"", 0, "--library"});
   const Batch batch{a.batch_sequences};
   Plan plan = plan_layouts(machine, model, batch, a.devices, step);
-  PlanTableOptions table{a.top, a.show_invalid, plan.ranked.size()};
+  PlanTableOptions table;
+  table.top = a.top;
+  table.show_invalid = a.show_invalid;
+  table.fitting = plan.ranked.size();
+
+  // The asked layout's closed-form estimate and where it stands: invalid is an error (with the
+  // reason), over memory is priced but cannot run.
+  std::optional<LayoutEstimate> asked_estimate;
+  std::optional<std::size_t> asked_closed_form_rank;  // 0-based, in plan.ranked
+  if (asked) {
+    for (const LayoutCandidate& c : plan.invalid) {
+      if (c.layout == *asked) {
+        throw layout_error(a.layout, fmt::format("a layout that can run {} with a batch of {} sequences; this one "
+                                                 "cannot: {}",
+                                                 model.name, batch.sequences, c.reason));
+      }
+    }
+    asked_closed_form_rank = index_of(plan.ranked, *asked);
+    if (asked_closed_form_rank) {
+      asked_estimate = plan.ranked[*asked_closed_form_rank];
+    } else {
+      asked_estimate = plan.over_memory[index_of(plan.over_memory, *asked).value()];  // valid, so one or the other
+    }
+  }
+  const StudyPoint point{a.devices, model, batch, 0};
+  JobNetworks networks;
+  std::string asked_note;
   if (a.evaluator == "flow" && !plan.ranked.empty()) {
     // The closed form's fastest layouts simulated on the flow network and re-ranked; the table then
     // lists those (the rest stay counted below it).
-    const StudyPoint point{a.devices, model, batch, 0};
     const std::size_t fitting = plan.ranked.size();
     const int simulated = std::max(a.top, a.simulate_top);
-    plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated)
-                      .candidates;
+    plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated, &networks).candidates;
     out << fmt::format("flow evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
                        plan.ranked.size(), fitting);
+    if (asked) {
+      if (const auto i = index_of(plan.ranked, *asked)) {
+        asked_estimate = plan.ranked[*i];
+        table.asked_rank = fmt::format("{}", *i + 1);
+        asked_note = fmt::format("rank {} of the {} simulated on the flow network (rank {} of {} by the closed form)",
+                                 *i + 1, plan.ranked.size(), asked_closed_form_rank.value() + 1, fitting);
+      } else {
+        asked_estimate = simulate_candidate(networks.get(machine, a.devices, step.allocation), point, step,
+                                            *asked_estimate);
+        table.asked_rank = "-";
+        asked_note = asked_closed_form_rank
+                         ? fmt::format("simulated on the flow network too; rank {} of {} by the closed form, "
+                                       "outside the {} the flow evaluator re-ranks",
+                                       *asked_closed_form_rank + 1, fitting, plan.ranked.size())
+                         : "simulated on the flow network too";
+      }
+    }
+  } else if (asked && asked_closed_form_rank) {
+    table.asked_rank = fmt::format("{}", *asked_closed_form_rank + 1);
+    asked_note = fmt::format("rank {} of {} fitting layouts by the closed form", *asked_closed_form_rank + 1,
+                             plan.ranked.size());
+  } else if (asked) {
+    table.asked_rank = "-";
   }
+  table.asked = asked_estimate;
   out << format_plan_table(machine, model, batch, a.devices, step, plan, table);
-  if (!a.trace.empty() && !plan.ranked.empty()) {
+
+  bool fits = !plan.ranked.empty();
+  if (asked_estimate) {
+    const LayoutEstimate& e = *asked_estimate;
+    if (!asked_closed_form_rank) {
+      fits = false;
+      out << fmt::format("\nlayout {}: does not fit in device memory: needs {:.1f} GiB of {:.0f} GiB{}\n",
+                         to_string(e.layout), to_gib(e.memory.total_bytes()),
+                         to_gib(machine.device.memory_capacity_bytes),
+                         asked_note.empty() ? "" : " (" + asked_note + ")");
+    } else {
+      out << fmt::format("\nlayout {}: {:.4f} s per step, {:.1f} % of peak (hardware flops); {}; {}\n",
+                         to_string(e.layout), e.step.total().seconds(), 100.0 * e.hardware_peak_fraction,
+                         asked_note, against_fastest(e, plan.ranked.front()));
+    }
+  }
+  if (!a.trace.empty() && (asked || !plan.ranked.empty())) {
     SimulatedStepConfig config;
     config.model = model;
-    config.layout = plan.ranked.front().layout;
+    config.layout = asked ? *asked : plan.ranked.front().layout;
     config.sequences = batch.sequences;
     config.options = step;
     config.trace = true;
@@ -111,7 +217,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
     out << fmt::format("trace: the step of {} simulated on the flow network, written to {}\n",
                        to_string(config.layout), a.trace);
   }
-  return !plan.ranked.empty();
+  return fits;
 }
 
 }  // namespace ws::cli

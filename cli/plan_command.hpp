@@ -24,11 +24,12 @@ struct PlanArgs {
   bool overlap_data = false;
   std::string evaluator = "closed-form";  // or "flow": the top layouts re-ranked by the step simulator
   int simulate_top = 16;
-  std::string trace;  // write the first-ranked layout's simulated step here (Perfetto JSON)
+  std::string trace;   // write the first-ranked (or the asked) layout's simulated step here (Perfetto JSON)
+  std::string layout;  // "": rank every layout; else this one, with its rank and its distance to the fastest
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
-// Returns whether any layout fits (the table says so either way).
+// Returns whether any layout fits, or with --layout whether that one does (the table says so either way).
 bool run_plan_command(const PlanArgs& args, const std::string& machines_dir, std::ostream& out);
 
 }  // namespace ws::cli

@@ -57,19 +57,20 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
       "not\n\n",
       peak(machine.device, step.precision).tflops(), machine.collective_libraries.front().name);
   const Bytes capacity = machine.device.memory_capacity_bytes;
-  if (plan.ranked.empty()) {
-    out += "no valid layout fits in device memory\n";
-  } else {
-    out += table_header();
-    const std::size_t shown =
-        std::min<std::size_t>(plan.ranked.size(), static_cast<std::size_t>(std::max(options.top, 0)));
-    for (std::size_t i = 0; i < shown; ++i) {
-      out += table_row(fmt::format("{}", i + 1), plan.ranked[i], devices, capacity);
-    }
-    if (shown < plan.ranked.size()) {
-      out += fmt::format("  ... {} more fitting layouts (--top N shows more)\n", plan.ranked.size() - shown);
-    }
+  const std::size_t shown =
+      std::min<std::size_t>(plan.ranked.size(), static_cast<std::size_t>(std::max(options.top, 0)));
+  const bool asked_shown =
+      options.asked && std::any_of(plan.ranked.begin(), plan.ranked.begin() + static_cast<std::ptrdiff_t>(shown),
+                                   [&](const LayoutEstimate& e) { return e.layout == options.asked->layout; });
+  if (plan.ranked.empty()) out += "no valid layout fits in device memory\n";
+  if (!plan.ranked.empty() || options.asked) out += table_header();
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += table_row(fmt::format("{}", i + 1), plan.ranked[i], devices, capacity);
   }
+  if (shown < plan.ranked.size()) {
+    out += fmt::format("  ... {} more fitting layouts (--top N shows more)\n", plan.ranked.size() - shown);
+  }
+  if (options.asked && !asked_shown) out += table_row(options.asked_rank, *options.asked, devices, capacity);
   const std::size_t fitting = std::max(options.fitting, plan.ranked.size());
   out += fmt::format(
       "\n{} layouts fit in memory, {} valid but over memory, {} invalid for this model and batch{}\n",

@@ -2,6 +2,7 @@
 // fit, then how many were over memory or invalid (and why, on request).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/analytic/plan.hpp"
@@ -14,6 +15,10 @@ struct PlanTableOptions {
   // Layouts that fit, where plan.ranked holds only some of them (the flow evaluator's re-ranked
   // top); 0: plan.ranked.size().
   std::size_t fitting = 0;
+  // A layout asked about by name (plan --layout): its row follows the top rows unless they hold
+  // it, under `asked_rank` (its rank in plan.ranked, or "-" where it has none there).
+  std::optional<LayoutEstimate> asked;
+  std::string asked_rank;
 };
 
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,

@@ -49,6 +49,12 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
                                          const StepOptions& options, int top_k, int simulated,
                                          JobNetworks* networks = nullptr);
 inline constexpr int kDefaultSimulatedLayouts = 16;
+
+// `candidate` (a closed-form estimate of the point) with its step simulated on the flow network by
+// the step simulator; flops and memory stay, the rates follow the new step, and analytic_step keeps
+// the closed form's.
+LayoutEstimate simulate_candidate(JobNetwork& network, const StudyPoint& point, const StepOptions& options,
+                                  const LayoutEstimate& candidate);
 StudyEvaluator simulated_evaluator(int simulated = kDefaultSimulatedLayouts);
 
 }  // namespace ws

@@ -47,6 +47,9 @@ TEST(ParseBytes, DecimalAndBinary) {
   EXPECT_DOUBLE_EQ(*parse_bytes("64 GiB"), 64.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(*parse_bytes("64 GB"), 64e9);
   EXPECT_DOUBLE_EQ(*parse_bytes("8 B"), 8.0);
+  // The collective command's range ends at 1 PB, so its unit must parse (it did not).
+  EXPECT_DOUBLE_EQ(*parse_bytes("1PB"), 1e15);
+  EXPECT_DOUBLE_EQ(*parse_bytes("2 PiB"), 2.0 * 1024 * 1024 * 1024 * 1024 * 1024);
   EXPECT_FALSE(parse_bytes("64"));
 }
 

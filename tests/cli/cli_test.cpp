@@ -1,5 +1,6 @@
 // Runs the built `weakscale` binary as a user would: bad input must end with exit code 2 and one
 // line "weakscale: error: ..." naming the file or option and key; good input prints results.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -192,6 +193,94 @@ TEST(Cli, PlanWithTheFlowEvaluatorReRanksTheClosedFormsTop) {
   ASSERT_EQ(steps.size(), 4u) << flow.out;
   EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end())) << flow.out;
   expect_one_line_error(weakscale(args + " --evaluator fluid"));
+}
+
+// A table row's rank: a number, or "-" for a layout asked about that has none.
+bool ranked_label(const std::string& rank) {
+  return rank == "-" || (!rank.empty() && rank.find_first_not_of("0123456789") == std::string::npos);
+}
+
+// The table's rows as (rank label, layout, step seconds).
+struct PlanRow {
+  std::string rank;
+  std::string layout;
+  double step = 0;
+};
+std::vector<PlanRow> plan_rows(const std::string& out) {
+  std::vector<PlanRow> rows;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream row(line);
+    PlanRow r;
+    if (row >> r.rank >> r.layout >> r.step && ranked_label(r.rank)) rows.push_back(r);
+  }
+  return rows;
+}
+
+// --layout prices one layout beside the table: its row carries its rank and step as the full table
+// has them, the closing line its distance to the fastest; over memory it is priced and exits 3
+// (nothing asked for fits); a layout that is not one of the point's is a one-line error with the
+// reason.
+TEST(Cli, PlanPricesTheLayoutAskedForWithItsRank) {
+  const std::string args = "plan --machine perlmutter --model 5B --devices 64 --batch 64";
+  const auto full = weakscale(args + " --top 100");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const std::vector<PlanRow> all = plan_rows(full.out);
+  ASSERT_GT(all.size(), 10u) << full.out;
+  const PlanRow& tenth = all[9];  // below --top 3: printed after the top rows
+  const auto asked = weakscale(args + " --top 3 --layout " + tenth.layout);
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  const std::vector<PlanRow> rows = plan_rows(asked.out);
+  ASSERT_EQ(rows.size(), 4u) << asked.out;
+  EXPECT_EQ(rows.back().rank, "10");
+  EXPECT_EQ(rows.back().layout, tenth.layout);
+  EXPECT_DOUBLE_EQ(rows.back().step, tenth.step);
+  EXPECT_THAT(asked.out, HasSubstr("rank 10 of "));
+  EXPECT_THAT(asked.out, HasSubstr(fmt::format("{:+.1f} % on the fastest, {}", 100.0 * (tenth.step / all[0].step - 1.0),
+                                               all[0].layout)));
+  const auto first = weakscale(args + " --top 3 --layout " + all[0].layout);
+  EXPECT_EQ(plan_rows(first.out).size(), 3u) << first.out;  // already in the table: not repeated
+  EXPECT_THAT(first.out, HasSubstr("the fastest"));
+
+  const auto over = weakscale(args + " --layout 64x1x1x1");  // 5B unsharded: 77.6 GiB of 40
+  EXPECT_EQ(over.exit_code, 3) << over.err;
+  EXPECT_THAT(over.out, HasSubstr("layout 64x1x1x1: does not fit in device memory: needs"));
+  EXPECT_EQ(plan_rows(over.out).back().rank, "-");
+
+  for (const char* bad : {"1x1x64x1", "4x2x2x3", "64x1x1", "big"}) {
+    const auto run = weakscale(args + " --layout " + bad);
+    expect_one_line_error(run);
+    EXPECT_THAT(run.err, HasSubstr("'--layout'"));
+  }
+  EXPECT_THAT(weakscale(args + " --layout 1x1x64x1").err, HasSubstr("heads 32 not divisible by Gy=64"));
+}
+
+// With the flow evaluator the asked layout is simulated whether or not it is among the re-ranked:
+// outside them its step is the one it has when they include it (a layout's simulated step does not
+// depend on which others are simulated).
+TEST(Cli, PlanSimulatesTheLayoutAskedForOnTheFlowNetwork) {
+  const std::string args = "plan --machine perlmutter --model 5B --devices 64 --batch 64 --evaluator flow";
+  const auto closed = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 100");
+  const std::vector<PlanRow> ranked = plan_rows(closed.out);
+  ASSERT_GT(ranked.size(), 8u);
+  const std::string layout = ranked[7].layout;  // closed-form rank 8
+  const auto outside = weakscale(args + " --top 2 --simulate-top 4 --layout " + layout);
+  ASSERT_EQ(outside.exit_code, 0) << outside.err;
+  EXPECT_THAT(outside.out, HasSubstr("rank 8 of "));
+  EXPECT_THAT(outside.out, HasSubstr("outside the 4 the flow evaluator re-ranks"));
+  const auto inside = weakscale(args + " --top 8 --simulate-top 8 --layout " + layout);
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  EXPECT_THAT(inside.out, HasSubstr("simulated on the flow network (rank 8 of "));
+  const auto row = [&](const std::string& out) {
+    for (const PlanRow& r : plan_rows(out)) {
+      if (r.layout == layout) return r;
+    }
+    return PlanRow{};
+  };
+  EXPECT_EQ(row(outside.out).rank, "-");
+  EXPECT_NE(row(inside.out).rank, "-");
+  EXPECT_GT(row(outside.out).step, 0);
+  EXPECT_DOUBLE_EQ(row(outside.out).step, row(inside.out).step);
 }
 
 TEST(Cli, PlanAcceptsACustomModelAndShowsInvalidLayouts) {
