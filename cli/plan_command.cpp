@@ -153,7 +153,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
       asked_estimate = plan.over_memory[index_of(plan.over_memory, *asked).value()];  // valid, so one or the other
     }
   }
-  const StudyPoint point{a.devices, model, batch, 0};
+  const StudyPoint point{a.devices, model, batch, 0, std::nullopt};  // ranked: --layout is compared, not pinned
   JobNetworks networks;
   std::string asked_note;
   if (a.evaluator == "flow" && !plan.ranked.empty()) {

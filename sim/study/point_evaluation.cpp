@@ -33,7 +33,24 @@ std::string infeasible_reason(const Plan& plan) {
 
 }  // namespace
 
+// A point that pins its layout prices that layout alone (checked valid when the spec was read).
+PointEvaluation evaluate_pinned(JobNetwork& network, const StudyPoint& point, const StepOptions& options) {
+  const LayoutEstimate e = estimate_step(network, point.model, point.batch, *point.layout, options);
+  PointEvaluation p;
+  p.layouts_valid = 1;
+  p.layouts_fitting = e.fits_memory ? 1 : 0;
+  p.feasible = e.fits_memory;
+  if (p.feasible) {
+    p.candidates.push_back(e);
+  } else {
+    p.reason = fmt::format("the point's layout {} does not fit in device memory (needs {:.1f} GiB)",
+                           to_string(e.layout), to_gib(e.memory.total_bytes()));
+  }
+  return p;
+}
+
 PointEvaluation evaluate_on(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int top_k) {
+  if (point.layout) return evaluate_pinned(network, point, options);
   const Plan plan = plan_layouts(network, point.model, point.batch, options);
   PointEvaluation e;
   e.layouts_fitting = static_cast<int>(plan.ranked.size());

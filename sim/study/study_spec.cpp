@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/input_error.hpp"
+#include "sim/analytic/layout_enumeration.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/model_input.hpp"
 
@@ -23,7 +24,7 @@ constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale"
                                          "precision", "options",     "points",    "top_k"};
 constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "overlap_reduce_scatter",
                                             "overlap_all_gather", "overlap_data_parallel"};
-constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences"};
+constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences", "layout"};
 constexpr std::string_view kInlineModelKeys[] = {"name",  "layers",          "hidden",
                                                  "heads", "sequence_length", "vocabulary"};
 
@@ -147,7 +148,7 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
 
 StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) {
-    throw InputError(r.at(node, path), "", "a map with devices, model, batch_sequences");
+    throw InputError(r.at(node, path), "", "a map with devices, model, batch_sequences (and optionally layout)");
   }
   check_keys(r, node, path + ".", kPointKeys);
   StudyPoint point;
@@ -159,6 +160,22 @@ StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string
   point.batch.sequences = positive_integer(
       r, required(r, node, "batch_sequences", path, "a positive integer: sequences per step"),
       path + ".batch_sequences");
+  if (const YAML::Node l = node["layout"]) {
+    const std::string key = path + ".layout";
+    const std::string text = scalar(r, l, key, "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
+    const std::optional<Layout> layout = parse_layout(text);
+    if (!layout) throw InputError(r.at(l, key), text, "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
+    if (static_cast<long long>(layout->data) * layout->x * layout->y * layout->z != point.devices) {
+      throw InputError(r.at(l, key), text,
+                       fmt::format("a layout whose Gdata x Gx x Gy x Gz is the point's devices ({})", point.devices));
+    }
+    if (const std::string problem = layout_problem(point.model, point.batch, *layout); !problem.empty()) {
+      throw InputError(r.at(l, key), text,
+                       fmt::format("a layout that can run {} with a batch of {} sequences; this one cannot: {}",
+                                   point.model.name, point.batch.sequences, problem));
+    }
+    point.layout = layout;
+  }
   return point;
 }
 

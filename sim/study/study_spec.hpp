@@ -2,10 +2,12 @@
 // options, and the (devices, model, batch) points to evaluate, validated strictly on load.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/input_error.hpp"
+#include "engine/schedule/layout.hpp"
 #include "engine/schedule/model.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/step/step_options.hpp"
@@ -17,6 +19,9 @@ struct StudyPoint {
   ModelSpec model;
   Batch batch;
   int line = 0;  // where the point is written, for messages about it
+  // Pinned (points[i].layout): the point prices this layout alone instead of searching every one,
+  // e.g. the layout a published run used. Checked on load: it holds `devices` and can run the model.
+  std::optional<Layout> layout;
 };
 
 struct StudySpec {

@@ -117,8 +117,9 @@ std::string study_hash(const StudySpec& spec, const Machine& machine, const std:
                        to_string(o.allocation));
   for (const auto& p : spec.points) {
     const ModelSpec& m = p.model;
-    canon += fmt::format("point {} {} {} {} {} {} {} {} {}\n", p.devices, m.name, m.layers, m.hidden, m.heads,
+    canon += fmt::format("point {} {} {} {} {} {} {} {} {}", p.devices, m.name, m.layers, m.hidden, m.heads,
                          m.sequence_length, m.vocabulary, m.min_tensor_parallel, p.batch.sequences);
+    canon += p.layout ? " layout " + to_string(*p.layout) + "\n" : "\n";
   }
   // The machine file itself: any edit to it invalidates what was computed from it.
   canon += file_bytes(machine.source_file);

@@ -134,7 +134,7 @@ const std::vector<Column>& columns() {
        [](const StudyResult& r, const StudyRow&) -> Cell {
          return Fixed{to_gib(r.machine.device.memory_capacity_bytes), 3};
        }},
-      {"layouts_valid", "layouts that can run the model and batch (divisibility)",
+      {"layouts_valid", "layouts that can run the model and batch (divisibility); 1 where the point pins its layout",
        [](const StudyResult&, const StudyRow& w) -> Cell { return static_cast<long long>(w.layouts_valid); }},
       {"layouts_fitting", "valid layouts that also fit in device memory",
        [](const StudyResult&, const StudyRow& w) -> Cell {

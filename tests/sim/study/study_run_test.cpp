@@ -110,6 +110,36 @@ TEST(StudyRun, InfeasiblePointIsKeptWithReasonAndEmptyNumbers) {
   EXPECT_EQ(csv_fields(lines[2])[column("note")], "");
 }
 
+// A point that pins its layout prices that layout alone: pinning the layout the search chose gives
+// the searched row's numbers, pinning another gives no faster step (the search keeps the fastest),
+// and a pinned layout over memory makes the point infeasible with a reason that names it.
+TEST(StudyRun, PinnedLayoutPricesThatLayoutAlone) {
+  const auto searched = run_study(spec_of("  - {devices: 64, model: 5B, batch_sequences: 64}\n"), kMachines);
+  ASSERT_TRUE(searched.rows[0].feasible);
+  const LayoutEstimate& best = searched.rows[0].best;
+  const auto pinned = run_study(
+      spec_of("  - {devices: 64, model: 5B, batch_sequences: 64, layout: " + to_string(best.layout) + "}\n" +
+              "  - {devices: 64, model: 5B, batch_sequences: 64, layout: 16x1x2x2}\n" +
+              "  - {devices: 64, model: 5B, batch_sequences: 64, layout: 64x1x1x1}\n"),
+      kMachines);
+  ASSERT_EQ(pinned.rows.size(), 3u);
+  const StudyRow& same = pinned.rows[0];
+  ASSERT_TRUE(same.feasible) << same.reason;
+  EXPECT_EQ(same.best.layout, best.layout);
+  EXPECT_EQ(same.best.step.total(), best.step.total());
+  EXPECT_EQ(same.best.step.exposed_data, best.step.exposed_data);
+  EXPECT_EQ(same.best.analytic_step, best.analytic_step);
+  EXPECT_EQ(same.layouts_valid, 1);
+  EXPECT_EQ(same.candidates.size(), 1u);
+  const StudyRow& other = pinned.rows[1];
+  ASSERT_TRUE(other.feasible) << other.reason;
+  EXPECT_EQ(other.best.layout, (Layout{16, 1, 2, 2}));
+  EXPECT_GT(other.best.step.total(), best.step.total());
+  EXPECT_LT(other.efficiency, 1.0);
+  EXPECT_FALSE(pinned.rows[2].feasible);
+  EXPECT_THAT(pinned.rows[2].reason, HasSubstr("layout 64x1x1x1 does not fit in device memory"));
+}
+
 TEST(StudyRun, CsvRowsMatchTheHeaderAndCarryRequiredColumns) {
   const auto result = run_study(spec_of("  - {devices: 8, model: 5B, batch_sequences: 8}\n"), kMachines);
   const auto lines = lines_of(format_study_csv(result));

@@ -89,6 +89,30 @@ TEST(StudySpec, RejectsUnknownPointKey) {
   EXPECT_THAT(e.expected(), HasSubstr("batch_sequences"));
 }
 
+// points[i].layout pins the point's layout; it must parse, hold the point's devices and be able
+// to run the model and batch, each refused where it is written with what was expected.
+TEST(StudySpec, PinnedLayoutIsParsedAndCheckedAgainstThePoint) {
+  const StudySpec spec = parse_study_spec(
+      spec_with("  - {devices: 64, model: 5B, batch_sequences: 64, layout: 2x1x2x16}\n"
+                "  - {devices: 64, model: 5B, batch_sequences: 64}\n"),
+      kFile);
+  ASSERT_TRUE(spec.points[0].layout.has_value());
+  EXPECT_EQ(*spec.points[0].layout, (Layout{2, 1, 2, 16}));
+  EXPECT_FALSE(spec.points[1].layout.has_value());
+  struct Bad {
+    const char* layout;
+    const char* expected;
+  };
+  for (const Bad& bad : {Bad{"2x1x1x16", "the point's devices (64)"}, Bad{"1x1x64x1", "heads 32 not divisible by Gy=64"},
+                         Bad{"2x1x2", "a layout Gdata x Gx x Gy x Gz"}, Bad{"[2, 1]", "a layout Gdata x Gx x Gy x Gz"}}) {
+    const auto e = rejection(spec_with(std::string("  - {devices: 64, model: 5B, batch_sequences: 64, layout: ") +
+                                       bad.layout + "}\n"));
+    EXPECT_EQ(e.where().key, "points[0].layout") << bad.layout;
+    EXPECT_EQ(e.where().line, 3) << bad.layout;
+    EXPECT_THAT(e.expected(), HasSubstr(bad.expected)) << bad.layout;
+  }
+}
+
 TEST(StudySpec, RejectsMissingDevices) {
   const auto e =
       rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n"
