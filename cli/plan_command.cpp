@@ -17,6 +17,7 @@
 #include "sim/study/model_input.hpp"
 #include "sim/study/plan_table.hpp"
 #include "sim/study/point_evaluation.hpp"
+#include "sim/study/uncertainty.hpp"
 
 namespace ws::cli {
 
@@ -63,6 +64,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   plan->add_option("--simulate-top", a.simulate_top, "layouts the flow evaluator re-ranks (at least --top)")
       ->check(kPositive)
       ->capture_default_str();
+  plan->add_option("--set", a.settings,
+                   "fix one of the machine file's uncertain parameters for this run, NAME=VALUE (repeatable; the "
+                   "names of its uncertainty: ranges, e.g. gemm_efficiency_scale=0.8, 'collective_step_latency=40 "
+                   "us'); the table's header names them");
   plan->add_option("--layout", a.layout,
                    "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128) beside the ranked table: its row, "
                    "its rank among the fitting layouts and how much slower it is than the fastest");
@@ -127,6 +132,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   step.overlap_data_parallel = a.overlap_data;
   Machine machine = load_machine_by_name(a.machine, machines_dir);
   if (!a.library.empty()) machine = with_collective_library(std::move(machine), a.library, {"", 0, "--library"});
+  machine = with_settings(std::move(machine), a.settings);
   const Batch batch{a.batch_sequences};
   Plan plan = plan_layouts(machine, model, batch, a.devices, step);
   PlanTableOptions table;

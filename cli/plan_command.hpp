@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace ws::cli {
 
@@ -26,6 +27,7 @@ struct PlanArgs {
   int simulate_top = 16;
   std::string trace;   // write the first-ranked (or the asked) layout's simulated step here (Perfetto JSON)
   std::string layout;  // "": rank every layout; else this one, with its rank and its distance to the fastest
+  std::vector<std::string> settings;  // --set NAME=VALUE: uncertain parameters of the machine fixed
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);

@@ -16,6 +16,7 @@
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_plots.hpp"
 #include "sim/study/study_run.hpp"
+#include "sim/study/uncertainty.hpp"
 #include "sim/study/study_spec.hpp"
 #include "sim/study/study_summary.hpp"
 #include "sim/study/study_tables.hpp"
@@ -77,6 +78,10 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
   study->add_option("--library", a.library,
                     "collective library of the machine file to price with (default: the spec's 'library', else "
                     "the file's first); the JSON records it");
+  study->add_option("--set", a.settings,
+                    "fix one of the machine file's uncertain parameters, NAME=VALUE (repeatable; e.g. "
+                    "gemm_efficiency_scale=0.8): every point uses it, samples and the sensitivity table stop "
+                    "varying it, and the JSON records it");
   study->add_flag("--restart", a.restart, "ignore <name>.partial.jsonl from an interrupted run and start over");
   return study;
 }
@@ -90,7 +95,7 @@ bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
       spec.library = a.library;
       spec.library_at = InputLocation{"", 0, "--library"};
     }
-    const Machine machine = study_machine(spec, load_machine_by_name(spec.machine, machines_dir));
+    const Machine machine = with_settings(study_machine(spec, load_machine_by_name(spec.machine, machines_dir)), a.settings);
     const std::filesystem::path out_dir(a.out_dir);
     // Checked before hours of simulation: an --out that cannot be created is an output error now.
     std::error_code ec;

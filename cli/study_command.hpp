@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "sim/study/point_evaluation.hpp"
 
@@ -24,6 +25,7 @@ struct StudyArgs {
   std::string evaluator = "flow";  // or "closed-form" ("simulated", "analytic": older names)
   int simulate_top = kDefaultSimulatedLayouts;             // layouts of the analytic ranking the simulator re-ranks
   std::string library;  // "": the spec's library, or the machine file's default
+  std::vector<std::string> settings;  // --set NAME=VALUE: uncertain parameters of the machine fixed
 };
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);

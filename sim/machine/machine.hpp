@@ -288,6 +288,9 @@ struct Machine {
   std::vector<CollectiveLibrary> collective_libraries;  // at least one; the first is the default
   std::vector<UncertaintyRange> uncertainty;             // optional; each parameter at most once
   Variability variability;                               // optional
+  // Uncertain parameters fixed on the command line ("gemm_efficiency_scale=0.8", --set), in the
+  // order applied; empty for the file as written. Results name them.
+  std::vector<std::string> overrides;
 
   int total_devices() const { return nodes * node.devices; }
 };

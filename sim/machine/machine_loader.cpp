@@ -357,80 +357,102 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
   return out;
 }
 
+constexpr UncertainParameter kUncertainParameters[] = {
+    UncertainParameter::gemm_efficiency_scale, UncertainParameter::collective_step_latency,
+    UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
+    UncertainParameter::switch_latency,        UncertainParameter::background_load,
+    UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown,
+    UncertainParameter::attention_efficiency_scale, UncertainParameter::gemm_shape_falloff};
+
+// The parameter called `text`, or a failure at `name` listing the names.
+UncertainParameter read_parameter_name(const Field& name, const std::string& text, const Machine& m) {
+  std::vector<std::string> names;
+  for (const auto p : kUncertainParameters) names.emplace_back(to_string(p));
+  const auto* known = std::find_if(std::begin(kUncertainParameters), std::end(kUncertainParameters),
+                                   [&](UncertainParameter p) { return text == to_string(p); });
+  if (known == std::end(kUncertainParameters)) name.fail(text, fmt::format("one of: {}", join(names)));
+  if (*known == UncertainParameter::attention_efficiency_scale && !m.device.fused_attention)
+    name.fail(text, "a parameter of this machine: attention_efficiency_scale needs device.fused_attention");
+  return *known;
+}
+
+// One value of a parameter (an end of a range, or a setting), checked as the parameter's kind
+// requires; `number` or `time` is set.
+struct ParameterReading {
+  double number = 0;
+  Time time;
+};
+ParameterReading read_parameter_value(const Field& f, UncertainParameter p, const Machine& m) {
+  ParameterReading v;
+  switch (p) {
+    case UncertainParameter::collective_step_latency:
+    case UncertainParameter::switch_latency: v.time = read_latency(f); break;
+    case UncertainParameter::gemm_efficiency_scale:
+    case UncertainParameter::attention_efficiency_scale:
+    case UncertainParameter::gemm_shape_falloff: v.number = read_positive_number(f); break;
+    case UncertainParameter::collective_bandwidth_efficiency: v.number = read_efficiency(f); break;
+    case UncertainParameter::background_load:
+    case UncertainParameter::device_speed_spread:
+    case UncertainParameter::compute_slowdown: v.number = read_fraction(f); break;
+    case UncertainParameter::global_links_per_group_pair: {
+      v.number = read_int_at_least(f, 1);
+      const long long most = m.network.groups > 1 ? static_cast<long long>(m.network.switches_per_group) *
+                                                        m.network.global_ports_per_switch / (m.network.groups - 1)
+                                                  : std::numeric_limits<int>::max();
+      if (v.number > static_cast<double>(most)) {
+        f.fail(fmt::format("at most switches_per_group * global_ports_per_switch / (groups - 1) = {}", most));
+      }
+      break;
+    }
+  }
+  return v;
+}
+
+// The value the rest of the file gives the parameter (1 for the two scales and the falloff), as
+// the file would write it, and whether [low, high] holds it.
+bool range_holds_nominal(const UncertaintyRange& r, const Machine& m, std::string& nominal) {
+  if (is_latency(r.parameter)) {
+    const Time n = r.parameter == UncertainParameter::switch_latency ? m.network.switch_latency
+                                                                      : m.collective_libraries.front().step_latency;
+    nominal = fmt::format("{} ns", n.ns());
+    return r.low_time <= n && n <= r.high_time;
+  }
+  double n = 1.0;
+  switch (r.parameter) {
+    case UncertainParameter::collective_bandwidth_efficiency: n = m.collective_libraries.front().bandwidth_efficiency; break;
+    case UncertainParameter::background_load: n = m.network.background_load; break;
+    case UncertainParameter::device_speed_spread: n = m.variability.device_speed_spread; break;
+    case UncertainParameter::compute_slowdown: n = m.collective_libraries.front().compute_slowdown; break;
+    case UncertainParameter::global_links_per_group_pair: n = m.network.global_links_per_group_pair; break;
+    default: break;
+  }
+  nominal = fmt::format("{}", n);
+  return r.low <= n && n <= r.high;
+}
+
 // `uncertainty:` entries {parameter, low, high, source}: low <= nominal <= high, where nominal is
 // the value the rest of the file gives (1 for the two scales and the falloff), so that a range always
 // brackets the study's own answer. Read after the network and collectives it refers to.
 std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m) {
-  constexpr UncertainParameter kParameters[] = {
-      UncertainParameter::gemm_efficiency_scale, UncertainParameter::collective_step_latency,
-      UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
-      UncertainParameter::switch_latency,        UncertainParameter::background_load,
-      UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown,
-      UncertainParameter::attention_efficiency_scale, UncertainParameter::gemm_shape_falloff};
-  std::vector<std::string> names;
-  for (const auto p : kParameters) names.emplace_back(to_string(p));
   std::vector<UncertaintyRange> out;
   for (const Field& entry : read_list(f, "{parameter, low, high, source} ranges", false)) {
     const MapField map(entry, {"parameter", "low", "high", "source"});
     const Field name = map.required("parameter");
-    const std::string text = scalar(name, "a parameter name");
-    const auto* known = std::find_if(std::begin(kParameters), std::end(kParameters),
-                                     [&](UncertainParameter p) { return text == to_string(p); });
-    if (known == std::end(kParameters)) name.fail(fmt::format("one of: {}", join(names)));
     UncertaintyRange r;
-    r.parameter = *known;
+    r.parameter = read_parameter_name(name, scalar(name, "a parameter name"), m);
     for (const auto& earlier : out) {
       if (earlier.parameter == r.parameter) name.fail("a parameter not given by an earlier entry");
     }
     const Field low = map.required("low"), high = map.required("high");
+    const ParameterReading lo = read_parameter_value(low, r.parameter, m);
+    const ParameterReading hi = read_parameter_value(high, r.parameter, m);
+    r.low = lo.number;
+    r.high = hi.number;
+    r.low_time = lo.time;
+    r.high_time = hi.time;
+    if (is_latency(r.parameter) ? r.high_time < r.low_time : r.high < r.low) high.fail("a value >= low");
     std::string nominal;
-    bool inside = true;
-    if (is_latency(r.parameter)) {
-      r.low_time = read_latency(low);
-      r.high_time = read_latency(high);
-      if (r.high_time < r.low_time) high.fail("a value >= low");
-      const Time n = r.parameter == UncertainParameter::switch_latency
-                         ? m.network.switch_latency
-                         : m.collective_libraries.front().step_latency;
-      inside = r.low_time <= n && n <= r.high_time;
-      nominal = fmt::format("{} ns", n.ns());
-    } else {
-      double n = 1.0;
-      if (r.parameter == UncertainParameter::gemm_efficiency_scale ||
-          r.parameter == UncertainParameter::attention_efficiency_scale ||
-          r.parameter == UncertainParameter::gemm_shape_falloff) {
-        if (r.parameter == UncertainParameter::attention_efficiency_scale && !m.device.fused_attention)
-          name.fail(text, "a parameter of this machine: attention_efficiency_scale needs device.fused_attention");
-        r.low = read_positive_number(low);
-        r.high = read_positive_number(high);
-      } else if (r.parameter == UncertainParameter::collective_bandwidth_efficiency) {
-        r.low = read_efficiency(low);
-        r.high = read_efficiency(high);
-        n = m.collective_libraries.front().bandwidth_efficiency;
-      } else if (r.parameter == UncertainParameter::background_load ||
-                 r.parameter == UncertainParameter::device_speed_spread ||
-                 r.parameter == UncertainParameter::compute_slowdown) {
-        r.low = read_fraction(low);
-        r.high = read_fraction(high);
-        n = r.parameter == UncertainParameter::background_load       ? m.network.background_load
-            : r.parameter == UncertainParameter::device_speed_spread ? m.variability.device_speed_spread
-                                                                     : m.collective_libraries.front().compute_slowdown;
-      } else {
-        r.low = read_int_at_least(low, 1);
-        const long long most = m.network.groups > 1 ? static_cast<long long>(m.network.switches_per_group) *
-                                                          m.network.global_ports_per_switch / (m.network.groups - 1)
-                                                    : std::numeric_limits<int>::max();
-        r.high = read_int_at_least(high, 1);
-        if (r.high > static_cast<double>(most)) {
-          high.fail(fmt::format("at most switches_per_group * global_ports_per_switch / (groups - 1) = {}", most));
-        }
-        n = m.network.global_links_per_group_pair;
-      }
-      if (r.high < r.low) high.fail("a value >= low");
-      inside = r.low <= n && n <= r.high;
-      nominal = fmt::format("{}", n);
-    }
-    if (!inside) {
+    if (!range_holds_nominal(r, m, nominal)) {
       high.fail(fmt::format("[{}, {}]", scalar(low, ""), scalar(high, "")),
                 fmt::format("a range that contains the machine's own value {}", nominal));
     }
@@ -504,6 +526,25 @@ Machine load_machine_by_name(std::string_view name_or_path, const std::string& m
   throw InputError(InputLocation{"", 0, "machine"}, text,
                    fmt::format("a machine in {} (one of: {}) or a path to a .yaml file", machines_dir,
                                known.empty() ? std::string("none found") : join(known)));
+}
+
+UncertaintyRange parse_parameter_setting(const Machine& machine, const std::string& setting) {
+  const std::string file;  // the command line
+  const auto equals = setting.find('=');
+  const Field whole{&file, YAML::Node(setting), "--set", 0};
+  if (equals == std::string::npos || equals == 0 || equals + 1 == setting.size()) {
+    whole.fail(setting, "NAME=VALUE, NAME one of the machine's uncertain parameters (e.g. gemm_efficiency_scale=0.8, "
+                        "collective_step_latency=40 us)");
+  }
+  const std::string name = setting.substr(0, equals);
+  const std::string text = setting.substr(equals + 1);
+  UncertaintyRange r;
+  r.parameter = read_parameter_name(whole, name, machine);
+  const ParameterReading v = read_parameter_value(Field{&file, YAML::Node(text), "--set " + name, 0}, r.parameter, machine);
+  r.low = r.high = v.number;
+  r.low_time = r.high_time = v.time;
+  r.source = "--set " + setting;
+  return r;
 }
 
 Machine with_collective_library(Machine machine, const std::string& name, const InputLocation& where) {

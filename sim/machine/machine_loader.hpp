@@ -26,4 +26,10 @@ Machine load_machine_by_name(std::string_view name_or_path, const std::string& m
 // libraries, when it has none of that name.
 Machine with_collective_library(Machine machine, const std::string& name, const InputLocation& where);
 
+// A command line's "NAME=VALUE" for one of the machine's uncertain parameters (the names of
+// `uncertainty:` ranges, e.g. "gemm_efficiency_scale=0.8", "collective_step_latency=40 us"),
+// checked as an end of such a range is (a fraction in [0, 1), a latency with its unit, ...): the
+// value as a range with low = high. Throws InputError (key "--set" or "--set NAME") otherwise.
+UncertaintyRange parse_parameter_setting(const Machine& machine, const std::string& setting);
+
 }  // namespace ws

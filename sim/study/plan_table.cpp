@@ -1,6 +1,7 @@
 #include "sim/study/plan_table.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -54,8 +55,10 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
       devices, batch.sequences, batch_tokens(model, batch), describe_step_options(step));
   out += fmt::format(
       "peak {:.1f} TFLOP/s per device; collectives priced as {}; %pk hw counts recomputation flops, %MFU does "
-      "not\n\n",
+      "not\n",
       peak(machine.device, step.precision).tflops(), machine.collective_libraries.front().name);
+  if (!machine.overrides.empty()) out += fmt::format("set for this run: {}\n", fmt::join(machine.overrides, ", "));
+  out += "\n";
   const Bytes capacity = machine.device.memory_capacity_bytes;
   const std::size_t shown =
       std::min<std::size_t>(plan.ranked.size(), static_cast<std::size_t>(std::max(options.top, 0)));

@@ -1,6 +1,7 @@
 #include "sim/study/study_plots.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string_view>
@@ -26,8 +27,12 @@ std::string figure_title(const StudyResult& result, std::string_view what) {
                         points.back().devices)
           : fmt::format("{} on {} to {} on {} devices", points.front().model.name, points.front().devices,
                         points.back().model.name, points.back().devices);
-  return fmt::format("{}: {} ({}, {})", result.machine.name, what, series,
-                     to_string(result.spec.options.precision));
+  // Figures of a run with parameters fixed on the command line say so: they are not the file's.
+  const std::string set = result.machine.overrides.empty()
+                              ? std::string()
+                              : fmt::format("; set: {}", fmt::join(result.machine.overrides, ", "));
+  return fmt::format("{}: {} ({}, {}{})", result.machine.name, what, series,
+                     to_string(result.spec.options.precision), set);
 }
 
 // Device counts as tic labels on the log2 axis (gnuplot would otherwise print 2^9 or 512.0).

@@ -1,6 +1,7 @@
 #include "sim/study/study_summary.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/study/plan_table.hpp"
 
@@ -9,6 +10,9 @@ namespace ws {
 std::string format_study_summary(const StudyResult& result) {
   std::string out = fmt::format("study {} on {} ({})\n", result.spec.name, result.machine.name,
                                 describe_step_options(result.spec.options));
+  if (!result.machine.overrides.empty()) {
+    out += fmt::format("set for this run: {}\n", fmt::join(result.machine.overrides, ", "));
+  }
   out += fmt::format("{:>7} {:>7} {:>9} {:>16} {:>9} {:>8} {:>9} {:>6} {:>6} {:>7} {:>8} {:>10}\n", "devices",
                      "model", "batch tok", "layout", "step s", "PFLOP/s", "TFLOP/s/d", "%pk hw", "%MFU",
                      "eff %", "mem GiB", "k-th vs 1st");

@@ -121,6 +121,7 @@ std::string study_hash(const StudySpec& spec, const Machine& machine, const std:
                          m.sequence_length, m.vocabulary, m.min_tensor_parallel, p.batch.sequences);
     canon += p.layout ? " layout " + to_string(*p.layout) + "\n" : "\n";
   }
+  for (const std::string& setting : machine.overrides) canon += "set " + setting + "\n";
   // The machine file itself: any edit to it invalidates what was computed from it.
   canon += file_bytes(machine.source_file);
   return fmt::format("{:016x}", fnv1a64(canon));

@@ -276,6 +276,7 @@ std::string format_study_json(const StudyResult& result) {
       {"machine", result.machine.name},
       {"machine_file", result.machine.source_file},
       {"collective_library", result.machine.collective_libraries.front().name},
+      {"machine_overrides", result.machine.overrides},
       {"options", options_json(result.spec.options)},
       {"evaluator", result.evaluator},
       {"top_k", result.top_k},

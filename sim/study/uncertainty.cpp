@@ -6,7 +6,9 @@
 #include <cassert>
 #include <cmath>
 
+#include "base/input_error.hpp"
 #include "base/random.hpp"
+#include "sim/machine/machine_loader.hpp"
 
 namespace ws {
 
@@ -84,6 +86,24 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
     }
   }
   return m;
+}
+
+Machine with_settings(Machine machine, const std::vector<std::string>& settings) {
+  std::vector<UncertainParameter> set;
+  for (const std::string& setting : settings) {
+    const UncertaintyRange fixed = parse_parameter_setting(machine, setting);
+    if (std::find(set.begin(), set.end(), fixed.parameter) != set.end()) {
+      // A second value would compound with the first (the scales multiply the tables).
+      throw InputError(InputLocation{"", 0, "--set"}, setting,
+                       fmt::format("each parameter set once ({} is set twice)", to_string(fixed.parameter)));
+    }
+    set.push_back(fixed.parameter);
+    machine = with_value(machine, fixed.parameter, low_value(fixed));
+    std::erase_if(machine.uncertainty,
+                  [&](const UncertaintyRange& r) { return r.parameter == fixed.parameter; });
+    machine.overrides.push_back(setting);
+  }
+  return machine;
 }
 
 Machine sampled_machine(const Machine& machine, std::uint64_t seed, int sample) {

@@ -27,6 +27,12 @@ std::string format_value(UncertainParameter parameter, const ParameterValue& val
 // gemm_shape_falloff raises each sample's ratio to the table's best sample to that power).
 Machine with_value(const Machine& machine, UncertainParameter parameter, const ParameterValue& value);
 
+// The machine with each "NAME=VALUE" of `settings` applied in order (parse_parameter_setting,
+// sim/machine/machine_loader.hpp, throws InputError for a bad one): the parameter is then fixed,
+// so its range leaves machine.uncertainty (samples and the sensitivity table stop varying it), and
+// the setting is recorded in machine.overrides.
+Machine with_settings(Machine machine, const std::vector<std::string>& settings);
+
 // Sample `sample` of root seed `seed`: every range of the machine drawn once, uniformly (integers
 // uniformly from low..high), in the file's order, from the stream (seed, uncertainty) -> sample.
 // A sample depends only on (seed, sample), never on which process or in which order it is drawn.

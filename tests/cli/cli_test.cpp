@@ -283,6 +283,34 @@ TEST(Cli, PlanSimulatesTheLayoutAskedForOnTheFlowNetwork) {
   EXPECT_DOUBLE_EQ(row(outside.out).step, row(inside.out).step);
 }
 
+// --set fixes an uncertain parameter for the run: the table's header names it, a lower GEMM
+// efficiency makes the fastest step slower, and a bad setting is a one-line error naming --set.
+// A study records it in its JSON and its sensitivity table no longer varies it.
+TEST(Cli, SetFixesAParameterForPlanAndStudy) {
+  const std::string args = "plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 1";
+  const auto nominal = weakscale(args);
+  const auto slower = weakscale(args + " --set gemm_efficiency_scale=0.5");
+  ASSERT_EQ(slower.exit_code, 0) << slower.err;
+  EXPECT_THAT(slower.out, HasSubstr("set for this run: gemm_efficiency_scale=0.5"));
+  EXPECT_THAT(nominal.out, Not(HasSubstr("set for this run")));
+  ASSERT_EQ(plan_rows(nominal.out).size(), 1u);
+  ASSERT_EQ(plan_rows(slower.out).size(), 1u);
+  EXPECT_GT(plan_rows(slower.out)[0].step, plan_rows(nominal.out)[0].step);
+  const auto bad = weakscale(args + " --set background_load=2");
+  expect_one_line_error(bad);
+  EXPECT_THAT(bad.err, HasSubstr("'--set background_load'"));
+
+  const auto out = test_temp_dir();
+  const auto study = weakscale("study benchmarks/studies/perlmutter-small.yaml --no-plot --set compute_slowdown=0.3 --out '" +
+                               out.string() + "'");
+  ASSERT_EQ(study.exit_code, 0) << study.err;
+  EXPECT_THAT(study.out, HasSubstr("set for this run: compute_slowdown=0.3"));
+  EXPECT_THAT(read_file(out / "perlmutter-small.json"), HasSubstr("\"machine_overrides\": [\n    \"compute_slowdown=0.3\""));
+  const std::string sensitivity = read_file(out / "perlmutter-small-sensitivity.csv");
+  EXPECT_THAT(sensitivity, HasSubstr("gemm_efficiency_scale,"));
+  EXPECT_THAT(sensitivity, Not(HasSubstr("compute_slowdown,")));
+}
+
 TEST(Cli, PlanAcceptsACustomModelAndShowsInvalidLayouts) {
   const auto run = weakscale(
       "plan --machine perlmutter --layers 4 --hidden 512 --heads 8 --seq 256 --vocab 1024 "

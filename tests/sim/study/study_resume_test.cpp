@@ -97,6 +97,11 @@ TEST(StudyResume, RecordsOfAnotherStudyAreIgnored) {
   StudySpec other = spec;
   other.points.back().batch.sequences *= 2;
   EXPECT_NE(hash, study_hash(other, machine, "analytic", 10));
+  // Parameters fixed on the command line (--set) and a pinned layout are other studies too.
+  EXPECT_NE(hash, study_hash(spec, with_settings(machine, {"gemm_efficiency_scale=0.8"}), "analytic", 10));
+  StudySpec pinned = spec;
+  pinned.points.front().layout = Layout{pinned.points.front().devices, 1, 1, 1};
+  EXPECT_NE(hash, study_hash(pinned, machine, "analytic", 10));
 
   PointEvaluation e;
   e.reason = "x";

@@ -131,5 +131,59 @@ TEST(UncertaintyLoader, RejectsInconsistentRanges) {
               HasSubstr("source"));
 }
 
+// --set NAME=VALUE: the value is read as an end of that parameter's range would be (with its unit,
+// inside its kind's bounds), and bad settings name the flag and the parameter.
+TEST(ParameterSetting, IsReadAsARangeEndIs) {
+  const Machine m = load_machine_by_name("frontier", std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
+  const UncertaintyRange latency = parse_parameter_setting(m, "collective_step_latency=40 us");
+  EXPECT_EQ(latency.parameter, UncertainParameter::collective_step_latency);
+  EXPECT_EQ(latency.low_time, Time::from_us(40));
+  EXPECT_EQ(latency.high_time, Time::from_us(40));
+  EXPECT_DOUBLE_EQ(parse_parameter_setting(m, "background_load=0.25").low, 0.25);
+  EXPECT_DOUBLE_EQ(parse_parameter_setting(m, "global_links_per_group_pair=2").low, 2.0);
+  struct Bad {
+    const char* setting;
+    const char* key;
+    const char* expected;
+  };
+  for (const Bad& bad : {Bad{"gemm=1", "'--set'", "one of: gemm_efficiency_scale"},
+                         Bad{"gemm_efficiency_scale", "'--set'", "NAME=VALUE"},
+                         Bad{"=0.5", "'--set'", "NAME=VALUE"},
+                         Bad{"gemm_efficiency_scale=0", "'--set gemm_efficiency_scale'", "a positive number"},
+                         Bad{"background_load=1", "'--set background_load'", "[0, 1)"},
+                         Bad{"collective_step_latency=40", "'--set collective_step_latency'", "with a unit"},
+                         Bad{"global_links_per_group_pair=100", "'--set global_links_per_group_pair'", "at most"}}) {
+    try {
+      parse_parameter_setting(m, bad.setting);
+      ADD_FAILURE() << bad.setting << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(bad.key)) << bad.setting;
+      EXPECT_THAT(e.what(), HasSubstr(bad.expected)) << bad.setting;
+    }
+  }
+}
+
+// Settings applied: the machine is the one the sensitivity table builds for that value, the
+// parameter's range is gone (samples and the table no longer vary it), the setting is recorded,
+// and a parameter set twice (a scale would compound) is refused.
+TEST(ParameterSetting, FixesTheParameterAndDropsItsRange) {
+  const Machine m = load_machine_by_name("frontier", std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
+  const Machine set = with_settings(m, {"gemm_efficiency_scale=0.6", "switch_latency=500 ns"});
+  const Machine expected = with_value(with_value(m, UncertainParameter::gemm_efficiency_scale, {0.6, {}}),
+                                      UncertainParameter::switch_latency, {0.0, Time::from_ns(500)});
+  ASSERT_EQ(set.device.gemm.samples.size(), expected.device.gemm.samples.size());
+  for (std::size_t i = 0; i < set.device.gemm.samples.size(); ++i)
+    EXPECT_DOUBLE_EQ(set.device.gemm.samples[i].efficiency, expected.device.gemm.samples[i].efficiency);
+  EXPECT_EQ(set.network.switch_latency, Time::from_ns(500));
+  EXPECT_EQ(set.uncertainty.size(), m.uncertainty.size() - 2);
+  for (const auto& r : set.uncertainty) {
+    EXPECT_NE(r.parameter, UncertainParameter::gemm_efficiency_scale);
+    EXPECT_NE(r.parameter, UncertainParameter::switch_latency);
+  }
+  EXPECT_EQ(set.overrides, (std::vector<std::string>{"gemm_efficiency_scale=0.6", "switch_latency=500 ns"}));
+  EXPECT_TRUE(with_settings(m, {}).overrides.empty());
+  EXPECT_THROW(with_settings(m, {"gemm_efficiency_scale=0.6", "gemm_efficiency_scale=0.7"}), InputError);
+}
+
 }  // namespace
 }  // namespace ws
