@@ -110,6 +110,72 @@ std::string against_fastest(const LayoutEstimate& asked, const LayoutEstimate& f
                      to_string(fastest.layout), fastest.step.total().seconds());
 }
 
+// A layout asked for with --layout, as the table and the closing line show it.
+struct AskedRow {
+  LayoutEstimate estimate;
+  std::optional<std::size_t> closed_form_rank;  // 0-based among the fitting layouts; none: over memory
+  std::string rank;                             // the table's label: its rank, or "-"
+  std::string note;                             // where it stands
+};
+
+// Its closed-form estimate and rank in `plan`; a layout the point cannot run is an error.
+AskedRow closed_form_row(const Plan& plan, const Layout& asked, const PlanArgs& a, const ModelSpec& model,
+                         const Batch& batch) {
+  for (const LayoutCandidate& c : plan.invalid) {
+    if (c.layout == asked) {
+      throw layout_error(a.layout, fmt::format("a layout that can run {} with a batch of {} sequences; this one "
+                                               "cannot: {}",
+                                               model.name, batch.sequences, c.reason));
+    }
+  }
+  AskedRow row;
+  row.closed_form_rank = index_of(plan.ranked, asked);
+  if (row.closed_form_rank) {
+    row.estimate = plan.ranked[*row.closed_form_rank];
+    row.rank = fmt::format("{}", *row.closed_form_rank + 1);
+    row.note = fmt::format("rank {} of {} fitting layouts by the closed form", *row.closed_form_rank + 1,
+                           plan.ranked.size());
+  } else {
+    // Valid (every layout of --devices is enumerated), so over memory.
+    row.estimate = plan.over_memory.at(index_of(plan.over_memory, asked).value());
+    row.rank = "-";
+  }
+  return row;
+}
+
+// The row with its step simulated on the flow network: taken from `simulated` (the flow
+// evaluator's re-ranked top, of `fitting` layouts) when it is there, else simulated now.
+void simulate_row(AskedRow& row, const std::vector<LayoutEstimate>& simulated, std::size_t fitting,
+                  JobNetwork& network, const StudyPoint& point, const StepOptions& step) {
+  if (const auto i = index_of(simulated, row.estimate.layout)) {
+    row.estimate = simulated[*i];
+    row.rank = fmt::format("{}", *i + 1);
+    row.note = fmt::format("rank {} of the {} simulated on the flow network (rank {} of {} by the closed form)",
+                           *i + 1, simulated.size(), row.closed_form_rank.value() + 1, fitting);
+    return;
+  }
+  row.estimate = simulate_candidate(network, point, step, row.estimate);
+  row.rank = "-";
+  row.note = row.closed_form_rank ? fmt::format("simulated on the flow network too; rank {} of {} by the closed "
+                                                "form, outside the {} the flow evaluator re-ranks",
+                                                *row.closed_form_rank + 1, fitting, simulated.size())
+                                  : "simulated on the flow network too";
+}
+
+// The closing line: the asked layout's step and percent of peak, where it stands, and its
+// distance to the fastest (or why it cannot run).
+std::string asked_line(const AskedRow& row, const Plan& plan, const Machine& machine) {
+  const LayoutEstimate& e = row.estimate;
+  if (!row.closed_form_rank) {
+    return fmt::format("\nlayout {}: does not fit in device memory: needs {:.1f} GiB of {:.0f} GiB{}\n",
+                       to_string(e.layout), to_gib(e.memory.total_bytes()), to_gib(machine.device.memory_capacity_bytes),
+                       row.note.empty() ? "" : " (" + row.note + ")");
+  }
+  return fmt::format("\nlayout {}: {:.4f} s per step, {:.1f} % of peak (hardware flops); {}; {}\n", to_string(e.layout),
+                     e.step.total().seconds(), 100.0 * e.hardware_peak_fraction, row.note,
+                     against_fastest(e, plan.ranked.front()));
+}
+
 }  // namespace
 
 bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
@@ -140,78 +206,28 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   table.show_invalid = a.show_invalid;
   table.fitting = plan.ranked.size();
 
-  // The asked layout's closed-form estimate and where it stands: invalid is an error (with the
-  // reason), over memory is priced but cannot run.
-  std::optional<LayoutEstimate> asked_estimate;
-  std::optional<std::size_t> asked_closed_form_rank;  // 0-based, in plan.ranked
-  if (asked) {
-    for (const LayoutCandidate& c : plan.invalid) {
-      if (c.layout == *asked) {
-        throw layout_error(a.layout, fmt::format("a layout that can run {} with a batch of {} sequences; this one "
-                                                 "cannot: {}",
-                                                 model.name, batch.sequences, c.reason));
-      }
-    }
-    asked_closed_form_rank = index_of(plan.ranked, *asked);
-    if (asked_closed_form_rank) {
-      asked_estimate = plan.ranked[*asked_closed_form_rank];
-    } else {
-      asked_estimate = plan.over_memory[index_of(plan.over_memory, *asked).value()];  // valid, so one or the other
-    }
-  }
-  const StudyPoint point{a.devices, model, batch, 0, std::nullopt};  // ranked: --layout is compared, not pinned
-  JobNetworks networks;
-  std::string asked_note;
+  std::optional<AskedRow> asked_row;
+  if (asked) asked_row = closed_form_row(plan, *asked, a, model, batch);
   if (a.evaluator == "flow" && !plan.ranked.empty()) {
     // The closed form's fastest layouts simulated on the flow network and re-ranked; the table then
     // lists those (the rest stay counted below it).
+    const StudyPoint point{a.devices, model, batch, 0, std::nullopt};  // ranked: --layout is compared, not pinned
+    JobNetworks networks;
     const std::size_t fitting = plan.ranked.size();
     const int simulated = std::max(a.top, a.simulate_top);
     plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated, &networks).candidates;
     out << fmt::format("flow evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
                        plan.ranked.size(), fitting);
-    if (asked) {
-      if (const auto i = index_of(plan.ranked, *asked)) {
-        asked_estimate = plan.ranked[*i];
-        table.asked_rank = fmt::format("{}", *i + 1);
-        asked_note = fmt::format("rank {} of the {} simulated on the flow network (rank {} of {} by the closed form)",
-                                 *i + 1, plan.ranked.size(), asked_closed_form_rank.value() + 1, fitting);
-      } else {
-        asked_estimate = simulate_candidate(networks.get(machine, a.devices, step.allocation), point, step,
-                                            *asked_estimate);
-        table.asked_rank = "-";
-        asked_note = asked_closed_form_rank
-                         ? fmt::format("simulated on the flow network too; rank {} of {} by the closed form, "
-                                       "outside the {} the flow evaluator re-ranks",
-                                       *asked_closed_form_rank + 1, fitting, plan.ranked.size())
-                         : "simulated on the flow network too";
-      }
+    if (asked_row) {
+      simulate_row(*asked_row, plan.ranked, fitting, networks.get(machine, a.devices, step.allocation), point, step);
     }
-  } else if (asked && asked_closed_form_rank) {
-    table.asked_rank = fmt::format("{}", *asked_closed_form_rank + 1);
-    asked_note = fmt::format("rank {} of {} fitting layouts by the closed form", *asked_closed_form_rank + 1,
-                             plan.ranked.size());
-  } else if (asked) {
-    table.asked_rank = "-";
   }
-  table.asked = asked_estimate;
+  if (asked_row) {
+    table.asked = asked_row->estimate;
+    table.asked_rank = asked_row->rank;
+  }
   out << format_plan_table(machine, model, batch, a.devices, step, plan, table);
-
-  bool fits = !plan.ranked.empty();
-  if (asked_estimate) {
-    const LayoutEstimate& e = *asked_estimate;
-    if (!asked_closed_form_rank) {
-      fits = false;
-      out << fmt::format("\nlayout {}: does not fit in device memory: needs {:.1f} GiB of {:.0f} GiB{}\n",
-                         to_string(e.layout), to_gib(e.memory.total_bytes()),
-                         to_gib(machine.device.memory_capacity_bytes),
-                         asked_note.empty() ? "" : " (" + asked_note + ")");
-    } else {
-      out << fmt::format("\nlayout {}: {:.4f} s per step, {:.1f} % of peak (hardware flops); {}; {}\n",
-                         to_string(e.layout), e.step.total().seconds(), 100.0 * e.hardware_peak_fraction,
-                         asked_note, against_fastest(e, plan.ranked.front()));
-    }
-  }
+  if (asked_row) out << asked_line(*asked_row, plan, machine);
   if (!a.trace.empty() && (asked || !plan.ranked.empty())) {
     SimulatedStepConfig config;
     config.model = model;
@@ -223,7 +239,8 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
     out << fmt::format("trace: the step of {} simulated on the flow network, written to {}\n",
                        to_string(config.layout), a.trace);
   }
-  return fits;
+  // With --layout, whether that one fits; else whether any does.
+  return asked_row ? asked_row->closed_form_rank.has_value() : !plan.ranked.empty();
 }
 
 }  // namespace ws::cli
