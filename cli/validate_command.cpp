@@ -21,6 +21,7 @@ std::string command_line(const ValidateOptions& o) {
   if (o.repeat != ValidateOptions{}.repeat) s += fmt::format(" --repeat {}", o.repeat);
   if (!o.only_runs.empty()) s += " --runs " + fmt::format("{}", fmt::join(o.only_runs, ","));
   if (o.netns_rate) s += fmt::format(" --netns-rate '{:.6g} Gb/s'", 8e-9 * o.netns_rate->bytes_per_s());
+  for (const auto& f : o.measured) s += " --measured " + f.string();
   return s;
 }
 
@@ -55,6 +56,13 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o, std::string& n
                 "run every rank in its own network namespace, joined by veth links shaped to this rate (e.g. "
                 "'1 Gb/s'), over Open MPI's TCP transport; needs root and a machine file from `weakscale calibrate "
                 "--netns-rate`");
+  c->add_option("--measured", o.measured,
+                "instead of running the matrix here, simulate the runs of these weakscale-engine --csv files "
+                "(made on a cluster or another host; repeatable) on --machine, a machine file of that system, and "
+                "report the same errors and files")
+      ->excludes(c->get_option("--quick"))
+      ->excludes(c->get_option("--runs"))
+      ->excludes(c->get_option("--netns-rate"));
   o.netns_exec_executable = WEAKSCALE_NETNS_EXEC_EXE;
   return c;
 }

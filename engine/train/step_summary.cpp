@@ -132,21 +132,26 @@ std::string summary_json(const RunSummary& s) {
 std::string csv_header() {
   return "layout,ranks,layers,hidden,heads,seq,vocab,batch,recompute,measured_steps,step_s,cpu_s,compute_s,"
          "exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,exposed_data_z_s,model_flop_per_s,"
-         "hardware_flop_per_s,peak_fp32_flop_per_s,percent_of_peak_model,percent_of_peak_hardware";
+         "hardware_flop_per_s,peak_fp32_flop_per_s,percent_of_peak_model,percent_of_peak_hardware,oar,ors,oag,"
+         "overlap_dp,dw_tiles";
 }
 
 std::string csv_row(const RunSummary& s, const RunConfig& run) {
   const auto exposed = [&](CommGroup g) { return s.groups[static_cast<std::size_t>(g)].exposed_s; };
   const ModelSpec& m = run.model;
   return fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}",
+      "{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},"
+      "{},{},{}",
       to_string(run.layout), run.layout.devices(), m.layers, m.hidden, m.heads, m.sequence_length,
       m.vocabulary, run.batch_sequences, run.schedule.recompute ? 1 : 0, s.measured_steps, s.step_s, s.cpu_s, s.compute_s,
       exposed(CommGroup::x), exposed(CommGroup::y), exposed(CommGroup::z), exposed(CommGroup::data),
       exposed(CommGroup::data_z), s.model_flop_per_s, s.hardware_flop_per_s,
       s.peak_flop_per_s_per_device ? fmt::format("{:.6g}", *s.peak_flop_per_s_per_device) : "",
       s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_model) : "",
-      s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "");
+      s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "",
+      run.schedule.overlap_all_reduce ? 1 : 0, run.schedule.overlap_reduce_scatter ? 1 : 0,
+      run.schedule.overlap_all_gather ? 1 : 0, run.schedule.overlap_data_parallel ? 1 : 0,
+      run.schedule.weight_gradient_tiles);
 }
 
 }  // namespace ws

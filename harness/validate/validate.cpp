@@ -1,5 +1,7 @@
 #include "harness/validate/validate.hpp"
 
+#include "harness/validate/measured_runs.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -178,6 +180,11 @@ void print_error_summary(const std::vector<ValidationRecord>& records, const std
                      worst.run.id, describe(worst.run), worst.measured.step_s, worst.simulated->step_s, phase.phase,
                      phase.measured_s, phase.simulated_s)
       << std::endl;
+  // Compute per kind comes from the engine's trace; runs read from a CSV (--measured) have none.
+  const bool kinds_measured = std::any_of(records.begin(), records.end(), [](const ValidationRecord& r) {
+    return !r.measured.compute_by_kind_s.empty();
+  });
+  if (!kinds_measured) return;
   out << fmt::format("validate: in its compute, the kind off most: {} (measured {:.4f} s, simulated {:.4f} s)",
                      errors->worst_kind.phase, errors->worst_kind.measured_s, errors->worst_kind.simulated_s)
       << std::endl;
@@ -201,7 +208,58 @@ void print_error_summary(const std::vector<ValidationRecord>& records, const std
   }
 }
 
+namespace {
+
+// --measured: runs made elsewhere, read from the engine's CSV rows, simulated on the machine file.
+ValidationReport validate_measured(const ValidateOptions& o, std::ostream& log) {
+  if (!std::filesystem::is_regular_file(o.machine_file)) {
+    throw InputError(InputLocation{"", 0, "--machine"}, o.machine_file,
+                     "an existing machine file of the system the runs were made on");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const Machine machine = load_machine(o.machine_file);
+  const StepSimulator simulate = make_step_simulator(machine);
+  const std::vector<MeasuredRun> runs = read_measured_runs(o.measured);
+  std::string files;
+  for (const auto& f : o.measured) files += (files.empty() ? "" : ", ") + f.string();
+  log << fmt::format("validate: {} runs measured elsewhere ({}), simulated on machine {} ({})", runs.size(), files,
+                     machine.name, o.machine_file)
+      << std::endl;
+  ValidationReport report;
+  for (const MeasuredRun& m : runs) {
+    if (m.run.ranks() > machine.total_devices()) {
+      throw InputError(InputLocation{o.machine_file, 0, "nodes"}, std::to_string(machine.total_devices()),
+                       fmt::format("a machine with the {} ranks of run {} ({})", m.run.ranks(), m.run.id,
+                                   describe(m.run)));
+    }
+    ValidationRecord r{m.run, m.measured, simulate(m.run, std::nullopt), std::nullopt};
+    log << fmt::format("validate: {} {}: measured {:.4f} s, simulated {:.4f} s ({:+.1f} %)", r.run.id,
+                       describe(r.run), r.measured.step_s, r.simulated->step_s,
+                       100.0 * relative_error(r.measured.step_s, r.simulated->step_s))
+        << std::endl;
+    report.records.push_back(std::move(r));
+  }
+  report.errors = summarize_errors(report.records);
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ValidationProvenance provenance{o.command_line, machine.name, o.machine_file, program_commit(),
+                                        0,  // the measuring hosts' cores are not in the CSV
+                                        report.wall_s, median_core_share(report.records), 0.0,
+                                        "measured elsewhere: " + files, 1, false};
+  report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
+  report.files.push_back(write_text_file(o.out_dir, "validation.json",
+                                         format_validation_json(report.records, report.errors, provenance)));
+  print_error_summary(report.records, report.errors, log);
+  if (o.plot && report.errors) {
+    for (auto& file : plot_validation(report.records, machine.name, o.out_dir)) report.files.push_back(file);
+  }
+  for (const auto& file : report.files) log << "validate: wrote " << file.string() << std::endl;
+  return report;
+}
+
+}  // namespace
+
 ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
+  if (!o.measured.empty()) return validate_measured(o, log);
   check_inputs(o);
   const auto start = std::chrono::steady_clock::now();
   const Machine machine = load_machine(o.machine_file);

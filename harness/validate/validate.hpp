@@ -43,6 +43,9 @@ struct ValidateOptions {
   bool track_host = true;
   // Ids of the matrix's runs to do ("r02", "r13"); empty: all of them.
   std::vector<std::string> only_runs;
+  // Runs made elsewhere (weakscale-engine --csv files): simulated on the machine file instead of
+  // running the matrix here (no engine runs, no host tracking; harness/validate/measured_runs.hpp).
+  std::vector<std::filesystem::path> measured;
 };
 
 struct ValidationReport {
