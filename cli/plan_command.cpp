@@ -89,7 +89,7 @@ std::optional<Layout> asked_layout(const PlanArgs& a) {
   if (a.layout.empty()) return std::nullopt;
   const std::optional<Layout> layout = parse_layout(a.layout);
   if (!layout) throw layout_error(a.layout, "Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
-  if (static_cast<long long>(layout->data) * layout->x * layout->y * layout->z != a.devices) {
+  if (!holds_devices(*layout, a.devices)) {
     throw layout_error(a.layout, fmt::format("a layout whose Gdata x Gx x Gy x Gz is --devices ({})", a.devices));
   }
   return layout;

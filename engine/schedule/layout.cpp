@@ -15,6 +15,16 @@ int rank_of(const Layout& l, const RankCoords& c) {
 
 std::string to_string(const Layout& l) { return fmt::format("{}x{}x{}x{}", l.data, l.x, l.y, l.z); }
 
+bool holds_devices(const Layout& l, long long devices) {
+  long long product = 1;
+  for (const int part : {l.data, l.x, l.y, l.z}) {
+    if (part < 1) return false;
+    product *= part;  // <= devices x INT_MAX before the check below: no overflow
+    if (product > devices) return false;
+  }
+  return product == devices;
+}
+
 std::optional<Layout> parse_layout(std::string_view text) {
   int parts[4] = {0, 0, 0, 0};
   const char* p = text.data();

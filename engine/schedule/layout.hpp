@@ -29,6 +29,9 @@ RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, const RankCoords& c);
 
 std::string to_string(const Layout& layout);          // "64x2x2x2" (Gdata x Gx x Gy x Gz)
+// Whether Gdata x Gx x Gy x Gz is `devices` (at most INT_MAX), for any layout parse_layout gives:
+// unlike devices(), it cannot overflow on a product of four large parts.
+bool holds_devices(const Layout& layout, long long devices);
 std::optional<Layout> parse_layout(std::string_view text);  // inverse of to_string
 
 }  // namespace ws

@@ -41,8 +41,11 @@ void validate_run(const RunConfig& run, int world_size) {
                                    shards_of_batch));
   if (m.heads > 0 && m.hidden % m.heads != 0)
     problems.push_back(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
-  if (l.devices() != world_size)
-    problems.push_back(fmt::format("layout {} needs {} ranks but the job has {}", to_string(l), l.devices(), world_size));
+  if (!holds_devices(l, world_size)) {
+    // The product in floating point: four parsed parts can overflow an int (or a long long).
+    problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),
+                                   static_cast<double>(l.data) * l.x * l.y * l.z, world_size));
+  }
   const long long shards = static_cast<long long>(l.data) * l.z;
   if (run.batch_sequences > 0 && run.batch_sequences % shards != 0)
     problems.push_back(fmt::format("--batch {} is not divisible by Gdata*Gz = {}", run.batch_sequences, shards));

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -94,6 +95,9 @@ MeasuredRun measured_run(const Row& row, int index) {
   if (!layout) row.fail("layout", layout_text, "Gdata x Gx x Gy x Gz, e.g. 1x2x1x1");
   run.layout = *layout;
   const long long ranks = row.integer("ranks", 1);
+  if (ranks > std::numeric_limits<int>::max() || !holds_devices(run.layout, ranks)) {
+    row.fail("layout", layout_text, fmt::format("a layout of the row's {} ranks", ranks));
+  }
   auto dimension = [&](const char* column) {
     return static_cast<int>(std::min<long long>(row.integer(column, 1), kMaxDimension + 1));
   };
@@ -117,7 +121,7 @@ MeasuredRun measured_run(const Row& row, int index) {
   config.batch_sequences = run.sequences;
   config.schedule = run.schedule;
   try {
-    validate_run(config, static_cast<int>(std::min<long long>(ranks, 1LL << 30)));
+    validate_run(config, static_cast<int>(ranks));
   } catch (const InputError& e) {
     row.fail("layout", layout_text, fmt::format("a run the engine accepts: {}", e.what()));
   }
@@ -134,33 +138,41 @@ MeasuredRun measured_run(const Row& row, int index) {
 
 }  // namespace
 
+std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file, int runs_before) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(InputLocation{file, 1, ""}, "", "the engine's CSV header");
+  const std::vector<std::string> header = split_fields(line);
+  std::map<std::string, std::size_t> columns;
+  for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
+  for (const char* required : kRequired) {
+    if (!columns.count(required)) {
+      throw InputError(InputLocation{file, 1, required}, "",
+                       "the column (a CSV of weakscale-engine --csv since 2026-11-29, which records the step's "
+                       "switches)");
+    }
+  }
+  std::vector<MeasuredRun> runs;
+  int line_number = 1;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.empty() || line == "\r") continue;
+    const Row row(file, line_number, columns, split_fields(line));
+    runs.push_back(measured_run(row, runs_before + static_cast<int>(runs.size()) + 1));
+  }
+  if (runs.empty()) throw InputError(InputLocation{file, line_number, ""}, "", "at least one run (a data row)");
+  return runs;
+}
+
 std::vector<MeasuredRun> read_measured_runs(const std::vector<std::filesystem::path>& files) {
   std::vector<MeasuredRun> runs;
   for (const auto& path : files) {
     const std::string file = path.string();
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(InputLocation{file, 0, "--measured"}, file, "a readable CSV written by weakscale-engine --csv");
-    std::string line;
-    if (!std::getline(in, line)) throw InputError(InputLocation{file, 1, ""}, "", "the engine's CSV header");
-    const std::vector<std::string> header = split_fields(line);
-    std::map<std::string, std::size_t> columns;
-    for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
-    for (const char* required : kRequired) {
-      if (!columns.count(required)) {
-        throw InputError(InputLocation{file, 1, required}, "",
-                         "the column (a CSV of weakscale-engine --csv since 2026-11-29, which records the step's "
-                         "switches)");
-      }
-    }
-    int line_number = 1;
-    const std::size_t before = runs.size();
-    while (std::getline(in, line)) {
-      ++line_number;
-      if (line.empty() || line == "\r") continue;
-      const Row row(file, line_number, columns, split_fields(line));
-      runs.push_back(measured_run(row, static_cast<int>(runs.size()) + 1));
-    }
-    if (runs.size() == before) throw InputError(InputLocation{file, line_number, ""}, "", "at least one run (a data row)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    for (MeasuredRun& m : parse_measured_runs(text.str(), file, static_cast<int>(runs.size()))) runs.push_back(std::move(m));
   }
   return runs;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "harness/validate/phase_times.hpp"
@@ -20,5 +21,8 @@ struct MeasuredRun {
 // column for a missing file or column, a value that is not a number of the expected kind, or a
 // configuration the engine would refuse (validate_run's reasons), and for files without rows.
 std::vector<MeasuredRun> read_measured_runs(const std::vector<std::filesystem::path>& files);
+
+// One file's text (`file` names it in errors); ids continue after `runs_before` earlier runs.
+std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file, int runs_before = 0);
 
 }  // namespace ws

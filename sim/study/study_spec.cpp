@@ -165,7 +165,7 @@ StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string
     const std::string text = scalar(r, l, key, "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
     const std::optional<Layout> layout = parse_layout(text);
     if (!layout) throw InputError(r.at(l, key), text, "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
-    if (static_cast<long long>(layout->data) * layout->x * layout->y * layout->z != point.devices) {
+    if (!holds_devices(*layout, point.devices)) {
       throw InputError(r.at(l, key), text,
                        fmt::format("a layout whose Gdata x Gx x Gy x Gz is the point's devices ({})", point.devices));
     }

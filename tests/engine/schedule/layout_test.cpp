@@ -40,5 +40,15 @@ TEST(Layout, TextRoundTrip) {
   EXPECT_FALSE(parse_layout("a"));
 }
 
+TEST(Layout, HoldsDevicesWithoutOverflowingOnLargeParts) {
+  EXPECT_TRUE(holds_devices(Layout{512, 2, 2, 2}, 4096));
+  EXPECT_FALSE(holds_devices(Layout{512, 2, 2, 2}, 4095));
+  // Each part fits an int; their product fits neither an int nor a long long.
+  const auto huge = parse_layout("2147483647x2147483647x2147483647x2147483647");
+  ASSERT_TRUE(huge.has_value());
+  EXPECT_FALSE(holds_devices(*huge, 2147483647));
+  EXPECT_TRUE(holds_devices(Layout{2147483647, 1, 1, 1}, 2147483647));
+}
+
 }  // namespace
 }  // namespace ws
