@@ -1,6 +1,7 @@
 #include "cli/plan_command.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -12,6 +13,7 @@
 
 #include "sim/analytic/plan.hpp"
 #include "base/input_error.hpp"
+#include "report/text_file.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"
@@ -68,6 +70,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                    "fix one of the machine file's uncertain parameters for this run, NAME=VALUE (repeatable; the "
                    "names of its uncertainty: ranges, e.g. gemm_efficiency_scale=0.8, 'collective_step_latency=40 "
                    "us'); the table's header names them");
+  plan->add_option("--csv", a.csv,
+                   "also write every ranked layout (the flow evaluator's re-ranked ones with --evaluator flow, and "
+                   "the --layout) as CSV to this file: the table's columns in seconds, fractions and GiB");
   plan->add_option("--layout", a.layout,
                    "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128) beside the ranked table: its row, "
                    "its rank among the fitting layouts and how much slower it is than the fastest");
@@ -228,6 +233,12 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   }
   out << format_plan_table(machine, model, batch, a.devices, step, plan, table);
   if (asked_row) out << asked_line(*asked_row, plan, machine);
+  if (!a.csv.empty()) {
+    const std::filesystem::path csv(a.csv);
+    const auto written = write_text_file(csv.has_parent_path() ? csv.parent_path() : std::filesystem::path("."),
+                                         csv.filename().string(), format_plan_csv(machine, a.devices, plan, table));
+    out << fmt::format("wrote {}\n", written.string());
+  }
   if (!a.trace.empty() && (asked || !plan.ranked.empty())) {
     SimulatedStepConfig config;
     config.model = model;

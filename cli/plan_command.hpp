@@ -28,6 +28,7 @@ struct PlanArgs {
   std::string trace;   // write the first-ranked (or the asked) layout's simulated step here (Perfetto JSON)
   std::string layout;  // "": rank every layout; else this one, with its rank and its distance to the fastest
   std::vector<std::string> settings;  // --set NAME=VALUE: uncertain parameters of the machine fixed
+  std::string csv;  // write the ranked rows here too (format_plan_csv)
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);

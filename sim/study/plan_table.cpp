@@ -29,7 +29,38 @@ std::string table_header() {
                      "Gd x Gx x Gy x Gz", "", "s", "s", "s", "s", "s", "s", "/device", "", "", "/ capacity");
 }
 
+std::string csv_row(const std::string& rank, const LayoutEstimate& e, int devices, double fastest_s, Bytes capacity) {
+  const auto& b = e.step;
+  const auto f = [](double v) { return fmt::format("{:.6f}", v); };
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{}\n", rank, to_string(e.layout),
+                     f(b.total().seconds()), f(b.total().seconds() / fastest_s), f(b.compute.seconds()),
+                     f(b.exposed_x.seconds()), f(b.exposed_y.seconds()), f(b.exposed_z.seconds()),
+                     f(b.exposed_data.seconds()), f(b.skew.seconds()),
+                     // Empty where the closed form ranked the layouts itself.
+                     e.analytic_step == Time::zero() ? "" : f(e.analytic_step.seconds()),
+                     e.sustained_flops_per_s / devices * 1e-12, f(e.hardware_peak_fraction), f(e.model_peak_fraction),
+                     to_gib(e.memory.total_bytes()), to_gib(capacity), e.fits_memory ? 1 : 0);
+}
+
 }  // namespace
+
+std::string format_plan_csv(const Machine& machine, int devices, const Plan& plan, const PlanTableOptions& options) {
+  std::string out =
+      "rank,layout,step_s,vs_fastest,compute_s,exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,skew_s,"
+      "closed_form_step_s,tflops_per_device,peak_fraction_hw,model_peak_fraction,memory_gib,memory_capacity_gib,"
+      "fits_memory\n";
+  const Bytes capacity = machine.device.memory_capacity_bytes;
+  const double fastest_s = !plan.ranked.empty() ? plan.ranked.front().step.total().seconds()
+                           : options.asked      ? options.asked->step.total().seconds()
+                                                : 1.0;
+  bool asked_listed = false;
+  for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
+    out += csv_row(fmt::format("{}", i + 1), plan.ranked[i], devices, fastest_s, capacity);
+    asked_listed = asked_listed || (options.asked && plan.ranked[i].layout == options.asked->layout);
+  }
+  if (options.asked && !asked_listed) out += csv_row("-", *options.asked, devices, fastest_s, capacity);
+  return out;
+}
 
 std::string describe_step_options(const StepOptions& o) {
   std::string overlaps;

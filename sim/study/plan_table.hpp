@@ -24,6 +24,11 @@ struct PlanTableOptions {
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                               const StepOptions& step, const Plan& plan, const PlanTableOptions& options);
 
+// The ranked layouts as CSV (plan --csv): every row of plan.ranked in rank order, then the asked
+// layout when plan.ranked does not hold it (rank "-"), with the table's columns in plain numbers
+// (seconds, fractions, GiB) and the closed form's step where the flow evaluator re-ranked.
+std::string format_plan_csv(const Machine& machine, int devices, const Plan& plan, const PlanTableOptions& options);
+
 // "bf16, recompute, OAR+ORS+OAG" : the step options in one short phrase.
 std::string describe_step_options(const StepOptions& options);
 

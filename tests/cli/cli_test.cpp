@@ -311,6 +311,54 @@ TEST(Cli, SetFixesAParameterForPlanAndStudy) {
   EXPECT_THAT(sensitivity, Not(HasSubstr("compute_slowdown,")));
 }
 
+// --csv writes every ranked layout with the table's numbers (the table rounds them), the asked
+// layout last when it is not ranked (rank "-"), and the closed form's step where the flow
+// evaluator re-ranked; an unwritable path is an output error (exit 4).
+TEST(Cli, PlanWritesItsRankedLayoutsAsCsv) {
+  const auto csv = test_temp_dir() / "plan.csv";
+  const std::string args = "plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 100";
+  const auto run = weakscale(args + " --layout 64x1x1x1 --csv '" + csv.string() + "'");
+  ASSERT_EQ(run.exit_code, 3) << run.err;  // the asked layout is over memory
+  const std::vector<PlanRow> table = plan_rows(run.out);
+  const auto lines = [](const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> cells(1);
+      for (const char c : line) {
+        if (c == ',') {
+          cells.emplace_back();
+        } else {
+          cells.back().push_back(c);
+        }
+      }
+      rows.push_back(cells);
+    }
+    return rows;
+  };
+  const auto rows = lines(read_file(csv));
+  ASSERT_EQ(rows.size(), table.size() + 1) << "header + one line per table row";
+  EXPECT_EQ(rows[0][0], "rank");
+  EXPECT_EQ(rows[0][10], "closed_form_step_s");
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(rows[i + 1][0], table[i].rank);
+    EXPECT_EQ(rows[i + 1][1], table[i].layout);
+    EXPECT_NEAR(std::stod(rows[i + 1][2]), table[i].step, 0.51e-4);  // the table prints 4 decimals
+    EXPECT_EQ(rows[i + 1][10], "");  // the closed form ranked them itself
+  }
+  EXPECT_EQ(rows.back()[0], "-");
+  EXPECT_EQ(rows.back()[1], "64x1x1x1");
+  EXPECT_EQ(rows.back().back(), "0");  // fits_memory
+
+  const auto flow = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 4 --evaluator flow "
+                              "--simulate-top 4 --csv '" + csv.string() + "'");
+  ASSERT_EQ(flow.exit_code, 0) << flow.err;
+  const auto simulated = lines(read_file(csv));
+  ASSERT_EQ(simulated.size(), 5u);
+  for (std::size_t i = 1; i < simulated.size(); ++i) EXPECT_NE(simulated[i][10], "");
+  EXPECT_EQ(weakscale(args + " --csv /proc/weakscale-no/plan.csv").exit_code, 4);
+}
+
 TEST(Cli, PlanAcceptsACustomModelAndShowsInvalidLayouts) {
   const auto run = weakscale(
       "plan --machine perlmutter --layers 4 --hidden 512 --heads 8 --seq 256 --vocab 1024 "
