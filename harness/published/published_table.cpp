@@ -1,6 +1,8 @@
 // Reading the published-collectives table.
 #include "harness/published/published_table.hpp"
 
+#include "report/csv.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,21 +27,6 @@ namespace {
 
 constexpr const char* kColumns[] = {"machine", "library", "op", "nodes", "devices", "bytes", "busbw_gbps", "source"};
 constexpr std::size_t kColumnCount = std::size(kColumns);
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (const char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 std::optional<CollectiveOp> parse_op(const std::string& s) {
   for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
@@ -77,7 +64,7 @@ std::vector<PublishedCollective> parse_published_collectives(std::istream& in, c
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line.front() == '#') continue;
-    const auto f = split_csv(line);
+    const auto f = split_csv_line(line);
     const InputLocation at{file.string(), number, ""};
     if (header) {
       std::string expected;

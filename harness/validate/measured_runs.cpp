@@ -14,23 +14,10 @@
 #include "base/input_error.hpp"
 #include "engine/schedule/comm_group.hpp"
 #include "engine/train/run_config.hpp"
+#include "report/csv.hpp"
 
 namespace ws {
 namespace {
-
-// The engine writes plain fields (numbers and a layout, never a comma or a quote), so a split on
-// commas is the whole format.
-std::vector<std::string> split_fields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  for (const char c : line) {
-    if (c == ',') {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
 
 // One data row with its header's column names, failing with file, line and column.
 class Row {
@@ -142,7 +129,7 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw InputError(InputLocation{file, 1, ""}, "", "the engine's CSV header");
-  const std::vector<std::string> header = split_fields(line);
+  const std::vector<std::string> header = split_csv_line(line);
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
   for (const char* required : kRequired) {
@@ -157,7 +144,7 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
   while (std::getline(in, line)) {
     ++line_number;
     if (line.empty() || line == "\r") continue;
-    const Row row(file, line_number, columns, split_fields(line));
+    const Row row(file, line_number, columns, split_csv_line(line));
     runs.push_back(measured_run(row, runs_before + static_cast<int>(runs.size()) + 1));
   }
   if (runs.empty()) throw InputError(InputLocation{file, line_number, ""}, "", "at least one run (a data row)");

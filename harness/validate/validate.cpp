@@ -210,6 +210,27 @@ void print_error_summary(const std::vector<ValidationRecord>& records, const std
 
 namespace {
 
+// The files and the console summary of a validation, local or --measured: validation.csv and .json,
+// the error figures, the file-as-written figures where host tracking gave them, and the figure.
+void write_report(const ValidateOptions& o, const std::string& machine_name, const ValidationProvenance& provenance,
+                  ValidationReport& report, std::ostream& log) {
+  report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
+  report.files.push_back(write_text_file(o.out_dir, "validation.json",
+                                         format_validation_json(report.records, report.errors, provenance)));
+  print_error_summary(report.records, report.errors, log);
+  if (report.errors_on_file) {
+    log << fmt::format("validate: on the machine file as written (no host tracking): median |error| {:.1f} %, worst "
+                       "{:.1f} % ({})",
+                       100.0 * report.errors_on_file->median_abs_error, 100.0 * report.errors_on_file->worst_abs_error,
+                       report.records.at(report.errors_on_file->worst_record).run.id)
+        << std::endl;
+  }
+  if (o.plot && report.errors) {
+    for (auto& file : plot_validation(report.records, machine_name, o.out_dir)) report.files.push_back(file);
+  }
+  for (const auto& file : report.files) log << "validate: wrote " << file.string() << std::endl;
+}
+
 // --measured: runs made elsewhere, read from the engine's CSV rows, simulated on the machine file.
 ValidationReport validate_measured(const ValidateOptions& o, std::ostream& log) {
   if (!std::filesystem::is_regular_file(o.machine_file)) {
@@ -245,14 +266,7 @@ ValidationReport validate_measured(const ValidateOptions& o, std::ostream& log) 
                                         0,  // the measuring hosts' cores are not in the CSV
                                         report.wall_s, median_core_share(report.records), 0.0,
                                         "measured elsewhere: " + files, 1, false};
-  report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
-  report.files.push_back(write_text_file(o.out_dir, "validation.json",
-                                         format_validation_json(report.records, report.errors, provenance)));
-  print_error_summary(report.records, report.errors, log);
-  if (o.plot && report.errors) {
-    for (auto& file : plot_validation(report.records, machine.name, o.out_dir)) report.files.push_back(file);
-  }
-  for (const auto& file : report.files) log << "validate: wrote " << file.string() << std::endl;
+  write_report(o, machine.name, provenance, report, log);
   return report;
 }
 
@@ -316,21 +330,7 @@ ValidationReport validate(const ValidateOptions& o, std::ostream& log) {
                                         median_core_share(report.records), median_host_speed(report.records),
                                         network ? network->describe() : "shared memory (Open MPI's defaults)", repeat,
                                         o.track_host};
-  report.files.push_back(write_text_file(o.out_dir, "validation.csv", format_validation_csv(report.records)));
-  report.files.push_back(write_text_file(o.out_dir, "validation.json",
-                                         format_validation_json(report.records, report.errors, provenance)));
-  print_error_summary(report.records, report.errors, log);
-  if (report.errors_on_file) {
-    log << fmt::format("validate: on the machine file as written (no host tracking): median |error| {:.1f} %, worst "
-                       "{:.1f} % ({})",
-                       100.0 * report.errors_on_file->median_abs_error, 100.0 * report.errors_on_file->worst_abs_error,
-                       report.records.at(report.errors_on_file->worst_record).run.id)
-        << std::endl;
-  }
-  if (o.plot && report.errors) {
-    for (auto& file : plot_validation(report.records, machine.name, o.out_dir)) report.files.push_back(file);
-  }
-  for (const auto& file : report.files) log << "validate: wrote " << file.string() << std::endl;
+  write_report(o, machine.name, provenance, report, log);
   return report;
 }
 

@@ -1,5 +1,7 @@
 #include "harness/validate/validation_writers.hpp"
 
+#include "report/csv.hpp"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -42,15 +44,6 @@ void set_phase(PhaseTimes& t, std::size_t phase, double value) {
   } else if (value != 0) {  // kinds the step does not have stay absent, as the simulator leaves them
     t.compute_by_kind_s[compute_kind_names()[phase - kFirstKindPhase]] = value;
   }
-}
-
-std::vector<std::string> split_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  std::string field;
-  while (std::getline(in, field, ',')) fields.push_back(field);
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
 }
 
 // Reads one CSV row's fields by column, naming line and column when a value does not parse.
@@ -196,7 +189,7 @@ std::string format_validation_csv(const std::vector<ValidationRecord>& records) 
 std::vector<ValidationRecord> parse_validation_csv(const std::string& text) {
   std::istringstream in(text);
   std::string line;
-  if (!std::getline(in, line) || split_fields(line) != validation_csv_columns()) {
+  if (!std::getline(in, line) || split_csv_line(line) != validation_csv_columns()) {
     throw std::runtime_error("validation CSV: the first line is not the expected header");
   }
   std::vector<ValidationRecord> records;
@@ -204,7 +197,7 @@ std::vector<ValidationRecord> parse_validation_csv(const std::string& text) {
   while (std::getline(in, line)) {
     ++line_number;
     if (line.empty()) continue;
-    auto fields = split_fields(line);
+    auto fields = split_csv_line(line);
     if (fields.size() != validation_csv_columns().size()) {
       throw std::runtime_error(fmt::format("validation CSV line {}: {} fields, expected {}", line_number,
                                            fields.size(), validation_csv_columns().size()));

@@ -125,6 +125,28 @@ TEST(Cli, BadArgumentsAreOneLineErrors) {
   expect_one_line_error(weakscale(""));
 }
 
+// A table row's rank: a number, or "-" for a layout asked about that has none.
+bool ranked_label(const std::string& rank) {
+  return rank == "-" || (!rank.empty() && rank.find_first_not_of("0123456789") == std::string::npos);
+}
+
+// The table's rows as (rank label, layout, step seconds).
+struct PlanRow {
+  std::string rank;
+  std::string layout;
+  double step = 0;
+};
+std::vector<PlanRow> plan_rows(const std::string& out) {
+  std::vector<PlanRow> rows;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream row(line);
+    PlanRow r;
+    if (row >> r.rank >> r.layout >> r.step && ranked_label(r.rank)) rows.push_back(r);
+  }
+  return rows;
+}
+
 // Exit codes a script can tell apart (README, "Reliability"): 3 when nothing fits (the table
 // still says why), 4 when an output cannot be written: a full stdout (before: exit 0, table
 // lost) or an --out directory that cannot be created.
@@ -182,39 +204,10 @@ TEST(Cli, PlanWithTheFlowEvaluatorReRanksTheClosedFormsTop) {
   auto footer = [](const std::string& out) { return out.substr(out.rfind("layouts fit in memory") - 6); };
   EXPECT_EQ(footer(flow.out), footer(closed.out));
   std::vector<double> steps;
-  std::istringstream lines(flow.out);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream row(line);
-    int rank = 0;
-    std::string layout;
-    double step = 0;
-    if (row >> rank >> layout >> step && layout.find('x') != std::string::npos) steps.push_back(step);
-  }
+  for (const PlanRow& row : plan_rows(flow.out)) steps.push_back(row.step);
   ASSERT_EQ(steps.size(), 4u) << flow.out;
   EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end())) << flow.out;
   expect_one_line_error(weakscale(args + " --evaluator fluid"));
-}
-
-// A table row's rank: a number, or "-" for a layout asked about that has none.
-bool ranked_label(const std::string& rank) {
-  return rank == "-" || (!rank.empty() && rank.find_first_not_of("0123456789") == std::string::npos);
-}
-
-// The table's rows as (rank label, layout, step seconds).
-struct PlanRow {
-  std::string rank;
-  std::string layout;
-  double step = 0;
-};
-std::vector<PlanRow> plan_rows(const std::string& out) {
-  std::vector<PlanRow> rows;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream row(line);
-    PlanRow r;
-    if (row >> r.rank >> r.layout >> r.step && ranked_label(r.rank)) rows.push_back(r);
-  }
-  return rows;
 }
 
 // --layout prices one layout beside the table: its row carries its rank and step as the full table

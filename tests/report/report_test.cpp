@@ -18,6 +18,18 @@ TEST(CsvField, QuotesOnlyWhereNeeded) {
   EXPECT_EQ(csv_field("cr\r"), "\"cr\r\"");
 }
 
+// The one CSV line reader (published table, validation and engine CSVs): what csv_field writes
+// reads back, empty fields count, and a CRLF line's '\r' is not part of its last field.
+TEST(SplitCsvLine, ReadsBackWhatCsvFieldWrites) {
+  using Fields = std::vector<std::string>;
+  EXPECT_EQ(split_csv_line("a,,b"), (Fields{"a", "", "b"}));
+  EXPECT_EQ(split_csv_line(""), (Fields{""}));
+  EXPECT_EQ(split_csv_line("a,b,\r"), (Fields{"a", "b", ""}));
+  for (const std::string cell : {"plain", "a,b", "say \"hi\"", ""}) {
+    EXPECT_EQ(split_csv_line("x," + csv_field(cell) + ",y"), (Fields{"x", cell, "y"})) << cell;
+  }
+}
+
 TEST(GnuplotString, EscapesQuotesAndBackslashes) {
   EXPECT_EQ(gnuplot_string("plain"), "\"plain\"");
   EXPECT_EQ(gnuplot_string("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"");
