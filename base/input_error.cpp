@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 
+#include "base/input_file.hpp"
+
 namespace ws {
 namespace {
 std::string describe(const InputLocation& w, const std::string& value, const std::string& expected) {
-  std::string where = w.file.empty() ? std::string("command line") : w.file;
+  // Names and values come from the user's files and command line: shown escaped and short, so a
+  // control character cannot rewrite the terminal and a huge value cannot flood the log.
+  std::string where = w.file.empty() ? std::string("command line") : printable(w.file, 200);
   if (w.line > 0) where += fmt::format(":{}", w.line);
-  std::string what = w.key.empty() ? std::string() : fmt::format(" key '{}'", w.key);
-  std::string got = value.empty() ? std::string() : fmt::format(", got '{}'", value);
+  std::string what = w.key.empty() ? std::string() : fmt::format(" key '{}'", printable(w.key, 120));
+  std::string got = value.empty() ? std::string() : fmt::format(", got '{}'", printable(value));
   return fmt::format("{}:{}: expected {}{}", where, what, expected, got);
 }
 }  // namespace

@@ -1,7 +1,7 @@
 // Stream derivation and distributions of RandomStream.
 #include "base/random.hpp"
+#include "base/check.hpp"
 
-#include <cassert>
 #include <cmath>
 #include <numbers>
 
@@ -34,7 +34,7 @@ double RandomStream::uniform01() {
 }
 
 std::uint64_t RandomStream::uniform_below(std::uint64_t n) {
-  assert(n > 0);
+  WS_CHECK(n > 0, "a uniform draw below a positive bound");
   U128 m = static_cast<U128>(engine_()) * n;
   auto low = static_cast<std::uint64_t>(m);
   if (low < n) {

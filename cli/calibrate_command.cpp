@@ -57,8 +57,11 @@ void run_calibrate_command(const CalibrateArgs& a, std::ostream& out) {
                      fmt::format("at most the {} online cores of this host (one rank per core)", cores));
   }
   const std::filesystem::path path(a.out);
-  if (path.has_parent_path() && !std::filesystem::is_directory(path.parent_path())) {
-    throw InputError(InputLocation{"", 0, "--out"}, a.out, "a file in an existing directory");
+  // Before the minute of measuring: an --out that cannot be written is an output error now.
+  try {
+    check_output_path(path);
+  } catch (const OutputError& e) {
+    throw OutputError(std::string("--out ") + e.what());
   }
   CalibrateOptions options;
   options.machine_name = a.name.empty() ? path.stem().string() : a.name;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <ostream>
 
+#include "cli/option_checks.hpp"
 #include "sim/pricing/collective_job.hpp"
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
@@ -55,7 +56,7 @@ CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& a) {
   c->add_option("--placement", a.placement, "which nodes the job gets")
       ->capture_default_str()
       ->check(CLI::IsMember({"contiguous", "scattered"}));
-  c->add_option("--seed", a.seed, "placement and routing seed")->capture_default_str();
+  c->add_option("--seed", a.seed, "placement and routing seed")->capture_default_str()->check(non_negative_integer_text());
   c->add_option("--top", a.top, "busiest links to list")->capture_default_str()->check(CLI::Range(0, 1000));
   c->add_flag("--every-step", a.every_step,
               "run every send of every algorithm step as its own flow (the slow reference the phases are checked "
@@ -70,8 +71,8 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
             : a.op == "reduce-scatter" ? CollectiveOp::reduce_scatter
                                        : CollectiveOp::all_gather;  // checked by CLI11
   const auto bytes = parse_bytes(a.bytes);
-  if (!bytes || *bytes < 1 || *bytes > 1e15) {
-    throw flag_error("--bytes", a.bytes, "a size with a unit, 1 B to 1 PB (e.g. 1GiB, 128MB, 4096B)");
+  if (!bytes || *bytes < 1 || *bytes > 0x1p50) {
+    throw flag_error("--bytes", a.bytes, "a size with a unit, 1 B to 1 PiB (e.g. 1GiB, 128MB, 4096B)");
   }
   spec.bytes = static_cast<Bytes>(std::llround(*bytes));
   spec.nodes = a.nodes;

@@ -5,6 +5,7 @@
 #include <yaml-cpp/exceptions.h>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <filesystem>
 #include <iostream>
 
@@ -14,6 +15,7 @@
 #include "cli/study_command.hpp"
 #include "cli/validate_command.hpp"
 #include "base/input_error.hpp"
+#include "base/input_file.hpp"
 #include "base/output_file.hpp"
 
 namespace {
@@ -30,17 +32,51 @@ std::string default_machines_dir() {
   return std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
 }
 
-// Messages are printed on one line: a multi-line message would be split by log tooling.
+// Messages are printed on one line (a multi-line message would be split by log tooling), with
+// whatever they echo from files or the command line escaped and the whole kept short.
 std::string one_line(std::string text) {
   for (char& c : text) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  return text;
+  return ws::printable(text, 1000);
 }
 
 int fail(int code, const std::string& message) {
   std::cerr << "weakscale: error: " << one_line(message) << std::endl;
   return code;
+}
+
+// An option given with an empty value ("--layout ''") is an error, not the option left out: the
+// defaults apply only to options that are absent.
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    for (const CLI::Option* option : command->get_options()) {
+      if (option->count() == 0 || option->get_expected_min() == 0) continue;
+      for (const std::string& value : option->results()) {
+        if (value.empty())
+          throw CLI::ValidationError(option->get_name(), "an empty value; give one or leave the option out");
+      }
+    }
+  }
+}
+
+// The first argument that is not an option must name a command: CLI11 alone would answer
+// "A subcommand is required" for a misspelt one.
+void check_command_name(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--machines-dir") {
+      ++i;
+      continue;
+    }
+    if (arg.rfind("-", 0) == 0) continue;
+    std::string names;
+    for (const CLI::App* command : app.get_subcommands({})) {
+      if (command->get_name() == arg) return;
+      names += (names.empty() ? "" : ", ") + command->get_name();
+    }
+    throw ws::InputError(fmt::format("unknown command '{}': expected one of {} (weakscale --help)", arg, names));
+  }
 }
 
 }  // namespace
@@ -65,7 +101,11 @@ int main(int argc, char** argv) {
   CLI::App* validate = ws::cli::add_validate_command(app, validate_options, validate_netns_rate);
 
   try {
+    check_command_name(app, argc, argv);
     app.parse(argc, argv);
+    refuse_empty_values(app);
+  } catch (const ws::InputError& e) {
+    return fail(kInputErrorExit, e.what());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
     return fail(kInputErrorExit, e.what());

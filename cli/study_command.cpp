@@ -1,9 +1,13 @@
+#include "cli/option_checks.hpp"
 #include "cli/study_command.hpp"
 
 #include "base/output_file.hpp"
 
+#include <ctime>
+#include <optional>
 #include <algorithm>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -59,9 +63,10 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
   study->add_flag("--no-plot", a.no_plot, "write CSV and JSON only (no gnuplot needed)");
   study->add_option("--top-k", a.top_k, "layouts kept per point in <name>-candidates.csv (default: the spec's, 10)")
       ->check(kPositive);
-  study->add_option("--samples", a.samples, "samples of the machine file's uncertainty ranges (median and band)")
-      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
-  study->add_option("--seed", a.seed, "root seed of the samples")->capture_default_str();
+  // Each sample prices every point again: 10,000 is hours on a laptop, and the limit for one run.
+  study->add_option("--samples", a.samples, "samples of the machine file's uncertainty ranges (median and band), at most 10000")
+      ->check(CLI::Range(0, 10000));
+  study->add_option("--seed", a.seed, "root seed of the samples")->capture_default_str()->check(non_negative_integer_text());
   study->add_flag("--no-placement-routing", a.no_placement_routing,
                   "skip node allocation x routing at the largest points");
   study->add_flag("--no-sensitivity", a.no_sensitivity, "skip the one-at-a-time sensitivity table");
@@ -97,10 +102,18 @@ bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     }
     const Machine machine = with_settings(study_machine(spec, load_machine_by_name(spec.machine, machines_dir)), a.settings);
     const std::filesystem::path out_dir(a.out_dir);
-    // Checked before hours of simulation: an --out that cannot be created is an output error now.
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw OutputError(fmt::format("--out {}: cannot create the directory: {}", out_dir.string(), ec.message()));
+    // Checked before hours of simulation: an --out that cannot be created or written is an output
+    // error now, and a second study writing there at the same time is refused (rank 0 holds the
+    // lock for the whole job; the other ranks only append to the partial file).
+    std::optional<DirectoryLock> lock;
+    if (mpi.rank() == 0) {
+      try {
+        lock.emplace(out_dir, fmt::format("weakscale study {} --seed {} --samples {}, started {:%Y-%m-%d %H:%M:%S}",
+                                          a.spec_file, a.seed, a.samples, fmt::localtime(std::time(nullptr))));
+      } catch (const OutputError& e) {
+        throw OutputError(std::string("--out ") + e.what());
+      }
+    }
     StudyRunOptions options;
     options.evaluator = a.evaluator == "closed-form" || a.evaluator == "analytic" ? analytic_evaluator()
                                                                                    : simulated_evaluator(a.simulate_top);
@@ -112,7 +125,9 @@ bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     options.partial_file = out_dir / (spec.name + ".partial.jsonl");
     // Every rank ignores the old lines; rank 0 also removes them (another rank may already append).
     options.resume = !a.restart;
-    if (a.restart && mpi.rank() == 0) std::filesystem::remove(options.partial_file);
+    // A link at the partial file's name is not this study's record: it is neither read nor followed.
+    if (mpi.rank() == 0 && (a.restart || std::filesystem::is_symlink(options.partial_file)))
+      std::filesystem::remove(options.partial_file);
     options.ranks = mpi.ranks();
     if (mpi.rank() == 0) options.progress = progress_display(progress, ::isatty(STDERR_FILENO) != 0);
     if (a.samples > 0 && machine.uncertainty.empty() && mpi.rank() == 0) {

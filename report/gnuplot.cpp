@@ -40,23 +40,29 @@ std::string gnuplot_string(std::string_view text) {
   return out + '"';
 }
 
-std::string set_output(const std::filesystem::path& file) {
-  return "set output " + gnuplot_string(temporary_path(file).string()) + "\n";
+std::string FigureFiles::set_output(const std::filesystem::path& file) {
+  staged_.emplace_back(file);
+  return "set output " + gnuplot_string(staged_.back().temporary().string()) + "\n";
 }
 
-void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
-                    const std::vector<std::filesystem::path>& files) {
+std::vector<std::filesystem::path> FigureFiles::targets() const {
+  std::vector<std::filesystem::path> out;
+  for (const auto& s : staged_) out.push_back(s.target());
+  return out;
+}
+
+std::vector<std::filesystem::path> render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
+                                                  FigureFiles& figures) {
   run_gnuplot(gnuplot, script);
-  for (const auto& file : files) {
-    const auto temp = temporary_path(file);
-    if (!figure_is_complete(temp, file)) {
-      for (const auto& f : files) std::filesystem::remove(temporary_path(f));
+  for (const StagedFile& figure : figures.staged()) {
+    if (!figure_is_complete(figure.temporary(), figure.target())) {
       throw OutputError(fmt::format("{}: gnuplot did not write the figure completely (see its messages above; "
                                     "a full disk?)",
-                                    file.string()));
+                                    figure.target().string()));
     }
   }
-  for (const auto& file : files) commit_file(file);
+  for (StagedFile& figure : figures.staged()) figure.commit();
+  return figures.targets();
 }
 
 std::optional<std::filesystem::path> find_gnuplot() {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/output_file.hpp"
+
 namespace ws {
 
 // gnuplot missing, or it did not produce a file. Not an input error: the tables are fine and
@@ -25,15 +27,25 @@ std::optional<std::filesystem::path> find_gnuplot();
 // `text` as one of gnuplot's double-quoted strings.
 std::string gnuplot_string(std::string_view text);
 
-// "set output ...\n" for figure `file`: gnuplot writes to its temporary name (base/output_file),
-// render_gnuplot moves it into place once complete.
-std::string set_output(const std::filesystem::path& file);
+// The figures one gnuplot script writes. Each is staged (base/output_file: a new file with an
+// unpredictable name beside it, so gnuplot never writes through a planted link) until
+// render_gnuplot has checked it; figures never rendered leave nothing behind.
+class FigureFiles {
+ public:
+  // "set output ...\n" for figure `file`: gnuplot writes to its staged name.
+  std::string set_output(const std::filesystem::path& file);
+  std::vector<std::filesystem::path> targets() const;
+  std::vector<StagedFile>& staged() { return staged_; }
 
-// Runs `script` through gnuplot and checks that it wrote every one of `files` (the figures the
-// script sets as outputs with set_output) completely: a missing, empty or truncated figure (a PNG
-// without its IEND chunk, an SVG without </svg>, e.g. on a full disk) is an OutputError and the
-// previous figure stays; complete ones are renamed into place.
-void render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
-                    const std::vector<std::filesystem::path>& files);
+ private:
+  std::vector<StagedFile> staged_;
+};
+
+// Runs `script` through gnuplot and checks that it wrote every one of `figures` completely: a
+// missing, empty or truncated figure (a PNG without its IEND chunk, an SVG without </svg>, e.g. on
+// a full disk) is an OutputError and the previous figure stays; complete ones are renamed into
+// place. Returns the figures' paths.
+std::vector<std::filesystem::path> render_gnuplot(const std::filesystem::path& gnuplot, const std::string& script,
+                                                  FigureFiles& figures);
 
 }  // namespace ws

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/fnv1a.hpp"
+#include "base/output_file.hpp"
 #include "engine/comm/mpi_check.hpp"
 #include "engine/train/checkpoint_format.hpp"
 
@@ -26,6 +27,8 @@ namespace {
 
 constexpr const char* kManifest = "manifest.json";
 constexpr std::size_t kMessageBytes = 2048;
+// A manifest lists one small entry per rank: 16 MiB holds far more ranks than any job has.
+constexpr std::uintmax_t kMaxManifestBytes = 16u << 20;
 
 nlohmann::json identity(const RunConfig& run, const std::string& data, std::size_t scalar_bytes) {
   const ModelSpec& m = run.model;
@@ -70,12 +73,66 @@ void throw_if(const std::string& message) {
   if (!message.empty()) throw CheckpointError(message);
 }
 
-void write_all(std::ofstream& out, std::uint64_t& hash, const void* data, std::size_t bytes) {
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  hash = fnv1a64(data, bytes, hash);
-}
+// A checkpoint file being written: a StagedFile's fresh, exclusively created temporary beside
+// the target (a link planted at the target or at any predictable name is never followed), opened
+// without following a link, checksummed as it is written.
+class CheckpointWriter {
+ public:
+  explicit CheckpointWriter(const std::string& path) : staged_(path) {
+    fd_ = ::open(staged_.temporary().c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0) failure_ = fmt::format("cannot open {}: {}", staged_.temporary().string(), std::strerror(errno));
+  }
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+  ~CheckpointWriter() {
+    if (fd_ >= 0) ::close(fd_);
+  }
 
-// Writes `path` through `path`.tmp and a rename; returns "" or what went wrong.
+  void write(const void* data, std::size_t bytes) {
+    hash_ = fnv1a64(data, bytes, hash_);
+    const char* p = static_cast<const char*>(data);
+    while (failure_.empty() && bytes > 0) {
+      const ssize_t n = ::write(fd_, p, bytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failure_ = fmt::format("write to {} failed: {}", staged_.temporary().string(),
+                               std::strerror(n < 0 ? errno : EIO));
+        return;
+      }
+      p += n, bytes -= static_cast<std::size_t>(n), written_ += static_cast<std::uint64_t>(n);
+    }
+  }
+
+  // Syncs the data to the device, then renames the file into place (a manifest that survives a
+  // power cut must find its shards there, complete); returns "" or what went wrong. The
+  // directory entry is synced by the caller, once for all files.
+  std::string commit() {
+    if (!failure_.empty()) return failure_;
+    if (::fsync(fd_) != 0) return fmt::format("fsync of {} failed: {}", staged_.temporary().string(), std::strerror(errno));
+    const int closed = ::close(fd_);
+    fd_ = -1;
+    if (closed != 0) return fmt::format("closing {} failed: {}", staged_.temporary().string(), std::strerror(errno));
+    try {
+      staged_.commit();
+    } catch (const OutputError& e) {
+      return e.what();
+    }
+    return {};
+  }
+
+  std::uint64_t bytes() const { return written_; }
+  std::uint64_t hash() const { return hash_; }
+
+ private:
+  StagedFile staged_;
+  int fd_ = -1;
+  std::string failure_;
+  std::uint64_t written_ = 0;
+  std::uint64_t hash_ = kFnv1aOffset;
+};
+
+// Writes the shard file `path` (through a staged temporary and a rename); returns "" or what
+// went wrong.
 template <class T>
 std::string write_shard(const Trainer<T>& trainer, const std::string& path, std::uint64_t& bytes,
                         std::uint64_t& hash) {
@@ -92,28 +149,49 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
   for (const auto& [shape, choice] : choices)
     table.insert(table.end(), {static_cast<std::int64_t>(shape.op_a), static_cast<std::int64_t>(shape.op_b),
                                shape.m, shape.n, shape.k, static_cast<std::int64_t>(choice.variant)});
-  const std::string temp = path + ".tmp";
-  hash = kFnv1aOffset;
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("checkpoint shard {}: cannot create {}", path, temp);
-    write_all(out, hash, kCheckpointMagic, sizeof kCheckpointMagic);
-    write_all(out, hash, &h, sizeof h);
-    write_all(out, hash, table.data(), table.size() * sizeof(std::int64_t));
+  try {
+    CheckpointWriter out(path);
+    out.write(kCheckpointMagic, sizeof kCheckpointMagic);
+    out.write(&h, sizeof h);
+    out.write(table.data(), table.size() * sizeof(std::int64_t));
     const std::size_t n = store.size() * sizeof(T);
-    write_all(out, hash, store.values().data(), n);
-    write_all(out, hash, trainer.optimizer().first_moment().data(), n);
-    write_all(out, hash, trainer.optimizer().second_moment().data(), n);
-    out.flush();
-    if (!out) return fmt::format("checkpoint shard {}: write to {} failed", path, temp);
-    bytes = static_cast<std::uint64_t>(out.tellp());
+    out.write(store.values().data(), n);
+    out.write(trainer.optimizer().first_moment().data(), n);
+    out.write(trainer.optimizer().second_moment().data(), n);
+    if (auto p = out.commit(); !p.empty()) return fmt::format("checkpoint shard {}: {}", path, p);
+    bytes = out.bytes();
+    hash = out.hash();
+  } catch (const OutputError& e) {
+    return fmt::format("checkpoint shard {}: {}", path, e.what());
   }
-  if (auto p = sync_to_disk(temp); !p.empty()) return fmt::format("checkpoint shard {}: {}", path, p);
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec)
-    return fmt::format("checkpoint shard {}: cannot rename {} into place: {}", path, temp, ec.message());
   return {};
+}
+
+// Writes the manifest file `path` like a shard; returns "" or what went wrong.
+std::string write_manifest(const nlohmann::json& manifest, const std::string& path) {
+  const std::string text = manifest.dump(2) + "\n";
+  try {
+    CheckpointWriter out(path);
+    out.write(text.data(), text.size());
+    if (auto p = out.commit(); !p.empty()) return fmt::format("checkpoint manifest {}: {}", path, p);
+  } catch (const OutputError& e) {
+    return fmt::format("checkpoint manifest {}: {}", path, e.what());
+  }
+  return {};
+}
+
+// Whether `name` in a checkpoint directory is a half-written file that `rank` of a job of
+// `ranks` ranks removes before it writes: its own shards' temporaries (".rank00003.step....tmp",
+// or "rank00003.step....tmp" of older engines), on rank 0 also the manifest's and those of ranks
+// this job does not have (an earlier job with more ranks). Another rank's live temporaries are
+// never matched.
+bool is_stale_temporary(const std::string& name, int rank, int ranks) {
+  if (!name.ends_with(".tmp")) return false;
+  const std::string bare = name.starts_with('.') ? name.substr(1) : name;
+  if (rank == 0 && bare.starts_with(std::string(kManifest) + ".")) return true;
+  int owner = -1;
+  if (std::sscanf(bare.c_str(), "rank%5d.step", &owner) != 1 || !bare.starts_with("rank")) return false;
+  return owner == rank || (rank == 0 && owner >= ranks);
 }
 
 }  // namespace
@@ -127,11 +205,9 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
   fs::create_directories(dir, ec);
   if (ec) problem = fmt::format("--checkpoint-dir {}: cannot create the directory: {}", dir, ec.message());
   throw_if(agree(problem, world));
-  // What a killed writer left behind: this rank's half-written shards (rank 0: the manifest's).
-  const std::string own = fmt::format("rank{:05d}.step", world.rank());
+  // What a killed writer left behind: half-written shards and manifest (see is_stale_temporary).
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.ends_with(".tmp") && (name.starts_with(own) || (world.rank() == 0 && name == std::string(kManifest) + ".tmp")))
+    if (is_stale_temporary(entry.path().filename().string(), world.rank(), world.size()))
       fs::remove(entry.path(), ec);
   }
 
@@ -163,25 +239,13 @@ void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const s
                         {"bytes", all[2 * static_cast<std::size_t>(r)]},
                         {"fnv1a64", fmt::format("{:016x}", all[2 * static_cast<std::size_t>(r) + 1])}});
     manifest["shards"] = shards;
-    const std::string path = (fs::path(dir) / kManifest).string(), temp = path + ".tmp";
-    {
-      std::ofstream out(temp, std::ios::trunc);
-      out << manifest.dump(2) << '\n';
-      out.flush();
-      if (!out) problem = fmt::format("checkpoint manifest {}: write to {} failed", path, temp);
-    }
-    if (problem.empty()) problem = sync_to_disk(temp);
-    if (problem.empty()) {
-      fs::rename(temp, path, ec);
-      if (ec)
-        problem =
-            fmt::format("checkpoint manifest {}: cannot rename {} into place: {}", path, temp, ec.message());
-    }
+    problem = write_manifest(manifest, (fs::path(dir) / kManifest).string());
     if (problem.empty()) problem = sync_to_disk(dir);
   }
   throw_if(agree(problem, world));
   // The new manifest is in place: this rank's shards of other steps are no longer referenced, and
   // rank 0 removes shards no rank of this job writes (an earlier job with more ranks).
+  const std::string own = fmt::format("rank{:05d}.step", world.rank());
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with("rank") || !name.ends_with(".bin") || name == file) continue;
@@ -204,6 +268,12 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
   ShardHeader h;
   std::vector<std::int64_t> choice_fields;
   auto problem_with_manifest = [&]() -> std::string {
+    std::error_code ec;
+    if (!fs::exists(manifest_path, ec)) return fmt::format("--resume {}: {} is missing", dir, manifest_path);
+    // A device or FIFO planted as the manifest would never end the read; a huge file is no manifest.
+    if (!fs::is_regular_file(manifest_path, ec) || fs::file_size(manifest_path, ec) > kMaxManifestBytes)
+      return fmt::format("--resume {}: {} is not a regular file of at most {} bytes", dir, manifest_path,
+                         kMaxManifestBytes);
     std::ifstream in(manifest_path);
     if (!in) return fmt::format("--resume {}: {} is missing", dir, manifest_path);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -213,8 +283,11 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
         !p.empty())
       return fmt::format("--resume {}: {}", dir, p);
     const std::string shard_path = (fs::path(dir) / entry.file).string();
-    std::error_code ec;
     if (!fs::is_regular_file(shard_path, ec)) return fmt::format("--resume {}: shard {} is missing", dir, shard_path);
+    // The size first: a shard of another size is not read into memory at all.
+    if (const auto size = fs::file_size(shard_path, ec); !ec && size != entry.bytes)
+      return fmt::format("--resume {}: shard {} is truncated or overwritten: {} bytes, the manifest says {}",
+                         dir, shard_path, size, entry.bytes);
     std::ifstream shard(shard_path, std::ios::binary);
     if (!shard) return fmt::format("--resume {}: shard {} is missing", dir, shard_path);
     bytes.assign(std::istreambuf_iterator<char>(shard), std::istreambuf_iterator<char>());

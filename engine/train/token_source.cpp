@@ -2,11 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 
 #include "base/random.hpp"
+#include "base/input_file.hpp"
+#include "engine/train/message_text.hpp"
 #include "engine/train/run_config.hpp"
 
 namespace ws {
@@ -16,7 +23,17 @@ namespace {
 std::uint64_t stream_of(long long step, long long index) {
   return (static_cast<std::uint64_t>(step) << 40) ^ static_cast<std::uint64_t>(index);
 }
+
 }  // namespace
+
+std::vector<unsigned char> read_text_file(const std::string& path, const std::string& option) {
+  // A device (/dev/zero), a FIFO or a socket would block the read or never end it, and a file
+  // above the limit would not fit in memory on every rank: each is refused before a byte is read.
+  std::string text;
+  if (const auto problem = read_regular_file(path, static_cast<std::uint64_t>(kMaxTextFileBytes), text))
+    throw InputError(fmt::format("{} {}: {}", option, quote_for_message(path), *problem));
+  return {text.begin(), text.end()};
+}
 
 void SyntheticTokens::sequence(long long step, long long index, int seq, int* inputs, int* targets) const {
   SplitMix64 rng(seed_, stream_of(step, index));
@@ -31,16 +48,10 @@ void SyntheticTokens::sequence(long long step, long long index, int seq, int* in
 
 TextFileTokens::TextFileTokens(const std::string& path, std::uint64_t seed, int seq, TextOrder order, long long batch,
                                const std::string& option)
-    : seed_(seed), order_(order), batch_(batch) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(fmt::format("{} {}: is a directory, expected a text file", option, path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{} {}: cannot open the file", option, path));
-  bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    : bytes_(read_text_file(path, option)), seed_(seed), order_(order), batch_(batch) {
   if (bytes_.size() < static_cast<std::size_t>(seq) + 1)
-    throw InputError(fmt::format("{} {}: {} bytes, but one sequence needs --seq + 1 = {}", option, path,
-                                  bytes_.size(), seq + 1));
+    throw InputError(fmt::format("{} {}: {} bytes, but one sequence needs --seq + 1 = {}", option,
+                                 quote_for_message(path), bytes_.size(), seq + 1));
   chunks_ = static_cast<long long>(bytes_.size() / (static_cast<std::size_t>(seq) + 1));
 }
 

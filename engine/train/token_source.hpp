@@ -42,11 +42,18 @@ enum class TextOrder {
   chunks,
 };
 
+// The largest text file the engine reads (1 GiB): every rank holds the whole file in memory.
+inline constexpr long long kMaxTextFileBytes = 1LL << 30;
+
+// The bytes of the regular file at `path` (at most kMaxTextFileBytes); a directory, device, FIFO
+// or socket is refused from its metadata, before any read. Throws InputError naming `option`.
+std::vector<unsigned char> read_text_file(const std::string& path, const std::string& option);
+
 // Bytes of a file as tokens (vocabulary 256).
 class TextFileTokens final : public TokenSource {
  public:
-  // Throws InputError if the file cannot be read or is shorter than seq + 1 bytes. `batch`
-  // (global sequences per step) is used by TextOrder::chunks only.
+  // Throws InputError if the file cannot be read (see read_text_file) or is shorter than seq + 1
+  // bytes. `batch` (global sequences per step) is used by TextOrder::chunks only.
   TextFileTokens(const std::string& path, std::uint64_t seed, int seq, TextOrder order = TextOrder::random_offsets,
                  long long batch = 1, const std::string& option = "--data");
   void sequence(long long step, long long index, int seq, int* inputs, int* targets) const override;

@@ -2,6 +2,7 @@
 // and the held-out schemes.
 #include "harness/published/collective_fit.hpp"
 
+#include <fmt/format.h>
 #include <nlopt.hpp>
 
 #include <algorithm>
@@ -66,6 +67,13 @@ PublishedRowModel::PublishedRowModel(const Machine& machine, const PublishedColl
   if (row.devices > m.total_devices() || row.nodes > m.nodes) {
     throw InputError(InputLocation{row.file, row.line, "devices"}, std::to_string(row.devices),
                      "a job the machine holds (" + std::to_string(m.total_devices()) + " devices)");
+  }
+  // A row with more devices than its nodes hold cannot have run as written.
+  const long long per_node = m.node.devices;
+  if (static_cast<long long>(row.devices) > static_cast<long long>(row.nodes) * per_node) {
+    throw InputError(InputLocation{row.file, row.line, "devices"}, std::to_string(row.devices),
+                     fmt::format("at most {} devices on {} nodes of {} devices each",
+                                 static_cast<long long>(row.nodes) * per_node, row.nodes, per_node));
   }
   links_only_.step_overlap = StepOverlap::pipelined;  // the most overlap the model allows
   JobNetwork network(m, row.devices);

@@ -259,18 +259,16 @@ std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveC
                         gnuplot_string(series[s]));
   }
   body += "\n";
-  std::vector<std::filesystem::path> files;
   std::string script;
+  FigureFiles figures;
   for (const char* format : {"png", "svg"}) {
     const auto file = out_dir / fmt::format("collectives-vs-published.{}", format);
     const std::string terminal = std::string(format) == "png"
                                      ? "set terminal pngcairo size 1000,1000 noenhanced font \"Sans,13\" linewidth 2\n"
                                      : "set terminal svg size 900,900 noenhanced font \"Sans,12\" background \"white\"\n";
-    script += "reset\n" + terminal + set_output(file) + body + "unset output\n";
-    files.push_back(file);
+    script += "reset\n" + terminal + figures.set_output(file) + body + "unset output\n";
   }
-  render_gnuplot(*gnuplot, script, files);
-  return files;
+  return render_gnuplot(*gnuplot, script, figures);
 }
 
 }  // namespace ws

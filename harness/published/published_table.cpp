@@ -3,6 +3,7 @@
 
 #include "report/csv.hpp"
 
+#include <sstream>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "engine/schedule/collective_op.hpp"
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
+#include "base/input_file.hpp"
 
 namespace ws {
 
@@ -50,8 +52,7 @@ int parse_count(const std::string& text, const InputLocation& where) {
 }  // namespace
 
 std::vector<PublishedCollective> load_published_collectives(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(InputLocation{file.string(), 0, ""}, "", "a readable CSV file");
+  std::istringstream in(read_input_file(file, "a readable CSV file of published collectives", kMaxTableFileBytes));
   return parse_published_collectives(in, file);
 }
 

@@ -15,6 +15,7 @@
 #include "engine/schedule/comm_group.hpp"
 #include "engine/train/run_config.hpp"
 #include "report/csv.hpp"
+#include "base/input_file.hpp"
 
 namespace ws {
 namespace {
@@ -155,11 +156,8 @@ std::vector<MeasuredRun> read_measured_runs(const std::vector<std::filesystem::p
   std::vector<MeasuredRun> runs;
   for (const auto& path : files) {
     const std::string file = path.string();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(InputLocation{file, 0, "--measured"}, file, "a readable CSV written by weakscale-engine --csv");
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (MeasuredRun& m : parse_measured_runs(text.str(), file, static_cast<int>(runs.size()))) runs.push_back(std::move(m));
+    const std::string text = read_input_file(path, "a readable CSV written by weakscale-engine --csv", kMaxTableFileBytes);
+    for (MeasuredRun& m : parse_measured_runs(text, file, static_cast<int>(runs.size()))) runs.push_back(std::move(m));
   }
   return runs;
 }

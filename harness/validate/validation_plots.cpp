@@ -145,14 +145,12 @@ std::vector<std::filesystem::path> plot_validation(const std::vector<ValidationR
       {"png", "set terminal pngcairo size 2400,750 noenhanced font \"Sans,12\" linewidth 1.5\n"},
       {"svg", "set terminal svg size 1900,600 noenhanced font \"Sans,11\" background \"white\"\n"}};
   std::string script;
-  std::vector<std::filesystem::path> files;
+  FigureFiles figures;
   for (const auto& [format, terminal] : terminals) {
     const auto file = out_dir / fmt::format("validation.{}", format);
-    script += fmt::format("reset\n{}{}{}unset output\n", terminal, set_output(file), body);
-    files.push_back(file);
+    script += fmt::format("reset\n{}{}{}unset output\n", terminal, figures.set_output(file), body);
   }
-  render_gnuplot(*gnuplot, script, files);
-  return files;
+  return render_gnuplot(*gnuplot, script, figures);
 }
 
 }  // namespace ws

@@ -2,10 +2,10 @@
 #include "sim/collectives/collective_program.hpp"
 
 #include <algorithm>
-#include <cassert>
 
 #include "sim/collectives/ring_schedule.hpp"
 #include "sim/collectives/tree_schedule.hpp"
+#include "base/check.hpp"
 
 namespace ws {
 
@@ -130,7 +130,7 @@ CollectiveProgram collective_program(CollectiveAlgorithm algorithm, CollectiveOp
   }
   // Every communicator runs the same sends between its own members.
   for (const std::vector<int>& devices : communicators) {
-    assert(devices.size() == communicators.front().size());
+    WS_CHECK(devices.size() == communicators.front().size(), "every communicator of a program has one device per member");
     for (std::size_t s = 0; s < schedule.size(); ++s) {
       const auto k = static_cast<std::size_t>(depth[s] - 1);
       const ScheduledSend& send = schedule.send(static_cast<int>(s));

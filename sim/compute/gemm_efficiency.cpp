@@ -8,10 +8,10 @@
 // on the measured H100 sweep, predicting every other size from the rest, IDW was off by a median
 // 19 % and the multilinear form by 4 % (results/gpu/README.md).
 #include "sim/compute/gemm_efficiency.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cmath>
 
 namespace ws {
@@ -56,8 +56,8 @@ double grid_efficiency(const GemmEfficiencyTable& table, double lm, double ln, d
 }  // namespace
 
 double gemm_efficiency(const GemmEfficiencyTable& table, double m, double n, double k) {
-  assert(!table.samples.empty() && "the machine loader guarantees at least one sample");
-  assert(m > 0 && n > 0 && k > 0);
+  WS_CHECK(!table.samples.empty(), "the machine loader guarantees at least one sample");
+  WS_CHECK(m > 0 && n > 0 && k > 0, "a GEMM of positive dimensions");
   const double lm = std::log2(m), ln = std::log2(n), lk = std::log2(k);
   if (table.grid) return grid_efficiency(table, lm, ln, lk);
   double weight_sum = 0.0;
@@ -75,6 +75,7 @@ double gemm_efficiency(const GemmEfficiencyTable& table, double m, double n, dou
 }
 
 Time gemm_time(const DeviceSpec& device, Precision precision, double m, double n, double k) {
+  if (!(m > 0 && n > 0 && k > 0)) return Time::zero();  // an empty product does no work
   const double efficiency = gemm_efficiency(device.gemm, m, n, k);
   return compute_time(2.0 * m * n * k, peak(device, precision) * efficiency);
 }

@@ -1,9 +1,9 @@
 // Radix-heap buckets for EventQueue.
 #include "sim/core/event_queue.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
 #include <utility>
 
 namespace ws {
@@ -47,7 +47,7 @@ void EventQueue::lower_reference(std::uint64_t key) {
   const auto top_digit = static_cast<std::size_t>(63 - std::countl_zero(differ)) / kDigitBits;
   const std::uint64_t value = (last_ >> (kDigitBits * top_digit)) & (kValues - 1);
   std::vector<Event>& into = buckets_[1 + top_digit * kValues + value];
-  assert(into.empty());
+  WS_CHECK(into.empty(), "events are taken into an empty batch");
   into.insert(into.end(), buckets_[0].begin() + static_cast<std::ptrdiff_t>(front_), buckets_[0].end());
   buckets_[0].clear();
   front_ = 0;
@@ -80,7 +80,7 @@ void EventQueue::settle() {
         }
       }
     }
-    assert(b > 0);
+    WS_CHECK(b > 0, "a calendar bucket width is positive");
     std::vector<Event>& from = buckets_[b];
     if (key_of(from.front().time) == key_of(from.back().time) &&
         std::all_of(from.begin(), from.end(), [&](const Event& e) { return e.time == from.front().time; })) {
@@ -106,13 +106,13 @@ void EventQueue::settle() {
 }
 
 const Event& EventQueue::top() {
-  assert(size_ > 0);
+  WS_CHECK(size_ > 0, "an event is taken from a non-empty queue");
   settle();
   return buckets_[0][front_];
 }
 
 Event EventQueue::pop() {
-  assert(size_ > 0);
+  WS_CHECK(size_ > 0, "an event is taken from a non-empty queue");
   settle();
   --size_;
   return buckets_[0][front_++];

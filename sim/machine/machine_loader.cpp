@@ -23,11 +23,23 @@
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
 #include "sim/machine/yaml_fields.hpp"
+#include "base/input_file.hpp"
 
 namespace ws {
 namespace {
 
 using namespace yaml_fields;
+
+// Limits of a machine file (README "Reliability"), far above any machine described so far and low
+// enough that the tables built from them fit in memory: intra-node tables grow with devices per
+// node squared, local links with switches per group squared, global links with groups squared.
+constexpr int kMaxDevicesPerNode = 1024;
+constexpr int kMaxGroups = 1024;
+constexpr int kMaxSwitchesPerGroup = 256;
+constexpr int kMaxNodesPerGroup = 4096;
+constexpr int kMaxPortsPerSwitch = 1024;
+constexpr std::size_t kMaxGemmSamples = 20000;
+constexpr std::size_t kMaxListEntries = 100000;  // intra-node links (all pairs of 1,024 devices: 523,776 is refused)
 
 GemmEfficiencySample read_gemm_sample(const Field& f) {
   const MapField map(f, {"m", "n", "k", "efficiency"});
@@ -56,8 +68,18 @@ DeviceSpec read_device(const Field& f) {
   d.memory_capacity_bytes = read_capacity(memory.required("capacity"));
   d.memory_bandwidth = read_bandwidth(memory.required("bandwidth"));
   std::vector<GemmEfficiencySample> samples;
-  for (const Field& sample : read_list(map.required("gemm_efficiency"), "{m, n, k, efficiency} samples", true)) {
-    samples.push_back(read_gemm_sample(sample));
+  // One efficiency per shape: a shape given twice with two efficiencies would make the table's
+  // answer depend on which the interpolation happens to read.
+  std::map<std::tuple<double, double, double>, std::size_t> seen;
+  const Field table = map.required("gemm_efficiency");
+  for (const Field& sample : read_list(table, "{m, n, k, efficiency} samples", true, kMaxGemmSamples)) {
+    const GemmEfficiencySample s = read_gemm_sample(sample);
+    const auto [it, inserted] = seen.emplace(std::tuple{s.m, s.n, s.k}, samples.size());
+    if (!inserted) {
+      sample.fail(fmt::format("m {} n {} k {}", s.m, s.n, s.k),
+                  fmt::format("each GEMM shape once (already in {}[{}])", table.key, it->second));
+    }
+    samples.push_back(s);
   }
   d.gemm = make_gemm_table(std::move(samples));
   if (map.has("busy_node_compute")) d.busy_node_compute = read_efficiency(map.required("busy_node_compute"));
@@ -136,7 +158,7 @@ void check_connected(const Field& links_field, const std::vector<IntraNodeLink>&
 NodeSpec read_node(const Field& f) {
   const MapField map(f, {"devices", "links", "all_to_all", "nics", "nic_efficiency"});
   NodeSpec node;
-  node.devices = read_int_at_least(map.required("devices"), 1);
+  node.devices = read_int_in(map.required("devices"), 1, kMaxDevicesPerNode, "(the limit for one node)");
 
   if (map.has("links") && map.has("all_to_all")) {
     map.required("all_to_all").fail("a map", "either 'links' or 'all_to_all', not both");
@@ -146,7 +168,7 @@ NodeSpec read_node(const Field& f) {
   } else if (map.has("links")) {
     const Field links_field = map.required("links");
     std::map<std::pair<int, int>, std::size_t> seen;
-    for (const Field& entry : read_list(links_field, "{between, bandwidth, latency} links", false)) {
+    for (const Field& entry : read_list(links_field, "{between, bandwidth, latency} links", false, kMaxListEntries)) {
       const IntraNodeLink link = read_link(entry, node.devices);
       const auto pair = std::minmax(link.device_a, link.device_b);
       const std::size_t index = node.links.size();
@@ -251,13 +273,14 @@ DragonflySpec read_network(const Field& f, int nics_per_node) {
   if (scalar(topology, "one of: dragonfly") != "dragonfly") topology.fail("one of: dragonfly");
 
   DragonflySpec net;
-  net.groups = read_int_at_least(map.required("groups"), 1);
-  net.switches_per_group = read_int_at_least(map.required("switches_per_group"), 1);
-  net.ports_per_switch = read_int_at_least(map.required("ports_per_switch"), 1);
-  net.endpoints_per_switch = read_int_at_least(map.required("endpoints_per_switch"), 1);
-  net.global_ports_per_switch = read_int_at_least(map.required("global_ports_per_switch"), 0);
-  net.global_links_per_group_pair = read_int_at_least(map.required("global_links_per_group_pair"), 0);
-  net.nodes_per_group = read_int_at_least(map.required("nodes_per_group"), 1);
+  net.groups = read_int_in(map.required("groups"), 1, kMaxGroups, "(the limit for one machine)");
+  net.switches_per_group = read_int_in(map.required("switches_per_group"), 1, kMaxSwitchesPerGroup, "(the limit for one group)");
+  net.ports_per_switch = read_int_in(map.required("ports_per_switch"), 1, kMaxPortsPerSwitch, "(the limit for one switch)");
+  net.endpoints_per_switch = read_int_in(map.required("endpoints_per_switch"), 1, kMaxPortsPerSwitch, "(the limit for one switch)");
+  net.global_ports_per_switch = read_int_in(map.required("global_ports_per_switch"), 0, kMaxPortsPerSwitch, "(the limit for one switch)");
+  net.global_links_per_group_pair =
+      read_int_in(map.required("global_links_per_group_pair"), 0, kMaxPortsPerSwitch, "(the limit for one switch)");
+  net.nodes_per_group = read_int_in(map.required("nodes_per_group"), 1, kMaxNodesPerGroup, "(the limit for one group)");
 
   const MapField links(map.required("links"), {"endpoint", "local", "global"});
   std::tie(net.endpoint_link_bandwidth, net.endpoint_link_latency) = read_link_class(links.required("endpoint"));
@@ -499,14 +522,7 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
 }
 
 Machine load_machine(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(InputLocation{path, 0, ""}, path, "a machine file (YAML), not a directory");
-  std::ifstream in(path);
-  if (!in) throw InputError(InputLocation{path, 0, ""}, path, "a readable machine file (file not found)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_machine(text.str(), path);
+  return parse_machine(read_input_file(path, "a readable machine file (YAML)", kMaxMachineFileBytes), path);
 }
 
 Machine load_machine_by_name(std::string_view name_or_path, const std::string& machines_dir) {

@@ -101,6 +101,14 @@ int read_int_at_least(const Field& f, int minimum) {
   return static_cast<int>(value);
 }
 
+int read_int_in(const Field& f, int minimum, int maximum, std::string_view why_limit) {
+  const long long value = read_integer(f);
+  if (value < minimum || value > maximum) {
+    f.fail(fmt::format("an integer from {} to {}{}{}", minimum, maximum, why_limit.empty() ? "" : " ", why_limit));
+  }
+  return static_cast<int>(value);
+}
+
 double read_number(const Field& f, const std::string& what) {
   const std::string s = scalar(f, what);
   double value = 0;
@@ -170,6 +178,13 @@ std::vector<Field> read_list(const Field& f, const std::string& what, bool non_e
   std::vector<Field> out;
   for (std::size_t i = 0; i < f.node.size(); ++i) out.push_back(f.element(f.node[i], i));
   return out;
+}
+
+std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty, std::size_t max_items) {
+  if (f.node.IsSequence() && f.node.size() > max_items)
+    f.fail(fmt::format("a list of {} entries", f.node.size()),
+           fmt::format("a list of at most {} {} (the limit for one file)", max_items, what));
+  return read_list(f, what, non_empty);
 }
 
 }  // namespace ws::yaml_fields

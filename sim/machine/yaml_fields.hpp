@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -57,6 +58,8 @@ std::string scalar(const Field& f, const std::string& what);
 std::string read_string(const Field& f);
 long long read_integer(const Field& f);
 int read_int_at_least(const Field& f, int minimum);
+// An integer in [minimum, maximum]; the message names both ends (a documented limit).
+int read_int_in(const Field& f, int minimum, int maximum, std::string_view why_limit = {});
 double read_number(const Field& f, const std::string& what);
 double read_efficiency(const Field& f);       // (0, 1]
 double read_positive_number(const Field& f);  // > 0
@@ -71,5 +74,7 @@ Bytes read_size_non_negative(const Field& f);
 FlopRate read_flop_rate(const Field& f);
 // Returns the list's elements; an empty list is rejected when `non_empty`.
 std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty);
+// The same with at most `max_items` entries, refused before any is read.
+std::vector<Field> read_list(const Field& f, const std::string& what, bool non_empty, std::size_t max_items);
 
 }  // namespace ws::yaml_fields

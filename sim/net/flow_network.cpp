@@ -2,11 +2,11 @@
 #include "sim/net/flow_network.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <functional>
 #include <limits>
 
 #include "base/random.hpp"
+#include "base/check.hpp"
 
 namespace ws {
 
@@ -35,9 +35,9 @@ FlowNetwork::FlowNetwork(const Topology& topology, std::vector<double> capacity)
     link_capacity_.resize(L);
     for (std::size_t l = 0; l < L; ++l) link_capacity_[l] = topology.links[l].bandwidth.bytes_per_s();
   }
-  assert(link_capacity_.size() == L);
+  WS_CHECK(link_capacity_.size() == L, "one capacity per link");
   for (const double c : link_capacity_) {
-    assert(c > 0.0 && "every link needs a positive capacity");
+    WS_CHECK(c > 0.0, "every link needs a positive capacity");
     (void)c;
   }
 }
@@ -64,7 +64,7 @@ int FlowNetwork::allocate_flow() {
 }
 
 int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag) {
-  assert(now >= now_ && src_device != dst_device && router_ != nullptr && !memoize_);
+  WS_CHECK(now >= now_ && src_device != dst_device && router_ != nullptr && !memoize_, "a flow starts now or later, between two devices, on a routed network");
   const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   flow.path = router_->route(src_device, dst_device, link_load_);
@@ -86,7 +86,7 @@ int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes byte
 }
 
 void FlowNetwork::set_memoization(bool on) {
-  assert(flows_.empty() && "set before the first flow");
+  WS_CHECK(flows_.empty(), "set before the first flow");
   memoize_ = on;
 }
 
@@ -104,8 +104,8 @@ double FlowNetwork::link_bytes_delivered(int link) const {
 
 int FlowNetwork::add_shape(std::vector<LinkShare> links) {
   for (std::size_t i = 0; i < links.size(); ++i) {
-    assert(links[i].weight > 0.0 && (i == 0 || links[i - 1].link < links[i].link));
-    assert(links[i].link >= 0 && static_cast<std::size_t>(links[i].link) < topology_->links.size());
+    WS_CHECK(links[i].weight > 0.0 && (i == 0 || links[i - 1].link < links[i].link), "a flow shape's links have positive weights, in ascending order");
+    WS_CHECK(links[i].link >= 0 && static_cast<std::size_t>(links[i].link) < topology_->links.size(), "a flow shape's links exist");
   }
   shapes_.push_back(std::move(links));
   shape_bytes_.push_back(0.0);
@@ -114,7 +114,7 @@ int FlowNetwork::add_shape(std::vector<LinkShare> links) {
 
 int FlowNetwork::start_shaped_flow(Time now, int shape, Time latency, double progress_bytes, Bytes bytes,
                                    std::uint64_t tag) {
-  assert(now >= now_ && shape >= 0 && static_cast<std::size_t>(shape) < shapes_.size());
+  WS_CHECK(now >= now_ && shape >= 0 && static_cast<std::size_t>(shape) < shapes_.size(), "a flow of a known shape starts now or later");
   const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   flow.path = Path{};
@@ -294,7 +294,7 @@ void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed)
 }
 
 void FlowNetwork::advance(Time t, std::vector<CompletedFlow>& completed) {
-  assert(t >= now_);
+  WS_CHECK(t >= now_, "the network advances forward in time");
   now_ = t;
   ++epoch_;
   touched_.clear();
@@ -417,7 +417,7 @@ void FlowNetwork::solve_shapes(Time t) {
         tight = l;
       }
     }
-    assert(tight >= 0);
+    WS_CHECK(tight >= 0, "max-min sharing finds a bottleneck link");
     // Raise every unfixed flow to `next`, then fix those on the tight link (and their shape-mates).
     const double rise = next - level;
     for (std::size_t i = 0; i < n; ++i) {

@@ -11,16 +11,11 @@ Router::Router(const Topology& topology, RouterOptions options)
 
 void Router::intra_node(Path& p, int node, int a, int b) const {
   const Topology& t = *topology_;
-  if (a == b) return;
-  const int direct = t.intra_node_link(node, a, b);
-  if (direct >= 0) {
-    p.push(direct);
-    return;
+  int from = a;
+  for (const int to : t.intra_route(a, b)) {
+    p.push(t.intra_node_link(node, from, to));
+    from = to;
   }
-  const int via = t.intra_via[static_cast<std::size_t>(a * t.devices_per_node + b)];
-  assert(via >= 0 && "no intra-node path of at most 2 hops");
-  p.push(t.intra_node_link(node, a, via));
-  p.push(t.intra_node_link(node, via, b));
 }
 
 void Router::switches_minimal(Path& p, int s, int t, int k) const {

@@ -2,6 +2,7 @@
 #include "sim/net/topology.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -20,21 +21,49 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("build_topology: " + what);
 }
 
-// Intermediate device for a 2-hop intra-node path a -> c -> b: the widest (max of min bandwidth),
-// lowest index on ties. -1 where a direct link exists or no 2-hop path does.
-int widest_via(const NodeSpec& node, const std::vector<double>& bw, int a, int b) {
-  const int n = node.devices;
-  int best = -1;
-  double best_bw = 0.0;
-  for (int c = 0; c < n; ++c) {
-    if (c == a || c == b) continue;
-    const double w = std::min(bw[static_cast<std::size_t>(a * n + c)], bw[static_cast<std::size_t>(c * n + b)]);
-    if (w > best_bw) {
-      best_bw = w;
-      best = c;
+// The devices a message from `a` visits inside the node on its way to every other device: the
+// fewest hops, and among those the widest route (the largest smallest link bandwidth), the lowest
+// device index on ties at each hop. A breadth-first search whose layers carry that width; for two
+// hops this is the widest intermediate device. Appends the routes of source `a` to the tables.
+void add_routes_from(Topology& t, const std::vector<std::vector<int>>& neighbours, const std::vector<double>& bw, int a) {
+  const int n = t.devices_per_node;
+  std::vector<int> hops(static_cast<std::size_t>(n), -1), previous(static_cast<std::size_t>(n), -1);
+  std::vector<double> width(static_cast<std::size_t>(n), 0.0);
+  hops[static_cast<std::size_t>(a)] = 0;
+  width[static_cast<std::size_t>(a)] = std::numeric_limits<double>::infinity();
+  std::vector<int> layer{a};
+  while (!layer.empty()) {
+    std::vector<int> next;
+    // Each device of the next layer takes its widest predecessor of this layer; the layer is in
+    // ascending device order, so strict > keeps the lowest index on ties.
+    std::sort(layer.begin(), layer.end());
+    for (const int u : layer) {
+      for (const int v : neighbours[static_cast<std::size_t>(u)]) {
+        const auto vi = static_cast<std::size_t>(v);
+        if (hops[vi] >= 0 && hops[vi] <= hops[static_cast<std::size_t>(u)]) continue;
+        if (hops[vi] < 0) {
+          hops[vi] = hops[static_cast<std::size_t>(u)] + 1;
+          next.push_back(v);
+        }
+        const double w = std::min(width[static_cast<std::size_t>(u)], bw[static_cast<std::size_t>(u * n + v)]);
+        if (w > width[vi]) {
+          width[vi] = w;
+          previous[vi] = u;
+        }
+      }
     }
+    layer = std::move(next);
   }
-  return best;
+  std::vector<int> route;
+  for (int b = 0; b < n; ++b) {
+    t.intra_route_begin[static_cast<std::size_t>(a * n + b)] = static_cast<int>(t.intra_hops.size());
+    if (b == a) continue;
+    require(hops[static_cast<std::size_t>(b)] > 0,
+            "no intra-node route from device " + std::to_string(a) + " to device " + std::to_string(b));
+    route.clear();
+    for (int v = b; v != a; v = previous[static_cast<std::size_t>(v)]) route.push_back(v);
+    t.intra_hops.insert(t.intra_hops.end(), route.rbegin(), route.rend());
+  }
 }
 
 }  // namespace
@@ -71,14 +100,16 @@ std::vector<double> add_intra_node_links(Topology& t, const NodeSpec& node, int 
     }
     t.intra_links_per_node = count;
   }
-  t.intra_via.assign(pairs, -1);
+  std::vector<std::vector<int>> neighbours(static_cast<std::size_t>(dpn));
   for (int a = 0; a < dpn; ++a) {
     for (int b = 0; b < dpn; ++b) {
-      if (a != b && bw[static_cast<std::size_t>(a * dpn + b)] <= 0.0) {
-        t.intra_via[static_cast<std::size_t>(a * dpn + b)] = widest_via(node, bw, a, b);
-      }
+      if (bw[static_cast<std::size_t>(a * dpn + b)] > 0.0) neighbours[static_cast<std::size_t>(a)].push_back(b);
     }
   }
+  t.intra_hops.clear();
+  t.intra_route_begin.assign(pairs + 1, 0);
+  for (int a = 0; a < dpn; ++a) add_routes_from(t, neighbours, bw, a);
+  t.intra_route_begin[pairs] = static_cast<int>(t.intra_hops.size());
   return bw;
 }
 

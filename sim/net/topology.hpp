@@ -55,7 +55,10 @@ struct Topology {
 
   // Lookup tables (link ids, -1 where absent).
   std::vector<int> intra_link;      // [local a * dpn + local b], link ids of node 0 offset per node
-  std::vector<int> intra_via;       // [a * dpn + b]: intermediate local device for 2-hop, -1 if direct
+  // Intra-node routes: the local devices a message from a visits after a, ending with b, at
+  // intra_hops[intra_route_begin[a * dpn + b] .. intra_route_begin[a * dpn + b + 1]).
+  std::vector<int> intra_hops;
+  std::vector<int> intra_route_begin;  // dpn * dpn + 1 offsets
   std::vector<int> nic_of_device;   // [local device] -> local NIC index it uses (own, else widest neighbour's)
   std::vector<int> injection_up;    // [global NIC]: device -> NIC
   std::vector<int> injection_down;  // [global NIC]: NIC -> device
@@ -92,6 +95,13 @@ struct Topology {
     return global_links[idx];
   }
   bool is_switch_vertex(int v) const { return v >= switch_vertex(0); }
+  // The route from local device a to local device b of a node: the devices after a, b last
+  // (empty when a == b). Fewest hops first, then the widest; every connected node has one.
+  std::span<const int> intra_route(int local_a, int local_b) const {
+    const auto pair = static_cast<std::size_t>(local_a * devices_per_node + local_b);
+    const auto begin = static_cast<std::size_t>(intra_route_begin[pair]);
+    return {intra_hops.data() + begin, static_cast<std::size_t>(intra_route_begin[pair + 1]) - begin};
+  }
 };
 
 // Builds the first `nodes` nodes of the machine and the groups that hold them, plus extra groups

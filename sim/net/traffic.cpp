@@ -1,9 +1,9 @@
 // Fluid routing of demands over the topology, and the adaptive Valiant share.
 #include "sim/net/traffic.hpp"
+#include "base/check.hpp"
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -64,18 +64,12 @@ Time link_latency(const Topology& t, int link) {
 
 void TrafficRouter::intra_node(Accumulator& acc, int node, int a, int b, double w, Time& latency) const {
   const Topology& t = *topology_;
-  if (a == b) return;
-  const int direct = t.intra_node_link(node, a, b);
-  if (direct >= 0) {
-    acc.add(direct, w);
-    latency += link_latency(t, direct);
-    return;
-  }
-  const int via = t.intra_via[static_cast<std::size_t>(a * t.devices_per_node + b)];
-  assert(via >= 0 && "no intra-node path of at most 2 hops");
-  for (const int l : {t.intra_node_link(node, a, via), t.intra_node_link(node, via, b)}) {
+  int from = a;
+  for (const int to : t.intra_route(a, b)) {
+    const int l = t.intra_node_link(node, from, to);
     acc.add(l, w);
     latency += link_latency(t, l);
+    from = to;
   }
 }
 
@@ -221,8 +215,8 @@ void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) 
 void TrafficRouter::merge_pairs(std::vector<SwitchDemand>& v, std::size_t from_count, std::size_t to_count) {
   bucket_start_.assign(from_count + 1, 0);
   for (const SwitchDemand& d : v) {
-    assert(d.from >= 0 && static_cast<std::size_t>(d.from) < from_count);
-    assert(d.to >= 0 && static_cast<std::size_t>(d.to) < to_count);
+    WS_CHECK(d.from >= 0 && static_cast<std::size_t>(d.from) < from_count, "a demand's source exists");
+    WS_CHECK(d.to >= 0 && static_cast<std::size_t>(d.to) < to_count, "a demand's destination exists");
     ++bucket_start_[static_cast<std::size_t>(d.from) + 1];
   }
   for (std::size_t s = 0; s < from_count; ++s) bucket_start_[s + 1] += bucket_start_[s];

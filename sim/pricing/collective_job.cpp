@@ -45,6 +45,19 @@ std::string vertex_name(const Topology& t, int v) {
   return "?";
 }
 
+// The every-step reference keeps every send of every step as a flow in memory (about 200 bytes
+// each): a run above this many sends is refused before any is built (README "Reliability").
+constexpr double kMaxEveryStepSends = 10e6;
+
+// At most one send per member per step of each phase, on each of its ring channels and pipeline
+// stages: an upper bound on the sends the every-step schedules hold, from the phased program.
+double every_step_sends(const PricedProgram& program, int members, int communicators) {
+  double steps = 0;
+  for (const PricedPhase& p : program.phases)
+    steps += static_cast<double>(p.steps) * std::max(p.channels, 1) * std::max(p.pipeline, 1);
+  return steps * members * communicators;
+}
+
 // The machine with the requested library first (the models price with the default library) and
 // the requested routing.
 Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
@@ -170,6 +183,13 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
       for (const LinkShare& s : *p.links) link_bytes[static_cast<std::size_t>(s.link)] += wire * s.weight;
     }
   } else {
+    const double sends = every_step_sends(program, g.size, rep.communicators);
+    if (sends > kMaxEveryStepSends) {
+      throw flag_error("--every-step", fmt::format("about {:.3g} sends", sends),
+                       fmt::format("at most {:.0f} million sends for the per-send reference (fewer devices, or the "
+                                   "phase model without --every-step)",
+                                   kMaxEveryStepSends / 1e6));
+    }
     EveryStepResult r = every_step_collective(network, g, rep.algorithm, spec.op, spec.bytes);
     rep.time = r.time;
     rep.flows = r.flows;

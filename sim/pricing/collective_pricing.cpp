@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cmath>
 #include <map>
 #include <tuple>
 
 #include "sim/pricing/flow_pricing.hpp"
+#include "base/check.hpp"
 
 namespace ws {
 
@@ -23,7 +23,7 @@ std::optional<CollectiveModel> parse_collective_model(std::string_view text) {
 namespace {
 
 const CollectiveLibrary& default_library(const Machine& machine) {
-  assert(!machine.collective_libraries.empty());
+  WS_CHECK(!machine.collective_libraries.empty(), "the machine loader guarantees a collective library");
   return machine.collective_libraries.front();
 }
 

@@ -1,7 +1,7 @@
 // Calls as chains of shaped flows on one FlowNetwork.
 #include "sim/pricing/flow_pricing.hpp"
+#include "base/check.hpp"
 
-#include <cassert>
 #include <cmath>
 
 namespace ws {
@@ -80,7 +80,7 @@ void FlowPricing::end_call(int id, Time t) {
 
 void FlowPricing::step_network() {
   const Time t = flows_.next_event_time();
-  assert(t != Time::max() && "a call is unfinished with nothing in flight");
+  WS_CHECK(t != Time::max(), "a call is unfinished with nothing in flight");
   completed_.clear();
   flows_.advance(t, completed_);
   for (const CompletedFlow& f : completed_) {

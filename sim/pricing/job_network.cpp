@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <cmath>
 
@@ -14,6 +13,7 @@
 #include "base/statistics.hpp"
 #include "sim/net/placement.hpp"
 #include "sim/net/traffic.hpp"
+#include "base/check.hpp"
 
 namespace ws {
 
@@ -129,7 +129,7 @@ std::string network_fingerprint(const Machine& machine, int devices, NodeAllocat
 }
 
 void JobNetwork::use_machine(const Machine& machine) {
-  assert(network_fingerprint(machine, devices_, allocation_) == network_fingerprint(*machine_, devices_, allocation_));
+  WS_CHECK(network_fingerprint(machine, devices_, allocation_) == network_fingerprint(*machine_, devices_, allocation_), "a job network prices machines of its own network only");
   machine_ = &machine;
 }
 

@@ -25,7 +25,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,6 +33,7 @@
 #include "sim/compute/fused_attention.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
 #include "base/statistics.hpp"
+#include "base/check.hpp"
 
 namespace ws {
 
@@ -208,7 +208,7 @@ class StepExecution {
   }
 
   void run_wait(const StepOp& op) {
-    assert(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0);
+    WS_CHECK(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0, "an operation's partner call was issued before it");
     const Time done = pricing_->finish(call_of_op_[op.partner]);
     if (compute_slowdown_ > 0.0) slow_overlapped_compute(issued_at_[op.partner], done);
     // The engine records a wait only when the collective was still in flight.
@@ -281,7 +281,7 @@ nlohmann::json metadata(const char* what, int tid, const std::string& name) {
 
 SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,
                                 bool trace, CollectiveModel collectives) {
-  assert(network.devices() == schedule.layout.devices());
+  WS_CHECK(network.devices() == schedule.layout.devices(), "the network holds the layout's devices");
   return StepExecution(network, schedule, options, trace, collectives).run();
 }
 

@@ -13,9 +13,18 @@ InputLocation field_location(const InputLocation& where, std::string_view field)
   return at;
 }
 
-int checked_positive(long long value, const InputLocation& where, std::string_view field) {
-  if (value <= 0 || value > std::numeric_limits<int>::max()) {
-    throw InputError(field_location(where, field), std::to_string(value), "a positive integer");
+// Limits of a custom model (README "Reliability"): well above any published model (GPT-3: 96
+// layers, hidden 12,288; Llama-3 405B: 126 layers, hidden 16,384), low enough that a step's
+// schedule, which grows with the layers, and the flop counts stay small and finite.
+constexpr long long kMaxLayers = 4096;
+constexpr long long kMaxHidden = 1LL << 20;
+constexpr long long kMaxSequence = 1LL << 24;
+constexpr long long kMaxVocabulary = 1LL << 24;
+
+int checked_positive(long long value, const InputLocation& where, std::string_view field, long long maximum) {
+  if (value <= 0 || value > maximum) {
+    throw InputError(field_location(where, field), std::to_string(value),
+                     fmt::format("a positive integer of at most {} (the limit for a custom model)", maximum));
   }
   return static_cast<int>(value);
 }
@@ -30,11 +39,11 @@ ModelSpec named_model(std::string_view name, const InputLocation& where, std::st
 ModelSpec custom_model(const CustomModelFields& fields, const InputLocation& where,
                        const CustomModelKeys& keys) {
   ModelSpec model;
-  model.layers = checked_positive(fields.layers, where, keys.layers);
-  model.hidden = checked_positive(fields.hidden, where, keys.hidden);
-  model.heads = checked_positive(fields.heads, where, keys.heads);
-  model.sequence_length = checked_positive(fields.sequence_length, where, keys.sequence_length);
-  model.vocabulary = checked_positive(fields.vocabulary, where, keys.vocabulary);
+  model.layers = checked_positive(fields.layers, where, keys.layers, kMaxLayers);
+  model.hidden = checked_positive(fields.hidden, where, keys.hidden, kMaxHidden);
+  model.heads = checked_positive(fields.heads, where, keys.heads, kMaxHidden);
+  model.sequence_length = checked_positive(fields.sequence_length, where, keys.sequence_length, kMaxSequence);
+  model.vocabulary = checked_positive(fields.vocabulary, where, keys.vocabulary, kMaxVocabulary);
   if (model.hidden % model.heads != 0) {
     throw InputError(field_location(where, keys.hidden), std::to_string(model.hidden),
                      fmt::format("a multiple of {} ({})", keys.heads, model.heads));

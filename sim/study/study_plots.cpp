@@ -338,17 +338,15 @@ std::vector<std::filesystem::path> plot_study(const StudyResult& result,
                             {result.spec.name + "-candidates", candidates_plot_script(result)},
                             {result.spec.name + "-sensitivity", sensitivity_plot_script(result)}};
   std::string script;
-  std::vector<std::filesystem::path> files;
+  FigureFiles outputs;
   for (const auto& figure : figures) {
     if (figure.body.empty()) continue;  // no sensitivity table, no tornado
     for (const char* format : {"png", "svg"}) {
       const auto file = out_dir / fmt::format("{}.{}", figure.stem, format);
-      script += "reset\n" + terminal(format) + set_output(file) + figure.body + "unset output\n";
-      files.push_back(file);
+      script += "reset\n" + terminal(format) + outputs.set_output(file) + figure.body + "unset output\n";
     }
   }
-  render_gnuplot(*gnuplot, script, files);
-  return files;
+  return render_gnuplot(*gnuplot, script, outputs);
 }
 
 }  // namespace ws

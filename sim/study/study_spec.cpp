@@ -16,6 +16,7 @@
 #include "sim/analytic/layout_enumeration.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/model_input.hpp"
+#include "base/input_file.hpp"
 
 namespace ws {
 namespace {
@@ -27,6 +28,11 @@ constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "
 constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences", "layout"};
 constexpr std::string_view kInlineModelKeys[] = {"name",  "layers",          "hidden",
                                                  "heads", "sequence_length", "vocabulary"};
+
+// Limits of a study spec (README "Reliability"): every point is priced over every layout, sampled
+// and varied, so a study's time grows with its points; the candidates table with top_k.
+constexpr std::size_t kMaxStudyPoints = 1000;
+constexpr int kMaxTopK = 1000;
 
 // The file, and the key path being read, so that every error can name both.
 struct Reader {
@@ -51,6 +57,7 @@ std::string join(const std::string_view (&keys)[N]) {
 template <std::size_t N>
 void check_keys(const Reader& r, const YAML::Node& map, const std::string& prefix,
                 const std::string_view (&allowed)[N]) {
+  std::vector<std::string> seen;
   for (const auto& kv : map) {
     // A complex key ("? {a: 1}: x") is valid YAML but no setting: found by fuzzing.
     if (!kv.first.IsScalar())
@@ -59,6 +66,10 @@ void check_keys(const Reader& r, const YAML::Node& map, const std::string& prefi
     if (std::find(std::begin(allowed), std::end(allowed), key) == std::end(allowed)) {
       throw InputError(r.at(kv.first, prefix + key), key, fmt::format("one of the keys {}", join(allowed)));
     }
+    // yaml-cpp keeps the first of two equal keys: the second would be silently ignored.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw InputError(r.at(kv.first, prefix + key), key, "each key at most once");
+    seen.push_back(key);
   }
 }
 
@@ -234,11 +245,19 @@ StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file
     spec.options.precision = *precision;
   }
   if (const YAML::Node o = root["options"]) spec.options = read_options(r, o, spec.options);
-  if (const YAML::Node k = root["top_k"]) spec.top_k = static_cast<int>(positive_integer(r, k, "top_k"));
+  if (const YAML::Node k = root["top_k"]) {
+    spec.top_k = static_cast<int>(positive_integer(r, k, "top_k"));
+    if (spec.top_k > kMaxTopK)
+      throw InputError(r.at(k, "top_k"), std::to_string(spec.top_k), fmt::format("a positive integer of at most {}", kMaxTopK));
+  }
 
   const YAML::Node points = required(r, root, "points", "", "a list of {devices, model, batch_sequences}");
   if (!points.IsSequence() || points.size() == 0) {
     throw InputError(r.at(points, "points"), "", "a non-empty list of {devices, model, batch_sequences}");
+  }
+  if (points.size() > kMaxStudyPoints) {
+    throw InputError(r.at(points, "points"), fmt::format("{} points", points.size()),
+                     fmt::format("at most {} points (the limit for one study; split it into several)", kMaxStudyPoints));
   }
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string path = fmt::format("points[{}]", i);
@@ -254,11 +273,7 @@ StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file
 }
 
 StudySpec load_study_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(InputLocation{path, 0, ""}, "", "a readable study file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_study_spec(text.str(), path);
+  return parse_study_spec(read_input_file(path, "a readable study file (YAML)", kMaxSpecFileBytes), path);
 }
 
 Machine study_machine(const StudySpec& spec, Machine machine) {

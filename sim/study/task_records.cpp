@@ -1,5 +1,7 @@
 #include "sim/study/task_records.hpp"
 
+#include "base/output_file.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -118,10 +120,10 @@ std::map<std::string, PointEvaluation> parse_task_records(const std::string& tex
 }
 
 void append_task_record(const std::filesystem::path& partial_file, const std::string& line) {
-  const int fd = ::open(partial_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(partial_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   const auto fail = [&](const char* what) {
-    throw InputError(InputLocation{partial_file.string(), 0, ""}, std::strerror(errno),
-                     std::string("a partial-results file that can be ") + what);
+    throw OutputError(fmt::format("{}: the partial-results file cannot be {}: {}", partial_file.string(), what,
+                                  errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
   };
   if (fd < 0) fail("created and appended to");
   const ssize_t written = ::write(fd, line.data(), line.size());

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 
 #include "base/input_error.hpp"
 #include "base/random.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "base/check.hpp"
 
 namespace ws {
 
@@ -128,7 +128,7 @@ Machine sampled_machine(const Machine& machine, std::uint64_t seed, int sample) 
 }
 
 double percentile(std::vector<double> values, double q) {
-  assert(!values.empty());
+  WS_CHECK(!values.empty(), "a percentile of at least one value");
   std::sort(values.begin(), values.end());
   const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));

@@ -33,7 +33,11 @@ TEST(SplitCsvLine, ReadsBackWhatCsvFieldWrites) {
 TEST(GnuplotString, EscapesQuotesAndBackslashes) {
   EXPECT_EQ(gnuplot_string("plain"), "\"plain\"");
   EXPECT_EQ(gnuplot_string("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"");
-  EXPECT_EQ(set_output("/tmp/x.png"), "set output \"/tmp/x.png.tmp\"\n");
+  FigureFiles figures;
+  const std::string line = figures.set_output(std::filesystem::path(::testing::TempDir()) / "x.png");
+  ASSERT_EQ(figures.staged().size(), 1U);
+  EXPECT_EQ(line, "set output " + gnuplot_string(figures.staged()[0].temporary().string()) + "\n");
+  EXPECT_TRUE(std::filesystem::exists(figures.staged()[0].temporary()));
 }
 
 TEST(ProgramVersion, IsTheReleaseThenTheCommit) {

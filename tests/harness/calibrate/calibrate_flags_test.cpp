@@ -37,8 +37,8 @@ Run calibrate(const std::string& args) {
   return run;
 }
 
-void expect_one_line_error(const Run& run, const std::string& mentions) {
-  EXPECT_EQ(run.exit_code, 2) << run.err;
+void expect_one_line_error(const Run& run, const std::string& mentions, int exit_code = 2) {
+  EXPECT_EQ(run.exit_code, exit_code) << run.err;
   EXPECT_THAT(run.err, StartsWith("weakscale: error: "));
   EXPECT_THAT(run.err, HasSubstr(mentions));
   ASSERT_FALSE(run.err.empty());
@@ -60,8 +60,17 @@ TEST(CalibrateFlags, MoreRanksThanCoresIsOneLineError) {
   expect_one_line_error(calibrate("--out /tmp/x.yaml --quick --ranks " + std::to_string(cores + 1)), "--ranks");
 }
 
+// An --out that cannot be written is an output error (exit 4), found before the minute of measuring.
 TEST(CalibrateFlags, OutInMissingDirectoryIsOneLineError) {
-  expect_one_line_error(calibrate("--quick --out /nonexistent-dir/x.yaml"), "--out");
+  expect_one_line_error(calibrate("--quick --out /nonexistent-dir/x.yaml"), "--out", 4);
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "weakscale-calibrate-read-only";
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  // root writes anywhere: the read-only case is only a test for other users.
+  if (::geteuid() != 0) expect_one_line_error(calibrate("--quick --out " + (dir / "x.yaml").string()), "--out", 4);
+  expect_one_line_error(calibrate("--quick --out " + ::testing::TempDir()), "is a directory", 4);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CalibrateFlags, NetnsRateWithoutUnitIsOneLineErrorNamingTheUnits) {

@@ -160,3 +160,52 @@ TEST(Topology, DevicesWithoutANicBorrowTheirWidestNeighbours) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+// A chain 0-1-...-7 inside the node: every pair has a route, of |a - b| hops, through the devices
+// between them, and both routers load exactly those links (before, pairs more than two hops apart
+// had none, and Release builds wrote outside the path).
+TEST(Topology, IntraNodeRoutesOfAnyLengthFollowTheFewestHops) {
+  Machine m = testing::small_machine(1, 4, 2, 8, 4, 1);
+  m.node.links.clear();
+  for (int a = 0; a + 1 < 8; ++a) m.node.links.push_back({a, a + 1, Bandwidth::from_gbps(100), Time::from_ns(250)});
+  const Topology t = build_topology(m, 2);
+  for (int a = 0; a < 8; ++a) {
+    for (int b = 0; b < 8; ++b) {
+      const auto route = t.intra_route(a, b);
+      ASSERT_EQ(route.size(), static_cast<std::size_t>(std::abs(a - b))) << a << "->" << b;
+      int from = a;
+      for (const int to : route) {
+        EXPECT_EQ(std::abs(to - from), 1);
+        EXPECT_GE(t.intra_node_link(1, from, to), 0);
+        from = to;
+      }
+      if (a != b) {
+        EXPECT_EQ(route.back(), b);
+      }
+    }
+  }
+  Router router(t, RouterOptions{});
+  const Path p = router.route(8 + 0, 8 + 7, std::span<const int>());
+  EXPECT_EQ(p.view().size(), 7U);
+  for (const int l : p.view()) EXPECT_EQ(t.links[static_cast<std::size_t>(l)].kind, LinkKind::intra_node);
+}
+
+// Among routes of equal length the widest wins: 0 -> 3 through 1 (100 GB/s) or 2 (50 GB/s).
+TEST(Topology, IntraNodeRoutesOfEqualLengthTakeTheWidest) {
+  Machine m = testing::small_machine(1, 4, 2, 4, 4, 1);
+  m.node.links = {{0, 2, Bandwidth::from_gbps(50), Time::from_ns(250)},
+                  {2, 3, Bandwidth::from_gbps(400), Time::from_ns(250)},
+                  {0, 1, Bandwidth::from_gbps(100), Time::from_ns(250)},
+                  {1, 3, Bandwidth::from_gbps(100), Time::from_ns(250)}};
+  const Topology t = build_topology(m, 1);
+  const auto route = t.intra_route(0, 3);
+  ASSERT_EQ(route.size(), 2U);
+  EXPECT_EQ(route[0], 1);
+  EXPECT_EQ(t.intra_route(3, 0)[0], 1);
+}
+
+}  // namespace
+}  // namespace ws
