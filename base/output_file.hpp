@@ -80,4 +80,21 @@ class DirectoryLock {
 // other users must not be able to guess or replace.
 std::filesystem::path make_private_directory(std::string_view prefix, const std::filesystem::path& parent = {});
 
+// A private directory (make_private_directory) for one operation's scratch files, removed with
+// everything in it at the end of the scope.
+class ScratchDirectory {
+ public:
+  explicit ScratchDirectory(std::string_view prefix) : path_(make_private_directory(prefix)) {}
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  ~ScratchDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace ws

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/process/child_process.hpp"
+#include "base/output_file.hpp"
 
 namespace ws {
 namespace {
@@ -55,8 +56,9 @@ MpiMeasurements measure_mpi(const MpiProbeOptions& options) {
     throw std::runtime_error(fmt::format("MPI probe {} not found (build the weakscale-calibrate-mpi target)",
                                          options.probe_executable));
   }
-  const auto json_path = std::filesystem::temp_directory_path() /
-                         fmt::format("weakscale-calibrate-mpi-{}.json", static_cast<long>(::getpid()));
+  // The probe's output goes to a private directory nobody else can predict or write into.
+  const ScratchDirectory scratch("weakscale-calibrate-mpi");
+  const auto json_path = scratch.path() / "probe.json";
   std::vector<std::string> probe{options.probe_executable, "--out", json_path.string()};
   if (options.quick) probe.emplace_back("--quick");
   const auto env = mpirun_environment();

@@ -11,6 +11,7 @@
 
 #include "harness/process/child_process.hpp"
 #include "harness/validate/engine_trace.hpp"
+#include "base/output_file.hpp"
 
 namespace ws {
 namespace {
@@ -70,14 +71,13 @@ PhaseTimes parse_engine_summary(const std::string& output) {
 
 PhaseTimes measure_run(const EngineRunner& runner, const ValidationRun& run,
                        const std::optional<std::filesystem::path>& keep_trace) {
-  const auto trace = keep_trace.value_or(std::filesystem::temp_directory_path() /
-                                         fmt::format("weakscale-validate-{}-{}.json", static_cast<long>(::getpid()),
-                                                     run.id));
+  // The engine's trace goes to a private directory nobody else can predict or write into.
+  const ScratchDirectory scratch("weakscale-validate");
+  const auto trace = keep_trace.value_or(scratch.path() / fmt::format("{}.json", run.id));
   auto command = engine_command(runner, run);
   command.insert(command.end(), {"--trace", trace.string()});
   const ChildResult result = run_child(command, mpirun_environment());
   const std::string trace_text = read_file(trace);
-  if (!keep_trace) std::filesystem::remove(trace);
   if (result.exit_code != 0) {
     throw EngineRunError(fmt::format("engine run {} failed (exit {}): {}; its output ends: {}", run.id,
                                      result.exit_code, join_command(command), tail(result.output)));

@@ -1,9 +1,12 @@
 // Every send a sprayed flow, through the schedule executor.
 #include "sim/pricing/every_step.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <tuple>
 
+#include "base/input_error.hpp"
 #include "sim/collectives/flow_schedule.hpp"
 #include "sim/net/flow_network.hpp"
 #include "sim/net/traffic.hpp"
@@ -11,7 +14,7 @@
 namespace ws {
 
 EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, CollectiveAlgorithm algorithm,
-                                      CollectiveOp op, Bytes bytes) {
+                                      CollectiveOp op, Bytes bytes, std::uint64_t max_sends) {
   EveryStepResult result;
   const auto comms = network.communicators(g);
   if (comms.empty() || g.size < 2) return result;
@@ -24,9 +27,17 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
   for (const PricedPhase& p : program.phases) valiant = std::max(valiant, p.valiant_share);
 
   std::vector<FlowSchedule> schedules;
+  std::uint64_t sends = 0;
   for (const auto& devices : comms) {
     schedules.push_back(build_schedule(algorithm, op, devices, bytes, network.schedule_options()));
     schedules.back().start = Time::zero();
+    sends += schedules.back().size();
+    if (sends > max_sends) {
+      throw InputError(InputLocation{"", 0, "--every-step"}, fmt::format("more than {} sends", sends),
+                       fmt::format("at most {:.0f} million sends for the per-send reference (fewer devices, "
+                                   "fewer bytes, or the phase model without --every-step)",
+                                   static_cast<double>(max_sends) / 1e6));
+    }
   }
   const auto capacity = network.capacity();
   FlowNetwork flows(network.topology(), std::vector<double>(capacity.begin(), capacity.end()));

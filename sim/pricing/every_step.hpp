@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "sim/pricing/job_network.hpp"
@@ -19,7 +20,10 @@ struct EveryStepResult {
   std::vector<double> link_bytes;  // per link of the topology: bytes it carried
 };
 
+// `max_sends`: the schedules are refused (InputError naming --every-step) when they hold more
+// sends than this, before any runs: the reference's time grows faster than its sends.
 EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, CollectiveAlgorithm algorithm,
-                                      CollectiveOp op, Bytes bytes);
+                                      CollectiveOp op, Bytes bytes,
+                                      std::uint64_t max_sends = std::numeric_limits<std::uint64_t>::max());
 
 }  // namespace ws
