@@ -2,7 +2,7 @@
 # a byte string of indices into the target's token table, so the seeds must be remade when the table
 # changes. Usage: python3 tests/fuzz/make_weakscale_args_corpus.py tests/fuzz/corpus/weakscale_args
 import re, sys, os
-src=open('os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_weakscale_args.cpp")').read()
+src=open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fuzz_weakscale_args.cpp')).read()
 body=src[src.index('table = {')+len('table = {'):]
 body=body[:body.index('};')]
 body=re.sub(r'//[^\n]*','',body)
