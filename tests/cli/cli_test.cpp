@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/cli/command_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,11 +26,7 @@ using ::testing::StartsWith;
 
 const std::string kSource = WEAKSCALE_SOURCE_DIR;
 
-struct Run {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using Run = ws::testing::CommandRun;
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,18 +47,7 @@ std::filesystem::path test_temp_dir() {
 // Runs the binary from the source root (so ./machines is found as users find it), stderr to a file.
 Run weakscale(const std::string& args) {
   const auto err_file = test_temp_dir() / "stderr.txt";
-  const std::string command = "cd '" + kSource + "' && '" + std::string(WEAKSCALE_EXE) + "' " + args +
-                              " 2>'" + err_file.string() + "'";
-  Run run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.err = read_file(err_file);
-  return run;
+  return ws::testing::run_command("cd '" + kSource + "' && '" + std::string(WEAKSCALE_EXE) + "' " + args, err_file);
 }
 
 void expect_one_line_error(const Run& run) {

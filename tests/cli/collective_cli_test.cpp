@@ -2,6 +2,8 @@
 // naming the flag and the allowed values (exit 2), the report's parts, determinism.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/cli/command_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,10 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Run {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Run = ws::testing::CommandRun;
 
 Run weakscale(const std::string& args) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -32,21 +31,8 @@ Run weakscale(const std::string& args) {
                    (std::string("weakscale-collective-") + info->name() + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto err_file = dir / "stderr.txt";
-  const std::string command = "cd '" + std::string(WEAKSCALE_SOURCE_DIR) + "' && '" + std::string(WEAKSCALE_EXE) +
-                              "' " + args + " 2>'" + err_file.string() + "'";
-  Run run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  run.err = text.str();
-  return run;
+  return ws::testing::run_command(
+      "cd '" + std::string(WEAKSCALE_SOURCE_DIR) + "' && '" + std::string(WEAKSCALE_EXE) + "' " + args, err_file);
 }
 
 void expect_one_line_error(const Run& run, const std::string& flag) {

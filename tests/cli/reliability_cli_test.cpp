@@ -4,6 +4,8 @@
 // each case here failed (crash, hang, silent default or a followed link) before the fix.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/cli/command_run.hpp"
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,25 +43,13 @@ fs::path fresh_dir() {
   return dir;
 }
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using ws::testing::CommandRun;
 
 // Runs weakscale with `args` (shell words) from the source root, stdin closed.
 CommandRun weakscale(const std::string& args) {
   const fs::path err_file = fs::temp_directory_path() / ("weakscale-reliability-err-" + std::to_string(::getpid()));
-  const std::string command = "cd '" + kSource + "' && '" + std::string(WEAKSCALE_EXE) + "' " + args + " 2>'" +
-                              err_file.string() + "' </dev/null";
-  CommandRun r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err_file);
+  CommandRun r = ws::testing::run_command(
+      "cd '" + kSource + "' && '" + std::string(WEAKSCALE_EXE) + "' " + args + " </dev/null", err_file);
   fs::remove(err_file);
   return r;
 }

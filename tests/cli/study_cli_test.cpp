@@ -3,6 +3,8 @@
 // what the serial run writes (long: starts MPI).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/cli/command_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,25 +43,12 @@ std::filesystem::path fresh_dir(const std::string& leaf) {
   return dir;
 }
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using ws::testing::CommandRun;
 
 // `prefix` goes before the binary (e.g. "mpirun -np 2"); runs from the source root.
 CommandRun run(const std::string& prefix, const std::string& args, const std::filesystem::path& err_file) {
-  const std::string command = "cd '" + kSource + "' && " + prefix + " '" + std::string(WEAKSCALE_EXE) + "' " +
-                              args + " 2>'" + err_file.string() + "'";
-  CommandRun r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err_file);
-  return r;
+  return ws::testing::run_command(
+      "cd '" + kSource + "' && " + prefix + " '" + std::string(WEAKSCALE_EXE) + "' " + args, err_file);
 }
 
 std::string study_args(const std::filesystem::path& out) {
