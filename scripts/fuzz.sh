@@ -24,14 +24,15 @@ summary=()
 for t in "${targets[@]}"; do
   program=build-fuzz/tests/fuzz/fuzz_$t
   [ -x "$program" ] || { echo "fuzz: no target '$t' (tests/fuzz/fuzz_$t.cpp)" >&2; exit 2; }
-  corpus=build-fuzz/corpus/$t
-  artifacts=build-fuzz/artifacts/$t/
+  # Absolute paths: a target may change its working directory, and libFuzzer writes new inputs late.
+  corpus=$PWD/build-fuzz/corpus/$t
+  artifacts=$PWD/build-fuzz/artifacts/$t/
   mkdir -p "$corpus" "$artifacts" "tests/fuzz/regressions/$t"
   log=build-fuzz/fuzz-$t.log
   echo "fuzz: $t for ${seconds}s" >&2
   if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$program" -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" \
-      "$corpus" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >"$log" 2>&1; then
+      "$corpus" "$PWD/tests/fuzz/corpus/$t" "$PWD/tests/fuzz/regressions/$t" >"$log" 2>&1; then
     result=ok
   else
     result="FAILED (see $log and $artifacts)"

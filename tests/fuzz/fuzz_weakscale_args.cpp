@@ -26,8 +26,9 @@ namespace {
 
 constexpr long long kHuge = 1LL << 30;
 
-// Files the values refer to, made once per process in a private directory, which is also the
-// working directory: every output path lies in it (inputs that name another are skipped).
+// Files the values refer to, made once per process in a private directory: every output path lies
+// in it (inputs that name another are skipped). The working directory stays libFuzzer's, whose
+// corpus and artifact paths may be relative; relative values are only ever read.
 struct Scratch {
   std::filesystem::path dir = ws::make_private_directory("weakscale-fuzz-weakscale-args");
   std::string csv = (dir / "plan.csv").string();
@@ -38,8 +39,6 @@ struct Scratch {
   std::string machine = (dir / "small.yaml").string();
   std::string bad_machine = (dir / "bad.yaml").string();
   Scratch() {
-    // A relative path any value names is read or written in here, never in the checkout.
-    std::filesystem::current_path(dir);
     ::mkfifo(fifo.c_str(), 0600);
     std::filesystem::copy_file(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/local.yaml", machine);
     std::ofstream(bad_machine) << "name: bad\nnodes: 1\n";
