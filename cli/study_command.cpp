@@ -1,6 +1,7 @@
 #include "cli/option_checks.hpp"
 #include "cli/study_command.hpp"
 
+#include "base/ordered_tasks.hpp"
 #include "base/output_file.hpp"
 
 #include <ctime>
@@ -88,6 +89,11 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
                     "gemm_efficiency_scale=0.8): every point uses it, samples and the sensitivity table stop "
                     "varying it, and the JSON records it");
   study->add_flag("--restart", a.restart, "ignore <name>.partial.jsonl from an interrupted run and start over");
+  // Each thread keeps its own job networks (up to a few GiB at 8,192 devices), so the count is capped.
+  study->add_option("--jobs", a.jobs,
+                    "threads that compute the study's tasks, at most 256 (default: every core, or 1 per rank "
+                    "under mpirun with several ranks); the outputs are the same for any number")
+      ->check(CLI::Range(1, 256));
   return study;
 }
 
@@ -129,6 +135,7 @@ bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
     if (mpi.rank() == 0 && (a.restart || std::filesystem::is_symlink(options.partial_file)))
       std::filesystem::remove(options.partial_file);
     options.ranks = mpi.ranks();
+    options.jobs = a.jobs > 0 ? a.jobs : mpi.size() > 1 ? 1 : usable_cores();
     if (mpi.rank() == 0) options.progress = progress_display(progress, ::isatty(STDERR_FILENO) != 0);
     if (a.samples > 0 && machine.uncertainty.empty() && mpi.rank() == 0) {
       progress << "weakscale: note: " << machine.name << " has no uncertainty ranges; --samples ignored"

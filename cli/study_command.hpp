@@ -1,5 +1,6 @@
 // `weakscale study <spec.yaml>`: runs a study and writes CSV, JSON, side tables and plots into
-// --out. Under mpirun the points and samples are spread over the ranks and rank 0 writes.
+// --out. Tasks (points, samples, table rows) run on every core; under mpirun they are spread over
+// the ranks and rank 0 writes. Outputs are the same bytes however the work is spread.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,7 @@ struct StudyArgs {
   int simulate_top = kDefaultSimulatedLayouts;             // layouts of the analytic ranking the simulator re-ranks
   std::string library;  // "": the spec's library, or the machine file's default
   std::vector<std::string> settings;  // --set NAME=VALUE: uncertain parameters of the machine fixed
+  int jobs = 0;  // threads per process; 0: every core (one per rank under mpirun with several ranks)
 };
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);

@@ -81,9 +81,12 @@ PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint
 }
 
 StudyEvaluator analytic_evaluator() {
-  auto networks = std::make_shared<JobNetworks>();
-  return {"analytic", [networks](const Machine& machine, const StudyPoint& point, const StepOptions& options, int top_k) {
-            return evaluate_point_analytic(machine, point, options, top_k, networks.get());
+  return {"analytic", [] {
+            auto networks = std::make_shared<JobNetworks>();
+            return PointEvaluator([networks](const Machine& machine, const StudyPoint& point, const StepOptions& options,
+                                             int top_k) {
+              return evaluate_point_analytic(machine, point, options, top_k, networks.get());
+            });
           }};
 }
 
@@ -127,10 +130,12 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
 }
 
 StudyEvaluator simulated_evaluator(int simulated) {
-  auto networks = std::make_shared<JobNetworks>();
-  return {fmt::format("simulated top {}", simulated),
-          [simulated, networks](const Machine& machine, const StudyPoint& point, const StepOptions& options, int top_k) {
-            return evaluate_point_simulated(machine, point, options, top_k, simulated, networks.get());
+  return {fmt::format("simulated top {}", simulated), [simulated] {
+            auto networks = std::make_shared<JobNetworks>();
+            return PointEvaluator([simulated, networks](const Machine& machine, const StudyPoint& point,
+                                                        const StepOptions& options, int top_k) {
+              return evaluate_point_simulated(machine, point, options, top_k, simulated, networks.get());
+            });
           }};
 }
 

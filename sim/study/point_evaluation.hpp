@@ -27,10 +27,11 @@ using PointEvaluator = std::function<PointEvaluation(const Machine& machine, con
                                                      const StepOptions& options, int top_k)>;
 
 // An evaluator and the name recorded with its results (a resumed study only reuses results of
-// the same evaluator).
+// the same evaluator). Evaluators keep caches (the job networks of recent points), so a study
+// makes one per thread: make_worker returns a new one with caches of its own.
 struct StudyEvaluator {
   std::string name;
-  PointEvaluator evaluate;
+  std::function<PointEvaluator()> make_worker;
 };
 
 // Every valid layout ranked by the closed-form step model (sim/analytic/plan.hpp). `networks`, if

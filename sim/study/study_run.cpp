@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/input_error.hpp"
+#include "base/ordered_tasks.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_tasks.hpp"
 #include "sim/study/task_records.hpp"
@@ -105,24 +106,36 @@ std::map<std::string, PointEvaluation> run_tasks(const StudySpec& spec, const Ma
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(size)) == ranks.rank) mine.push_back(&tasks[i]);
   }
+  // Computed on options.jobs threads, each with its own evaluator, and recorded in task order: the
+  // partial file, the progress lines and the first error are those of a serial run.
+  std::vector<PointEvaluator> evaluators;
+  const int jobs = std::max(1, std::min(options.jobs, static_cast<int>(mine.size())));
+  for (int w = 0; w < jobs; ++w) evaluators.push_back(options.evaluator.make_worker());
   std::string share;
   std::map<std::string, PointEvaluation> results;
   int finished = 0;
-  for (const StudyTask* task : mine) {
+  struct Outcome {
+    PointEvaluation result;
+    bool loaded = false;
+  };
+  const std::function<Outcome(std::size_t, int)> compute = [&](std::size_t i, int worker) {
+    const StudyTask& task = *mine[i];
+    if (const auto it = done.find(task.key); it != done.end()) return Outcome{it->second, true};
+    const Machine m = task_machine(machine, task, options.seed);
+    return Outcome{evaluators[static_cast<std::size_t>(worker)](m, spec.points[static_cast<std::size_t>(task.point)],
+                                                                task_step_options(spec, task),
+                                                                task_top_k(task, options.top_k)),
+                   false};
+  };
+  const std::function<void(std::size_t, Outcome&&)> record = [&](std::size_t i, Outcome&& outcome) {
+    const StudyTask* task = mine[i];
+    PointEvaluation& result = outcome.result;
     StudyProgressEvent event;
     event.total = static_cast<int>(mine.size());
-    PointEvaluation result;
-    if (const auto it = done.find(task->key); it != done.end()) {
-      result = it->second;
-      event.loaded = true;
-    } else {
-      const Machine m = task_machine(machine, *task, options.seed);
-      result = options.evaluator.evaluate(m, spec.points[static_cast<std::size_t>(task->point)],
-                                          task_step_options(spec, *task), task_top_k(*task, options.top_k));
-    }
-    const std::string record = format_task_record(hash, task->key, result);
-    if (!event.loaded && !options.partial_file.empty()) append_task_record(options.partial_file, record);
-    share += record;
+    event.loaded = outcome.loaded;
+    const std::string line = format_task_record(hash, task->key, result);
+    if (!event.loaded && !options.partial_file.empty()) append_task_record(options.partial_file, line);
+    share += line;
     event.done = ++finished;
     const auto& point = spec.points[static_cast<std::size_t>(task->point)];
     event.line = fmt::format("{}: {}", task->key,
@@ -134,7 +147,8 @@ std::map<std::string, PointEvaluation> run_tasks(const StudySpec& spec, const Ma
     }
     results.emplace(task->key, std::move(result));
     if (options.progress) options.progress(event);
-  }
+  };
+  for_each_ordered<Outcome>(mine.size(), jobs, compute, record);
   if (size == 1 || !ranks.gather_to_root) return results;
   const std::vector<std::string> shares = ranks.gather_to_root(share);
   results.clear();

@@ -3,7 +3,7 @@
 // re-ranks its fastest), keeps the top k that fit in memory, and derives weak-scaling efficiency. Optionally also: node allocation x routing at the largest
 // points, seeded samples of the machine's uncertain parameters (median and band per point), and a
 // one-at-a-time sensitivity table. The work is a fixed list of tasks (study_tasks.hpp) that can be
-// spread over ranks and resumed from a partial file; the result never depends on either.
+// spread over ranks and threads and resumed from a partial file; the result depends on none of them.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +113,9 @@ struct StudyRunOptions {
   std::filesystem::path partial_file;
   bool resume = true;  // false: append to partial_file but reuse nothing from it (--restart)
   RankGroup ranks;  // serial unless given
+  // Threads that compute this rank's tasks (each with its own evaluator); the result, the partial
+  // file and the progress lines are the same for any number.
+  int jobs = 1;
   StudyProgressCallback progress;
 };
 

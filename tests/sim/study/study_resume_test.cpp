@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -146,35 +148,88 @@ TEST(StudyResume, RecordRoundTripIsExact) {
   }
 }
 
-// Ranks run one after the other in this process; rank 0's gather receives what the others sent.
-TEST(StudyDistributed, RanksSplittingTheTasksGiveTheSerialResult) {
+std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Threads alone, and ranks that each run threads, give the serial outputs; with threads the
+// partial file holds the serial run's lines in the serial run's order. Ranks run one after the
+// other in this process; rank 0's gather receives what the others sent.
+TEST(StudyDistributed, RanksAndThreadsSplittingTheTasksGiveTheSerialResult) {
+  const auto dir = fresh_temp_dir();
   const StudySpec spec = small_spec();
   const Machine machine = perlmutter();
-  const std::string serial = all_outputs(*execute_study(spec, machine, full_options()));
-  for (const int size : {2, 3, 5}) {
-    std::vector<std::string> shares(static_cast<std::size_t>(size));
-    std::optional<StudyResult> root;
-    for (int rank = size - 1; rank >= 0; --rank) {
-      StudyRunOptions o = full_options();
-      o.ranks.rank = rank;
-      o.ranks.size = size;
-      o.ranks.gather_to_root = [&, rank](const std::string& mine) {
-        shares[static_cast<std::size_t>(rank)] = mine;
-        return rank == 0 ? shares : std::vector<std::string>{};
-      };
-      auto r = execute_study(spec, machine, o);
-      EXPECT_EQ(r.has_value(), rank == 0);
-      if (rank == 0) root = std::move(r);
-    }
-    ASSERT_TRUE(root);
-    EXPECT_EQ(all_outputs(*root), serial) << size << " ranks";
+  StudyRunOptions serial_options = full_options();
+  serial_options.partial_file = dir / "serial.partial.jsonl";
+  const std::string serial = all_outputs(*execute_study(spec, machine, serial_options));
+
+  StudyRunOptions threaded = full_options();
+  threaded.jobs = 3;
+  threaded.partial_file = dir / "threads.partial.jsonl";
+  std::vector<std::string> progress;
+  threaded.progress = [&](const StudyProgressEvent& e) { progress.push_back(std::to_string(e.done) + " " + e.line); };
+  EXPECT_EQ(all_outputs(*execute_study(spec, machine, threaded)), serial) << "3 threads";
+  EXPECT_EQ(file_text(threaded.partial_file), file_text(serial_options.partial_file));
+  ASSERT_FALSE(progress.empty());
+  for (std::size_t i = 0; i < progress.size(); ++i) EXPECT_EQ(progress[i].substr(0, progress[i].find(' ')), std::to_string(i + 1));
+
+  constexpr int kRanks = 3;
+  std::vector<std::string> shares(kRanks);
+  std::optional<StudyResult> root;
+  for (int rank = kRanks - 1; rank >= 0; --rank) {
+    StudyRunOptions o = full_options();
+    o.jobs = 2;
+    o.ranks.rank = rank;
+    o.ranks.size = kRanks;
+    o.ranks.gather_to_root = [&, rank](const std::string& mine) {
+      shares[static_cast<std::size_t>(rank)] = mine;
+      return rank == 0 ? shares : std::vector<std::string>{};
+    };
+    auto r = execute_study(spec, machine, o);
+    EXPECT_EQ(r.has_value(), rank == 0);
+    if (rank == 0) root = std::move(r);
   }
+  ASSERT_TRUE(root);
+  EXPECT_EQ(all_outputs(*root), serial) << kRanks << " ranks of 2 threads";
+  std::filesystem::remove_all(dir);
+}
+
+// An interruption (here the progress callback throwing, as a signal handler's exit would) while
+// threads are computing ends the run with the error; the rerun resumes from the lines recorded.
+TEST(StudyResume, ThreadsInterruptedResumeToTheSameBytes) {
+  const auto dir = fresh_temp_dir();
+  const StudySpec spec = small_spec();
+  const Machine machine = perlmutter();
+  StudyRunOptions o;
+  o.samples = 3;
+  o.seed = 5;
+  o.jobs = 2;
+  const std::string clean = all_outputs(*execute_study(spec, machine, o));
+  o.partial_file = dir / "p.jsonl";
+  o.progress = [](const StudyProgressEvent& e) {
+    if (e.done == 4) throw Interrupted();
+  };
+  EXPECT_THROW(execute_study(spec, machine, o), Interrupted);
+  int loaded = 0;
+  o.progress = [&](const StudyProgressEvent& e) { loaded += e.loaded ? 1 : 0; };
+  EXPECT_EQ(all_outputs(*execute_study(spec, machine, o)), clean);
+  EXPECT_EQ(loaded, 4);
+  std::filesystem::remove_all(dir);
+}
+
+// Samples alone (the side tables do not change what is drawn).
+StudyRunOptions sampled_options() {
+  StudyRunOptions o;
+  o.samples = 6;
+  o.seed = 42;
+  return o;
 }
 
 TEST(StudyUncertainty, SamplingIsDeterministicForASeedAndDiffersAcrossSeeds) {
   const StudySpec spec = small_spec();
   const Machine machine = perlmutter();
-  StudyRunOptions o = full_options();
+  StudyRunOptions o = sampled_options();
   const std::string a = format_study_csv(*execute_study(spec, machine, o));
   EXPECT_EQ(a, format_study_csv(*execute_study(spec, machine, o)));
   o.seed = 43;
@@ -208,7 +263,7 @@ TEST(StudyUncertainty, SamplesStayInsideTheRanges) {
 }
 
 TEST(StudyUncertainty, BandsContainTheMedian) {
-  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  const auto r = *execute_study(small_spec(), perlmutter(), sampled_options());
   EXPECT_EQ(r.samples, 6);
   for (const auto& row : r.rows) {
     ASSERT_TRUE(row.efficiency_band && row.peak_fraction_band && row.step_band);
@@ -232,7 +287,9 @@ TEST(StudyUncertainty, PercentileInterpolatesBetweenOrderStatistics) {
 }
 
 TEST(StudyTables, CandidatesAreRankedAndTheFirstIsTheRowsBest) {
-  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  StudyRunOptions o;
+  o.top_k = 5;
+  const auto r = *execute_study(small_spec(), perlmutter(), o);
   for (const auto& row : r.rows) {
     ASSERT_FALSE(row.candidates.empty());
     EXPECT_LE(row.candidates.size(), 5u);
@@ -244,7 +301,9 @@ TEST(StudyTables, CandidatesAreRankedAndTheFirstIsTheRowsBest) {
 }
 
 TEST(StudyTables, PlacementRoutingCoversTheLargestPointsAndAdaptiveIsNeverWorseThanMinimal) {
-  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  StudyRunOptions o;
+  o.placement_routing = true;
+  const auto r = *execute_study(small_spec(), perlmutter(), o);
   ASSERT_EQ(r.placement_routing.size(), 2u * 2u * 3u);  // 2 points x 2 allocations x 3 routings
   for (std::size_t i = 0; i < r.placement_routing.size(); i += 3) {
     const auto& minimal = r.placement_routing[i];
@@ -258,7 +317,9 @@ TEST(StudyTables, PlacementRoutingCoversTheLargestPointsAndAdaptiveIsNeverWorseT
 }
 
 TEST(StudyTables, SensitivityIsSortedByEffectAndNamesEveryParameter) {
-  const auto r = *execute_study(small_spec(), perlmutter(), full_options());
+  StudyRunOptions o;
+  o.sensitivity = true;
+  const auto r = *execute_study(small_spec(), perlmutter(), o);
   ASSERT_EQ(r.sensitivity.size(), perlmutter().uncertainty.size());
   for (std::size_t i = 1; i < r.sensitivity.size(); ++i) {
     EXPECT_GE(r.sensitivity[i - 1].effect(), r.sensitivity[i].effect());
