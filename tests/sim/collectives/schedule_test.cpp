@@ -21,25 +21,25 @@ namespace {
 
 using namespace ws::literals;
 
-struct Fixture {
+struct ScheduleFixture {
   Machine machine;
   Topology topology;
   Router router;
   FlowNetwork network;
-  Fixture(Machine m, int nodes, RoutingPolicy policy, std::uint64_t seed, int groups = 0)
+  ScheduleFixture(Machine m, int nodes, RoutingPolicy policy, std::uint64_t seed, int groups = 0)
       : machine(std::move(m)),
         topology(build_topology(machine, nodes, groups)),
         router(topology, {policy, seed}),
         network(topology, router) {}
 };
 
-std::vector<int> iota_devices(int first, int p, int stride = 1) {
+std::vector<int> schedule_devices(int first, int p, int stride = 1) {
   std::vector<int> d(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i) d[static_cast<std::size_t>(i)] = first + i * stride;
   return d;
 }
 
-ScheduleResult run_one(Fixture& fx, const FlowSchedule& s) {
+ScheduleResult run_one(ScheduleFixture& fx, const FlowSchedule& s) {
   const std::vector<FlowSchedule> all{s};
   return run_flow_schedules(fx.network, all, fx.machine.collective_libraries.front()).front();
 }
@@ -48,11 +48,11 @@ ScheduleResult run_one(Fixture& fx, const FlowSchedule& s) {
 // adaptive routing included: same end times, same flows.
 TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
   const Machine m = testing::small_machine(3, 4, 4, 2, 2, 1, 50.0, 25.0);
-  Fixture a(m, 12, RoutingPolicy::adaptive, 7), b(m, 12, RoutingPolicy::adaptive, 7);
+  ScheduleFixture a(m, 12, RoutingPolicy::adaptive, 7), b(m, 12, RoutingPolicy::adaptive, 7);
   std::vector<RingCall> calls;
   std::vector<FlowSchedule> schedules;
   for (int c = 0; c < 2; ++c) {
-    const auto devices = iota_devices(c, 12, 2);  // the two devices of each node in different calls
+    const auto devices = schedule_devices(c, 12, 2);  // the two devices of each node in different calls
     const CollectiveOp op = c == 0 ? CollectiveOp::all_reduce : CollectiveOp::all_gather;
     calls.push_back({op, devices, 64_MiB + 3, Time::zero()});
     schedules.push_back(ring_schedule(op, devices, 64_MiB + 3, RingOptions{}));
@@ -69,10 +69,10 @@ TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
 // all-reduce = launch + 2 log2 p (step + hop latency) + 2 (p - 1) / p M / bw.
 TEST(RhdCollective, AllReduceMatchesTheClosedFormOnANonBlockingNetwork) {
   for (const int p : {4, 8}) {
-    Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+    ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
     const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
     const Bytes M = 256_MiB;
-    const auto r = run_one(fx, rhd_schedule(CollectiveOp::all_reduce, iota_devices(0, p), M));
+    const auto r = run_one(fx, rhd_schedule(CollectiveOp::all_reduce, schedule_devices(0, p), M));
     const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
     const double log2p = std::log2(p);
     const double expected_s = lib.launch_latency.seconds() + 2 * log2p * (lib.step_latency + hop).seconds() +
@@ -116,9 +116,9 @@ TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
       if (!supports(a, op)) continue;
       for (const int nodes : {2, 3}) {
         // 4 devices per node with 4 NICs: hierarchical has n = nodes, L = 4.
-        Fixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+        ScheduleFixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
         const int p = 4 * nodes;
-        const auto s = build_schedule(a, op, iota_devices(0, p), M, ScheduleOptions{4, 4, 0, {}});
+        const auto s = build_schedule(a, op, schedule_devices(0, p), M, ScheduleOptions{4, 4, 0, {}});
         const auto r = run_one(fx, s);
         const Bytes expected = closed_form_bytes(a, op, p, M, nodes, 4);
         EXPECT_EQ(s.total_bytes(), expected) << to_string(a) << " " << to_string(op) << " p=" << p;
@@ -130,8 +130,8 @@ TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
 }
 
 TEST(RhdCollective, NonPowerOfTwoAddsTwoStepsAndDeliversItsBytes) {
-  Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 6, RoutingPolicy::minimal, 1);
-  const auto s = rhd_schedule(CollectiveOp::all_reduce, iota_devices(0, 6), 60_MiB);
+  ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 6, RoutingPolicy::minimal, 1);
+  const auto s = rhd_schedule(CollectiveOp::all_reduce, schedule_devices(0, 6), 60_MiB);
   EXPECT_EQ(s.critical_path_steps(), 2 * 2 + 2);  // 2 log2 4 + pre + post
   run_one(fx, s);
   EXPECT_EQ(fx.network.bytes_delivered(), closed_form_bytes(CollectiveAlgorithm::rhd, CollectiveOp::all_reduce, 6,
@@ -141,17 +141,17 @@ TEST(RhdCollective, NonPowerOfTwoAddsTwoStepsAndDeliversItsBytes) {
 // Open MPI's libnbc all-reduce on two members: the whole buffer one way, then back, in sequence:
 // launch + 2 (step + hop + M / bw), twice the ring's M / bw. Reduce-scatter: M up, then M / 2 back.
 TEST(BinomialCollective, TwoMembersMatchTheClosedForm) {
-  Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
+  ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
   const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
   const Bytes M = 64_MiB;
   const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
   const double step = (lib.step_latency + hop).seconds(), launch = lib.launch_latency.seconds();
-  const auto all_reduce = run_one(fx, binomial_all_reduce_schedule(iota_devices(0, 2), M));
+  const auto all_reduce = run_one(fx, binomial_all_reduce_schedule(schedule_devices(0, 2), M));
   const double all_reduce_s = launch + 2 * (step + static_cast<double>(M) / 25e9);
   EXPECT_NEAR(all_reduce.end.seconds(), all_reduce_s, 0.01 * all_reduce_s);
   EXPECT_EQ(all_reduce.flows, 2u);
-  Fixture fx2(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
-  const auto reduce_scatter = run_one(fx2, binomial_reduce_scatter_schedule(iota_devices(0, 2), M));
+  ScheduleFixture fx2(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
+  const auto reduce_scatter = run_one(fx2, binomial_reduce_scatter_schedule(schedule_devices(0, 2), M));
   const double reduce_scatter_s = launch + 2 * step + 1.5 * static_cast<double>(M) / 25e9;
   EXPECT_NEAR(reduce_scatter.end.seconds(), reduce_scatter_s, 0.01 * reduce_scatter_s);
 }
@@ -170,11 +170,11 @@ TEST(BinomialCollective, IsChosenForOpenMpiReductionsOnly) {
 // Up and down the binomial tree: its height is the most set bits of a position (<= ceil(log2 p)).
 TEST(TreeCollective, TakesTwiceTheTreeHeightInSteps) {
   for (const int p : {2, 5, 8, 16}) {
-    const auto s = tree_all_reduce_schedule(iota_devices(0, p), 1_MiB);
+    const auto s = tree_all_reduce_schedule(schedule_devices(0, p), 1_MiB);
     int height = 0;
     for (unsigned q = 0; q < static_cast<unsigned>(p); ++q) height = std::max(height, std::popcount(q));
     EXPECT_EQ(s.critical_path_steps(), 2 * height) << p;  // 1 MiB: one chunk per half
-    const auto pipelined = tree_all_reduce_schedule(iota_devices(0, p), 8 * kTreeChunkBytes);
+    const auto pipelined = tree_all_reduce_schedule(schedule_devices(0, p), 8 * kTreeChunkBytes);
     EXPECT_EQ(pipelined.critical_path_steps(), 2 * height + tree_chunks(4 * kTreeChunkBytes) - 1) << p;
     EXPECT_LE(height, static_cast<int>(std::ceil(std::log2(p))));
   }
@@ -190,7 +190,7 @@ TEST(TreeCollective, TakesTwiceTheTreeHeightInSteps) {
 TEST(TreeCollective, OnNodesOfSeveralMembersChainsPipelineWithTheTrees) {
   const int L = 4;
   for (const int nodes : {2, 4}) {
-    const auto devices = iota_devices(0, nodes * L);
+    const auto devices = schedule_devices(0, nodes * L);
     const int height = nodes == 2 ? 1 : 2;  // binomial trees over 2 and 4 nodes
     const auto one = node_tree_all_reduce_schedule(devices, 2 * L * kTreeChunkBytes, L);
     EXPECT_EQ(one.critical_path_steps(), 2 * (L - 1) + 2 * height) << nodes;
@@ -221,7 +221,7 @@ TEST(TreeCollective, OnNodesOfSeveralMembersChainsPipelineWithTheTrees) {
         EXPECT_EQ(out_of_node[static_cast<std::size_t>(n)], bytes);
       }
     }
-    Fixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+    ScheduleFixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
     run_one(fx, s);
     for (int nic = 0; nic < nodes * 4; ++nic)
       EXPECT_GT(fx.network.link_bytes_delivered(fx.topology.injection_up[static_cast<std::size_t>(nic)]), 0.0) << nic;
@@ -235,8 +235,8 @@ TEST(TreeCollective, OnNodesOfSeveralMembersChainsPipelineWithTheTrees) {
 TEST(TreeCollective, OnNodesOfSeveralMembersTakesTheNicsTimeNotTheChainsOnTop) {
   const int nodes = 2, L = 4;
   const Bytes bytes = 256_MiB;
-  Fixture fx(testing::small_machine(1, 8, 8, L, 4, 1), nodes, RoutingPolicy::minimal, 1);
-  const auto result = run_one(fx, node_tree_all_reduce_schedule(iota_devices(0, nodes * L), bytes, L));
+  ScheduleFixture fx(testing::small_machine(1, 8, 8, L, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  const auto result = run_one(fx, node_tree_all_reduce_schedule(schedule_devices(0, nodes * L), bytes, L));
   const double nics = static_cast<double>(bytes) / L / 25e9;
   EXPECT_GT(result.end.seconds(), nics);
   EXPECT_LT(result.end.seconds(), 1.25 * nics);
@@ -246,7 +246,7 @@ TEST(TreeCollective, OnNodesOfSeveralMembersTakesTheNicsTimeNotTheChainsOnTop) {
 // one device only.
 TEST(HierarchicalCollective, UsesEveryNicOfEveryNode) {
   const int nodes = 4;
-  auto nic_bytes = [&](const FlowSchedule& s, Fixture& fx) {
+  auto nic_bytes = [&](const FlowSchedule& s, ScheduleFixture& fx) {
     run_one(fx, s);
     std::vector<double> out;
     for (int nic = 0; nic < nodes * 4; ++nic) {
@@ -255,16 +255,16 @@ TEST(HierarchicalCollective, UsesEveryNicOfEveryNode) {
     return out;
   };
   for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
-    Fixture h(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
-    for (const double b : nic_bytes(hierarchical_schedule(op, iota_devices(0, 16), 64_MiB, 4), h)) {
+    ScheduleFixture h(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+    for (const double b : nic_bytes(hierarchical_schedule(op, schedule_devices(0, 16), 64_MiB, 4), h)) {
       EXPECT_GT(b, 0.0) << to_string(op);
     }
   }
-  Fixture single(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
-  const auto ring = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 1, 0, {}}), single);
+  ScheduleFixture single(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  const auto ring = nic_bytes(ring_schedule(CollectiveOp::all_gather, schedule_devices(0, 16), 64_MiB, RingOptions{4, 1, 0, {}}), single);
   EXPECT_EQ(std::count_if(ring.begin(), ring.end(), [](double b) { return b > 0; }), nodes);
-  Fixture multi(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
-  const auto channels = nic_bytes(ring_schedule(CollectiveOp::all_gather, iota_devices(0, 16), 64_MiB, RingOptions{4, 4, 0, {}}), multi);
+  ScheduleFixture multi(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  const auto channels = nic_bytes(ring_schedule(CollectiveOp::all_gather, schedule_devices(0, 16), 64_MiB, RingOptions{4, 4, 0, {}}), multi);
   EXPECT_EQ(std::count_if(channels.begin(), channels.end(), [](double b) { return b > 0; }), 4 * nodes);
 }
 
@@ -293,10 +293,10 @@ TEST(RingSchedule, SegmentBytesAreTheSumOfTheirStepsChunks) {
 
 TEST(RingSchedule, SegmentsMatchTheStepwiseRingInLockstep) {
   const int p = 8;
-  Fixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
-  Fixture b(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
-  const auto exact = run_one(a, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{}));
-  const auto merged = run_one(b, ring_schedule(CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, RingOptions{1, 1, 3, {}}));
+  ScheduleFixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+  ScheduleFixture b(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+  const auto exact = run_one(a, ring_schedule(CollectiveOp::all_reduce, schedule_devices(0, p), 64_MiB, RingOptions{}));
+  const auto merged = run_one(b, ring_schedule(CollectiveOp::all_reduce, schedule_devices(0, p), 64_MiB, RingOptions{1, 1, 3, {}}));
   EXPECT_EQ(merged.flows, 3u * p);
   EXPECT_NEAR(merged.end.seconds(), exact.end.seconds(), 1e-3 * exact.end.seconds());
   EXPECT_EQ(a.network.bytes_delivered(), b.network.bytes_delivered());

@@ -17,7 +17,7 @@
 namespace ws {
 namespace {
 
-const std::string kMachines = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+const std::string kEvaluationMachines = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
 
 StudyPoint point_of(int devices, const char* model, long long sequences) {
   StudyPoint p;
@@ -40,7 +40,7 @@ Time simulated(const Machine& machine, const StudyPoint& point, const Layout& la
 class SimulatedEvaluator : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SimulatedEvaluator, CandidatesAreSimulatedStepsOfTheAnalyticTopRerankedFastestFirst) {
-  const Machine machine = load_machine_by_name(GetParam(), kMachines);
+  const Machine machine = load_machine_by_name(GetParam(), kEvaluationMachines);
   const StudyPoint point = point_of(256, "10B", 256);
   const StepOptions options;
   const PointEvaluation analytic = evaluate_point_analytic(machine, point, options, 12);
@@ -72,7 +72,7 @@ TEST_P(SimulatedEvaluator, CandidatesAreSimulatedStepsOfTheAnalyticTopRerankedFa
 INSTANTIATE_TEST_SUITE_P(Machines, SimulatedEvaluator, ::testing::Values("perlmutter", "frontier", "alps"));
 
 TEST(SimulatedEvaluator, InfeasiblePointKeepsTheAnalyticReason) {
-  const Machine machine = load_machine_by_name("perlmutter", kMachines);
+  const Machine machine = load_machine_by_name("perlmutter", kEvaluationMachines);
   const StudyPoint point = point_of(4, "175B", 4);
   const PointEvaluation e = evaluate_point_simulated(machine, point, StepOptions{}, 3, 8);
   const PointEvaluation a = evaluate_point_analytic(machine, point, StepOptions{}, 3);

@@ -25,9 +25,9 @@
 namespace ws {
 namespace {
 
-const std::string kSource = WEAKSCALE_SOURCE_DIR;
+const std::string kResumeSource = WEAKSCALE_SOURCE_DIR;
 
-std::filesystem::path fresh_temp_dir() {
+std::filesystem::path resume_temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const auto dir = std::filesystem::temp_directory_path() /
                    (std::string("weakscale-") + info->test_suite_name() + "-" + info->name() + "-" +
@@ -37,8 +37,8 @@ std::filesystem::path fresh_temp_dir() {
   return dir;
 }
 
-StudySpec small_spec() { return load_study_spec(kSource + "/benchmarks/studies/perlmutter-small.yaml"); }
-Machine perlmutter() { return load_machine(kSource + "/machines/perlmutter.yaml"); }
+StudySpec small_spec() { return load_study_spec(kResumeSource + "/benchmarks/studies/perlmutter-small.yaml"); }
+Machine perlmutter() { return load_machine(kResumeSource + "/machines/perlmutter.yaml"); }
 
 StudyRunOptions full_options() {
   StudyRunOptions o;
@@ -61,7 +61,7 @@ struct Interrupted : std::runtime_error {
 };
 
 TEST(StudyResume, InterruptedRunResumesWithoutRedoingFinishedTasksAndWritesTheSameBytes) {
-  const auto dir = fresh_temp_dir();
+  const auto dir = resume_temp_dir();
   const StudySpec spec = small_spec();
   const Machine machine = perlmutter();
   const std::string clean = all_outputs(*execute_study(spec, machine, full_options()));
@@ -157,7 +157,7 @@ std::string file_text(const std::filesystem::path& file) {
 // partial file holds the serial run's lines in the serial run's order. Ranks run one after the
 // other in this process; rank 0's gather receives what the others sent.
 TEST(StudyDistributed, RanksAndThreadsSplittingTheTasksGiveTheSerialResult) {
-  const auto dir = fresh_temp_dir();
+  const auto dir = resume_temp_dir();
   const StudySpec spec = small_spec();
   const Machine machine = perlmutter();
   StudyRunOptions serial_options = full_options();
@@ -198,7 +198,7 @@ TEST(StudyDistributed, RanksAndThreadsSplittingTheTasksGiveTheSerialResult) {
 // An interruption (here the progress callback throwing, as a signal handler's exit would) while
 // threads are computing ends the run with the error; the rerun resumes from the lines recorded.
 TEST(StudyResume, ThreadsInterruptedResumeToTheSameBytes) {
-  const auto dir = fresh_temp_dir();
+  const auto dir = resume_temp_dir();
   const StudySpec spec = small_spec();
   const Machine machine = perlmutter();
   StudyRunOptions o;
