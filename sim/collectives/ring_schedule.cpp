@@ -1,4 +1,5 @@
-// Ring schedules: one send per position per step, step k + 1 waiting for the step-k receive.
+// Ring schedules: one send per position per step, step k + 1 waiting for the step-k receive and
+// for the position's own send kRingSlots steps earlier.
 #include "sim/collectives/ring_schedule.hpp"
 
 #include <algorithm>
@@ -13,6 +14,9 @@ int ring_steps(CollectiveOp op, int members) {
 }
 
 namespace {
+
+// Buffer slots per ring connection: NCCL_STEPS = 8 (NCCL src/include/device.h; RCCL keeps it).
+constexpr int kRingSlots = 8;
 
 // Bytes of the chunks (start - j) mod p, j = 0 .. n - 1 (n <= p): n base chunks, plus one byte for
 // each of those indices below total mod p.
@@ -64,8 +68,13 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
   if (p < 2) return last;
   const int steps = ring_steps(op, p);
   const int segments = max_segments > 0 ? std::min(max_segments, steps) : steps;
-  // prev[j]: the send that delivered position j's previous receive (from position j - 1).
+  // prev[j]: the send that delivered position j's previous receive (from position j - 1). A
+  // member's send also waits for its own send kRingSlots sends earlier to be delivered: a library
+  // has that many buffer slots per peer, so a member runs at most that far ahead of what its
+  // successor has taken. Without the bound, members run ahead of their own sends and max-min
+  // sharing starves the oldest sends at scale.
   std::vector<int> prev(static_cast<std::size_t>(p), -1), next(static_cast<std::size_t>(p), -1);
+  std::vector<std::vector<int>> own(static_cast<std::size_t>(p));  // position j's sends, in order
   std::vector<int> deps;
   for (int s = 0; s < segments; ++s) {
     const int first_step = static_cast<int>(static_cast<long long>(s) * steps / segments);
@@ -76,14 +85,16 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
       deps.clear();
       if (s > 0) {
         deps.push_back(prev[J]);
+        if (s >= kRingSlots) deps.push_back(own[J][static_cast<std::size_t>(s - kRingSlots)]);
       } else if (!entry.empty()) {
         for (const int d : entry[J]) {
           if (d >= 0) deps.push_back(d);
         }
       }
       const int to = (j + 1) % p;
-      next[static_cast<std::size_t>(to)] =
-          schedule.add_send(members[J], members[static_cast<std::size_t>(to)], b, deps, end_step - first_step - 1);
+      own[J].push_back(
+          schedule.add_send(members[J], members[static_cast<std::size_t>(to)], b, deps, end_step - first_step - 1));
+      next[static_cast<std::size_t>(to)] = own[J].back();
     }
     std::swap(prev, next);
   }

@@ -2,6 +2,8 @@
 // byte conservation of every algorithm, hierarchical NIC use, selection thresholds, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 #include <numeric>
@@ -62,6 +64,27 @@ TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
   for (std::size_t c = 0; c < calls.size(); ++c) {
     EXPECT_EQ(generic[c].end, ring[c].end) << c;
     EXPECT_EQ(generic[c].flows, ring[c].flows) << c;
+  }
+}
+
+// A member's ring send waits for its receive of the step before and, from the ninth on, for its
+// own send eight steps earlier (the library's buffer slots): it never runs further ahead.
+TEST(RingSchedule, ASendWaitsForTheReceiveBeforeAndTheOwnSendEightStepsEarlier) {
+  constexpr int kP = 12, kSlots = 8;
+  const FlowSchedule s = ring_schedule(CollectiveOp::all_reduce, schedule_devices(0, kP), 64_MiB, RingOptions{});
+  std::vector<std::vector<int>> sends_of(kP);  // each member's sends in step order
+  for (std::size_t id = 0; id < s.size(); ++id) sends_of[static_cast<std::size_t>(s.send(static_cast<int>(id)).from)].push_back(static_cast<int>(id));
+  for (int j = 0; j < kP; ++j) {
+    const auto& own = sends_of[static_cast<std::size_t>(j)];
+    ASSERT_EQ(own.size(), static_cast<std::size_t>(2 * (kP - 1)));
+    for (std::size_t k = 1; k < own.size(); ++k) {
+      const auto after = s.after(own[k]);
+      const int from_predecessor = sends_of[static_cast<std::size_t>((j + kP - 1) % kP)][k - 1];
+      EXPECT_NE(std::find(after.begin(), after.end(), from_predecessor), after.end()) << j << " step " << k;
+      const bool waits_on_own = k >= kSlots && std::find(after.begin(), after.end(), own[k - kSlots]) != after.end();
+      EXPECT_EQ(waits_on_own, k >= kSlots) << j << " step " << k;
+      EXPECT_EQ(after.size(), k >= kSlots ? 2u : 1u) << j << " step " << k;
+    }
   }
 }
 
