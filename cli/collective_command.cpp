@@ -42,7 +42,12 @@ CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& a) {
   c->add_option("--bytes", a.bytes, "all-reduce: buffer; reduce-scatter: input; all-gather: output (e.g. 1GiB)")
       ->required();
   auto* nodes = c->add_option("--nodes", a.nodes, "job nodes")->check(kPositive);
-  c->add_option("--devices", a.devices, "job devices (ranks)")->check(kPositive);
+  c->add_option("--devices", a.devices,
+                "job devices (ranks); with --nodes, spread evenly over them (srun -N nodes -n ranks)")
+      ->check(kPositive);
+  c->add_option("--ranks-per-node", a.ranks_per_node,
+                "ranks on each node, on its first devices (srun --gpus-per-node); default: every device")
+      ->check(kPositive);
   auto* layout = c->add_option("--layout", a.layout, "4D layout GdataxGxxGyxGz: run every --group group at once");
   c->add_option("--group", a.group, "with --layout: which groups")
       ->capture_default_str()
@@ -77,6 +82,7 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   spec.bytes = static_cast<Bytes>(std::llround(*bytes));
   spec.nodes = a.nodes;
   spec.devices = a.devices;
+  spec.ranks_per_node = a.ranks_per_node;
   if (!a.layout.empty()) {
     spec.layout = parse_layout(a.layout);
     if (!spec.layout) throw flag_error("--layout", a.layout, "Gdata x Gx x Gy x Gz, e.g. 512x2x2x2");
@@ -97,7 +103,8 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   const Machine machine = load_machine_by_name(a.machine, machines_dir);
   const CollectiveJobReport r = run_collective_job(machine, spec);
 
-  out << fmt::format("machine     {} ({} nodes, {} devices), library {}\n", r.machine, r.nodes, r.devices, r.library);
+  out << fmt::format("machine     {} ({} node{} x {} rank{} per node, {} devices), library {}\n", r.machine, r.nodes,
+                     r.nodes == 1 ? "" : "s", r.ranks_per_node, r.ranks_per_node == 1 ? "" : "s", r.devices, r.library);
   out << fmt::format("collective  {} of {} B ({}) x {} communicator{} of {} members{}\n", to_string(r.op), r.bytes,
                      gigabytes(static_cast<double>(r.bytes)), r.communicators, r.communicators == 1 ? "" : "s",
                      r.members, spec.layout ? fmt::format(" ({} groups of {})", a.group, a.layout) : "");

@@ -17,6 +17,7 @@ struct CollectiveArgs {
   std::string bytes;
   int nodes = 0;
   int devices = 0;
+  int ranks_per_node = 0;  // 0: full nodes, or devices / nodes when both are given
   std::string algorithm = "auto";
   std::string library;  // empty: the machine's default
   std::string routing;  // empty: the machine's

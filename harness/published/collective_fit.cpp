@@ -75,8 +75,15 @@ PublishedRowModel::PublishedRowModel(const Machine& machine, const PublishedColl
                      fmt::format("at most {} devices on {} nodes of {} devices each",
                                  static_cast<long long>(row.nodes) * per_node, row.nodes, per_node));
   }
+  // Ranks spread evenly over the row's nodes, as the benchmark was launched (srun -N nodes -n
+  // devices): a point-to-point row of 2 devices on 2 nodes crosses the network.
+  if (row.devices % row.nodes != 0) {
+    throw InputError(InputLocation{row.file, row.line, "devices"}, std::to_string(row.devices),
+                     fmt::format("a multiple of the row's {} nodes (the same number of ranks on every node)", row.nodes));
+  }
+  const int ranks_per_node = row.devices / row.nodes;
   links_only_.step_overlap = StepOverlap::pipelined;  // the most overlap the model allows
-  JobNetwork network(m, row.devices);
+  JobNetwork network(m, row.devices, NodeAllocation::contiguous, 1, ranks_per_node);
   const GroupGeometry g{1, row.devices};
   members_ = g.size;
   nodes_spanned_ = network.nodes_spanned(g);

@@ -30,14 +30,19 @@ std::vector<int> place_job_nodes(int available_nodes, int job_nodes, NodeAllocat
   return all;
 }
 
-std::vector<int> devices_of_ranks(std::span<const int> job_nodes, int devices_per_node, int ranks) {
-  if (static_cast<long>(ranks) > static_cast<long>(job_nodes.size()) * devices_per_node) {
+std::vector<int> devices_of_ranks(std::span<const int> job_nodes, int devices_per_node, int ranks,
+                                  int ranks_per_node) {
+  const int per_node = ranks_per_node > 0 ? ranks_per_node : devices_per_node;
+  if (per_node > devices_per_node) {
+    throw std::invalid_argument("devices_of_ranks: more ranks per node than devices per node");
+  }
+  if (static_cast<long>(ranks) > static_cast<long>(job_nodes.size()) * per_node) {
     throw std::invalid_argument("devices_of_ranks: more ranks than devices on the job's nodes");
   }
   std::vector<int> devices(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     devices[static_cast<std::size_t>(r)] =
-        job_nodes[static_cast<std::size_t>(r / devices_per_node)] * devices_per_node + r % devices_per_node;
+        job_nodes[static_cast<std::size_t>(r / per_node)] * devices_per_node + r % per_node;
   }
   return devices;
 }

@@ -72,7 +72,10 @@ Machine job_machine(const Machine& machine, const CollectiveJobSpec& spec) {
 // The job's nodes and devices from --nodes, --devices and --layout, checked against the machine.
 struct JobSize {
   int nodes = 0, devices = 0;
+  int ranks_per_node = 0;  // 0: full nodes
 };
+// Jobs are shaped as they are launched (srun -N nodes -n ranks, or --gpus-per-node): --nodes and
+// --devices together spread the ranks evenly over the nodes; --ranks-per-node fixes how many.
 JobSize job_size(const Machine& machine, const CollectiveJobSpec& spec) {
   const int dpn = machine.node.devices;
   int devices = spec.devices;
@@ -83,20 +86,42 @@ JobSize job_size(const Machine& machine, const CollectiveJobSpec& spec) {
     }
     devices = spec.layout->devices();
   }
+  int per_node = spec.ranks_per_node;
+  if (per_node < 0 || per_node > dpn) {
+    throw flag_error("--ranks-per-node", std::to_string(per_node),
+                     fmt::format("1 to the {} devices of a {} node", dpn, machine.name));
+  }
   int nodes = spec.nodes;
+  if (per_node == 0 && nodes > 0 && devices > 0 && devices < static_cast<long long>(nodes) * dpn) {
+    if (devices % nodes != 0) {
+      throw flag_error("--devices", std::to_string(devices),
+                       fmt::format("a multiple of --nodes {} (ranks spread evenly over the nodes), or --ranks-per-node "
+                                   "to say how many each node runs",
+                                   nodes));
+    }
+    per_node = devices / nodes;
+  }
+  const int fill = per_node > 0 ? per_node : dpn;
   if (devices == 0) {
     if (nodes <= 0) throw flag_error("--nodes", std::to_string(nodes), "--nodes N or --devices N (N >= 1)");
-    devices = nodes * dpn;
+    devices = nodes * fill;
   }
-  if (nodes == 0) nodes = (devices + dpn - 1) / dpn;
+  if (nodes == 0) nodes = (devices + fill - 1) / fill;
   if (nodes > machine.nodes) {
     throw flag_error("--nodes", std::to_string(nodes), fmt::format("at most the machine's {} nodes", machine.nodes));
   }
-  if (static_cast<long long>(devices) > static_cast<long long>(nodes) * dpn || devices < 1) {
+  if (static_cast<long long>(devices) > static_cast<long long>(nodes) * fill || devices < 1) {
     throw flag_error("--devices", std::to_string(devices),
-                     fmt::format("1 to nodes x {} devices per node = {}", dpn, static_cast<long long>(nodes) * dpn));
+                     per_node > 0 ? fmt::format("1 to nodes x {} ranks per node = {}", fill,
+                                                static_cast<long long>(nodes) * fill)
+                                  : fmt::format("1 to nodes x {} devices per node = {}", dpn,
+                                                static_cast<long long>(nodes) * dpn));
   }
-  return {nodes, devices};
+  if (spec.ranks_per_node > 0 && spec.nodes > 0 && devices != spec.nodes * fill) {
+    throw flag_error("--devices", std::to_string(devices),
+                     fmt::format("--nodes x --ranks-per-node = {} (or leave one of the three out)", spec.nodes * fill));
+  }
+  return {nodes, devices, per_node};
 }
 
 // --algorithm, or the library's choice; refused when it does not do the operation.
@@ -161,12 +186,14 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   const JobSize size = job_size(machine, spec);
   rep.nodes = size.nodes;
   rep.devices = size.devices;
+  rep.ranks_per_node = std::min(size.devices, size.ranks_per_node > 0 ? size.ranks_per_node : std::max(machine.node.devices, 1));
 
   const Machine m = job_machine(machine, spec);
   const CollectiveLibrary& library = m.collective_libraries.front();
   rep.library = library.name;
   rep.routing = m.network.routing;
-  JobNetwork network(m, size.devices, spec.placement, spec.seed);
+  JobNetwork network(m, size.devices, spec.placement, spec.seed, size.ranks_per_node);
+  rep.nodes = network.job_nodes();
   const GroupGeometry g = spec.layout ? geometry(*spec.layout, spec.group) : GroupGeometry{1, size.devices};
   rep.communicators = static_cast<int>(network.communicators(g).size());
   rep.members = g.size;

@@ -22,7 +22,10 @@ struct CollectiveJobSpec {
   CollectiveOp op = CollectiveOp::all_reduce;
   Bytes bytes = 0;  // all-reduce: buffer; reduce-scatter: input; all-gather: output (per member)
   int nodes = 0;    // job nodes; 0: enough for `devices` (or the layout)
-  int devices = 0;  // job devices = ranks; 0: nodes x devices per node
+  int devices = 0;  // job devices = ranks; 0: nodes x ranks per node
+  // Ranks on each node, on its first devices (srun --gpus-per-node); 0: every device of a node, or
+  // devices / nodes when both are given.
+  int ranks_per_node = 0;
   std::optional<Layout> layout;  // set: run every `group` group of the layout at once
   CommGroup group = CommGroup::data;
   std::optional<CollectiveAlgorithm> algorithm;  // none: the library's selection
@@ -55,6 +58,7 @@ struct CollectiveJobReport {
   CollectiveJobModel model = CollectiveJobModel::phases;
   Bytes bytes = 0;
   int nodes = 0, devices = 0;
+  int ranks_per_node = 0;  // on every node but perhaps the last
   int communicators = 0, members = 0;  // communicators run at once, members of each
   int ring_channels = 1;
   Time time;              // launch of all calls to the last receive of any

@@ -30,12 +30,19 @@ GroupGeometry geometry(const Layout& layout, CommGroup group) {
 
 namespace {
 
-int job_node_count(const Machine& machine, int devices) {
+int job_node_count(const Machine& machine, int devices, int ranks_per_node) {
   const int dpn = std::max(machine.node.devices, 1);
-  const int nodes = (devices + dpn - 1) / dpn;
+  if (ranks_per_node < 0 || ranks_per_node > dpn) {
+    throw InputError({machine.source_file, 0, "ranks per node"}, std::to_string(ranks_per_node),
+                     fmt::format("1 to the {} devices of a {} node", dpn, machine.name));
+  }
+  const int per_node = ranks_per_node > 0 ? ranks_per_node : dpn;
+  const int nodes = (devices + per_node - 1) / per_node;
   if (devices < 1 || nodes > machine.nodes) {
     throw InputError({machine.source_file, 0, "devices"}, std::to_string(devices),
-                     fmt::format("1 to the machine's {} devices", machine.total_devices()));
+                     ranks_per_node > 0
+                         ? fmt::format("1 to the machine's {} nodes x {} ranks per node", machine.nodes, per_node)
+                         : fmt::format("1 to the machine's {} devices", machine.total_devices()));
   }
   return nodes;
 }
@@ -146,13 +153,13 @@ JobNetwork& JobNetworks::get(const Machine& machine, int devices, NodeAllocation
   return *networks_.back().second;
 }
 
-JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation allocation, std::uint64_t seed)
+JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation allocation, std::uint64_t seed,
+                       int ranks_per_node)
     : machine_(&machine),
       devices_(devices),
       allocation_(allocation),
-      job_nodes_(place_job_nodes(machine.nodes, job_node_count(machine, devices),
-allocation, seed)),
-      device_of_rank_(devices_of_ranks(job_nodes_, std::max(machine.node.devices, 1), devices)),
+      job_nodes_(place_job_nodes(machine.nodes, job_node_count(machine, devices, ranks_per_node), allocation, seed)),
+      device_of_rank_(devices_of_ranks(job_nodes_, std::max(machine.node.devices, 1), devices, ranks_per_node)),
       topology_(job_topology(machine, job_nodes_)),
       router_(topology_) {
   const int dpn = std::max(machine.node.devices, 1);

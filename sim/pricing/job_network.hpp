@@ -65,9 +65,12 @@ std::string network_fingerprint(const Machine& machine, int devices, NodeAllocat
 
 class JobNetwork {
  public:
-  // Throws InputError when the machine has fewer devices than the job needs.
+  // `ranks_per_node` ranks on each of the job's nodes (0: one per device, full nodes), on the
+  // node's first devices. Throws InputError when the machine has fewer nodes than the job needs
+  // or ranks_per_node exceeds the devices per node.
   JobNetwork(const Machine& machine, int devices, NodeAllocation allocation = NodeAllocation::contiguous,
-             std::uint64_t seed = 1);
+             std::uint64_t seed = 1, int ranks_per_node = 0);
+  int job_nodes() const { return static_cast<int>(job_nodes_.size()); }
 
   const Machine& machine() const { return *machine_; }
   // Prices with `machine` from now on; it must describe the same network (network_fingerprint):

@@ -57,6 +57,31 @@ TEST(CollectiveCli, PrintsTimeAlgorithmBandwidthPhasesAndBusiestLinks) {
   EXPECT_THAT(run.out, HasSubstr("   3  "));
 }
 
+// Jobs shaped as they are launched: --nodes with --devices spreads the ranks evenly (srun -N2 -n2:
+// one rank per node, so the pair talks over the network, not NVLink); --ranks-per-node says how
+// many; the header says what was used; shapes that cannot be launched are one-line errors.
+TEST(CollectiveCli, RanksPerNodeShapesTheJobAsLaunched) {
+  const std::string base = "collective --machine perlmutter --op all-reduce --bytes 256MiB ";
+  const auto one_node = weakscale(base + "--devices 2");
+  const auto two_nodes = weakscale(base + "--nodes 2 --devices 2");
+  const auto explicit_shape = weakscale(base + "--nodes 2 --ranks-per-node 1");
+  ASSERT_EQ(one_node.exit_code, 0) << one_node.err;
+  ASSERT_EQ(two_nodes.exit_code, 0) << two_nodes.err;
+  ASSERT_EQ(explicit_shape.exit_code, 0) << explicit_shape.err;
+  EXPECT_THAT(one_node.out, HasSubstr("(1 node x 2 ranks per node, 2 devices)"));
+  EXPECT_THAT(two_nodes.out, HasSubstr("(2 nodes x 1 rank per node, 2 devices)"));
+  EXPECT_EQ(two_nodes.out, explicit_shape.out);
+  // Across the network the pair is slower than over the node's own links.
+  auto time_line = [](const std::string& out) { return out.substr(out.find("\ntime ")); };
+  EXPECT_NE(time_line(one_node.out), time_line(two_nodes.out));
+  const auto frontier = weakscale("collective --machine frontier --op all-gather --bytes 1GiB --nodes 4 --ranks-per-node 2");
+  ASSERT_EQ(frontier.exit_code, 0) << frontier.err;
+  EXPECT_THAT(frontier.out, HasSubstr("(4 nodes x 2 ranks per node, 8 devices)"));
+  expect_one_line_error(weakscale(base + "--nodes 4 --devices 6"), "--devices");
+  expect_one_line_error(weakscale(base + "--devices 4 --ranks-per-node 5"), "--ranks-per-node");
+  expect_one_line_error(weakscale(base + "--nodes 3 --ranks-per-node 2 --devices 8"), "--devices");
+}
+
 TEST(CollectiveCli, EveryStepReferenceRunsEachSendAsAFlow) {
   const auto phases = weakscale(kSmall);
   const auto every = weakscale(kSmall + " --every-step");

@@ -77,6 +77,11 @@ TEST(Placement, ScatteredIsSeededDistinctAndSorted) {
 TEST(Placement, RanksFillNodesInOrder) {
   const std::vector<int> nodes{3, 7};
   EXPECT_EQ(devices_of_ranks(nodes, 4, 6), (std::vector<int>{12, 13, 14, 15, 28, 29}));
+  // Fewer ranks per node than devices: each node's first devices (srun --gpus-per-node).
+  EXPECT_EQ(devices_of_ranks(nodes, 4, 2, 1), (std::vector<int>{12, 28}));
+  EXPECT_THROW(devices_of_ranks(nodes, 4, 3, 1), std::invalid_argument);  // 3 ranks, 2 nodes of 1
+  EXPECT_EQ(devices_of_ranks(nodes, 4, 4, 2), (std::vector<int>{12, 13, 28, 29}));
+  EXPECT_THROW(devices_of_ranks(nodes, 4, 4, 5), std::invalid_argument);
 }
 
 // A path must be a chain of links from the source device to the destination device.
