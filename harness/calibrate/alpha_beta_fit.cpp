@@ -1,6 +1,5 @@
 #include "harness/calibrate/alpha_beta_fit.hpp"
 
-#include "sim/analytic/collective_cost.hpp"
 
 #include <Eigen/Dense>
 
@@ -102,34 +101,6 @@ AlphaBeta fit_alpha_beta(const std::vector<TimedTransfer>& samples) {
   AlphaBeta out;
   out.latency = Time::from_seconds(fit.coefficients(0));
   out.bandwidth = Bandwidth::from_bytes_per_s(1.0 / seconds_per_byte);
-  out.max_relative_residual = fit.max_relative_residual;
-  return out;
-}
-
-RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples, bool binomial_reductions) {
-  const auto rows = static_cast<Eigen::Index>(samples.size());
-  if (rows < 3) throw std::invalid_argument("ring fit: needs at least three timed collectives");
-  Eigen::MatrixXd features(rows, 3);
-  Eigen::VectorXd times(rows);
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    const auto& s = samples[static_cast<std::size_t>(i)];
-    check_times(s.seconds, s.full_bytes);
-    if (s.ranks < 2) throw std::invalid_argument("ring fit: every collective needs at least two ranks");
-    const CollectiveTerms terms = collective_terms(s.op, s.ranks, s.full_bytes, binomial_reductions);
-    features(i, 0) = 1.0;
-    features(i, 1) = terms.steps;
-    features(i, 2) = terms.wire_bytes;
-    times(i) = s.seconds;
-  }
-  const LinearFit fit = relative_least_squares(features, times, {true, true, false});
-  const double seconds_per_byte = fit.coefficients(2);
-  if (!(seconds_per_byte > 0.0)) {
-    throw std::invalid_argument("ring fit: time does not grow with message size (bandwidth <= 0)");
-  }
-  RingFit out;
-  out.launch_latency = Time::from_seconds(fit.coefficients(0));
-  out.step_latency = Time::from_seconds(fit.coefficients(1));
-  out.ring_bandwidth = Bandwidth::from_bytes_per_s(1.0 / seconds_per_byte);
   out.max_relative_residual = fit.max_relative_residual;
   return out;
 }

@@ -30,7 +30,9 @@ struct AlphaBeta {
 // sizes or a non-positive fitted bandwidth.
 AlphaBeta fit_alpha_beta(const std::vector<TimedTransfer>& samples);
 
-// One timed collective over `ranks` ranks with `full_bytes` as in ring_collective_time().
+// One timed collective over `ranks` ranks; `full_bytes` is the whole buffer (nccl-tests' size: the
+// all-reduce buffer, the all-gather output, the reduce-scatter input). calibrated_machine.hpp
+// fits the collective library's terms to these with the simulator's pricing.
 struct TimedCollective {
   CollectiveOp op = CollectiveOp::all_reduce;
   int ranks = 2;
@@ -38,21 +40,5 @@ struct TimedCollective {
   double seconds = 0;
 };
 
-// The collective model the simulator uses (sim/analytic/collective_cost.hpp, group_path.cpp):
-//   t = launch + steps x step + wire_bytes / bandwidth
-// with steps and wire bytes from collective_terms(): rings (k = 2 for all-reduce, 1 for the
-// others: k (p-1) steps and k (p-1)/p M bytes) or, with `binomial_reductions`, Open MPI's
-// non-blocking binomial all-reduce and reduce-scatter. `step` is the whole per-step latency (link
-// + library). Fitted jointly over all ops by relative least squares; launch and step are clamped
-// to >= 0. The ops' different step counts are what separate launch from step when only one rank
-// count was measured.
-struct RingFit {
-  Time launch_latency;
-  Time step_latency;
-  Bandwidth ring_bandwidth;
-  double max_relative_residual = 0;
-};
-
-RingFit fit_ring_collectives(const std::vector<TimedCollective>& samples, bool binomial_reductions = false);
 
 }  // namespace ws

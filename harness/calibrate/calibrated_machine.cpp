@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/statistics.hpp"
+#include "harness/published/collective_fit.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
 
 namespace ws {
@@ -62,17 +63,64 @@ CalibratedFigures derive_figures(const Calibration& c) {
   f.memory_bandwidth_per_core = c.memory.all_cores_bytes_per_s / cores;
   f.memory_capacity_per_core = c.host.memory_bytes / std::max(c.host.cores, 1);
   f.link = fit_alpha_beta(c.mpi.ping_pong);
-  // The file's library is "openmpi": its collectives are priced as Open MPI's non-blocking ones
-  // (binomial all-reduce and reduce-scatter), which is what the probe times and the engine calls.
-  f.ring = fit_ring_collectives(c.mpi.collectives,
-                                collective_family(CollectiveLibrary{kCalibratedLibrary, {}, {}, 1.0, {}}) ==
-                                    CollectiveFamily::open_mpi);
-  f.library_step_latency = max(f.ring.step_latency - f.link.latency, Time::zero());
-  const double efficiency = f.ring.ring_bandwidth.bytes_per_s() / f.link.bandwidth.bytes_per_s();
-  f.efficiency_clamped = efficiency > 1.0;
-  f.library_bandwidth_efficiency = std::min(efficiency, 1.0);
   derive_elementwise(c, f);
   return f;
+}
+
+namespace {
+
+// A timed collective as a row of the published-table fit: its busbw by nccl-tests' definitions,
+// its job the ranks spread over the file's nodes, the machine's first library.
+PublishedCollective probe_row(const Machine& machine, const TimedCollective& s) {
+  PublishedCollective row;
+  row.machine = machine.name;
+  row.library = machine.collective_libraries.at(0).name;
+  row.op = to_string(s.op);
+  row.nodes = std::min(machine.nodes, s.ranks);
+  row.devices = s.ranks;
+  row.bytes = static_cast<Bytes>(std::llround(s.full_bytes));
+  const double p = s.ranks;
+  const double factor = s.op == CollectiveOp::all_reduce ? 2.0 * (p - 1) / p : (p - 1) / p;
+  row.busbw_gbps = s.seconds > 0 ? static_cast<double>(row.bytes) / s.seconds * 1e-9 * factor : 0.0;
+  row.file = "the MPI probe";
+  return row;
+}
+
+bool fittable(const TimedCollective& s) { return s.ranks >= 2 && s.seconds > 0 && s.full_bytes >= 1; }
+
+}  // namespace
+
+Time priced_collective_time(const Machine& machine, const TimedCollective& s) {
+  return PublishedRowModel(machine, probe_row(machine, s)).time(machine.collective_libraries.at(0));
+}
+
+CalibratedLibraryFit fit_calibrated_library(const Machine& machine, const MpiMeasurements& mpi) {
+  CalibratedLibraryFit fit;
+  const CollectiveLibrary& base = machine.collective_libraries.at(0);
+  fit.launch_latency = base.launch_latency;
+  fit.step_latency = base.step_latency;
+  fit.bandwidth_efficiency = base.bandwidth_efficiency;
+  std::vector<PublishedRowModel> models;
+  std::vector<double> seconds;
+  for (const TimedCollective& s : mpi.collectives) {
+    if (!fittable(s)) continue;
+    models.emplace_back(machine, probe_row(machine, s));
+    seconds.push_back(s.seconds);
+  }
+  if (models.empty()) return fit;
+  std::vector<const PublishedRowModel*> rows;
+  for (const auto& m : models) rows.push_back(&m);
+  const LibraryTerms terms = fit_library_terms(base, rows);
+  fit.launch_latency = terms.launch_latency;
+  fit.step_latency = terms.step_latency;
+  fit.bandwidth_efficiency = terms.bandwidth_efficiency;
+  const CollectiveLibrary fitted = with_terms(base, terms);
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    fit.max_relative_residual =
+        std::max(fit.max_relative_residual, std::abs(models[i].time(fitted).seconds() / seconds[i] - 1.0));
+  }
+  fit.rows = static_cast<int>(models.size());
+  return fit;
 }
 
 SynchronizingVariability synchronizing_variability(const CoreVariability& v) {
@@ -140,10 +188,17 @@ Machine calibrated_machine(const Calibration& c) {
   net.switch_latency = Time::zero();
   net.routing = RoutingPolicy::minimal;
 
-  // Over shared memory the collective's copies are the ranks' own cores' work (machine.hpp).
+  // Over shared memory the collective's copies are the ranks' own cores' work (machine.hpp). The
+  // terms are fitted by pricing every timed collective on this very machine (its links, its
+  // binomial and ring programs), from a start of the link's latency per step and full bandwidth.
   m.collective_libraries.push_back(CollectiveLibrary{
-      kCalibratedLibrary, f.ring.launch_latency, f.library_step_latency, f.library_bandwidth_efficiency, {},
+      kCalibratedLibrary, f.link.latency, f.link.latency, 1.0, {},
       one_node_per_rank ? CollectiveProgress::asynchronous : CollectiveProgress::host});
+  const CalibratedLibraryFit fit = fit_calibrated_library(m, c.mpi);
+  CollectiveLibrary& library = m.collective_libraries.front();
+  library.launch_latency = fit.launch_latency;
+  library.step_latency = fit.step_latency;
+  library.bandwidth_efficiency = fit.bandwidth_efficiency;
   return m;
 }
 

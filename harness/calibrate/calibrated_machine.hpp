@@ -18,10 +18,6 @@ struct CalibratedFigures {
   double memory_bandwidth_per_core = 0;  // all-cores triad / cores
   double memory_capacity_per_core = 0;   // MemTotal / cores
   AlphaBeta link;   // ping-pong fit: the core-to-core "link"
-  RingFit ring;     // collective fit
-  Time library_step_latency;         // ring step minus link latency, >= 0
-  double library_bandwidth_efficiency = 1;  // ring bandwidth / link bandwidth, in (0, 1]
-  bool efficiency_clamped = false;   // the ring beat the ping-pong bandwidth
   // Elements per second of each element-wise kernel (0: not written). For softmax_*, the attention
   // kernel's time minus its GEMMs as the calibrated GEMM table prices them (attention_gemm_seconds);
   // left out when that remainder is under 5 % of the kernel (not separable from the GEMMs).
@@ -30,6 +26,22 @@ struct CalibratedFigures {
 };
 
 CalibratedFigures derive_figures(const Calibration& c);
+
+// The collective library's terms fitted to the timed MPI collectives by the simulator's own
+// pricing: each collective becomes a row of the published-table fit (harness/published/
+// collective_fit.hpp) on `machine` (the calibrated machine, whose first library is the start), so
+// the file's terms are those of the model every prediction prices with, and pricing the written
+// file gives back the times it was fitted to (max_relative_residual says how closely).
+struct CalibratedLibraryFit {
+  Time launch_latency;
+  Time step_latency;
+  double bandwidth_efficiency = 1.0;
+  double max_relative_residual = 0;  // over the timed collectives, |priced / measured - 1|
+  int rows = 0;                      // timed collectives fitted (0: none; the start is kept)
+};
+CalibratedLibraryFit fit_calibrated_library(const Machine& machine, const MpiMeasurements& mpi);
+// The simulator's price of one timed collective on `machine` with its first library.
+Time priced_collective_time(const Machine& machine, const TimedCollective& collective);
 
 // The file's `variability` from the barrier probe: the spread of the cores' medians and the jitter
 // whose sum, times the expected maximum of `threads` normals, is the wait the barrier measured

@@ -261,24 +261,28 @@ void write_network(std::string& y, const Calibration& c, const CalibratedFigures
 void write_collectives(std::string& y, const Calibration& c, const CalibratedFigures& f, const Machine& m) {
   auto line = [&y](const std::string& text) { y += text + "\n"; };
   const CollectiveLibrary& lib = m.collective_libraries.front();
+  // The fit calibrated_machine() made, again (deterministic): its residual goes in the comment.
+  Machine start = m;
+  start.collective_libraries.front().launch_latency = f.link.latency;
+  start.collective_libraries.front().step_latency = f.link.latency;
+  start.collective_libraries.front().bandwidth_efficiency = 1.0;
+  const CalibratedLibraryFit fit = fit_calibrated_library(start, c.mpi);
   line(fmt::format(
       "collectives:  # MPI_Iallreduce (in place) / MPI_Ireduce_scatter_block / MPI_Iallgather, each + MPI_Wait as the "
       "engine calls them, on {} ranks, full buffer {} x 4 B .. {} in x4 steps, slowest rank's per-call time in the best "
-      "of {} batches; fitted jointly to launch + steps x step + wire bytes / bandwidth with Open MPI's binomial "
-      "all-reduce and reduce-scatter and ring all-gather (sim/analytic/collective_cost.hpp) on relative error (max "
-      "residual {:.0f}%); measured: {}",
-      c.mpi.ranks, c.mpi.ranks, mib(c.mpi.largest_bytes), c.mpi.batches, 100.0 * f.ring.max_relative_residual,
+      "of {} batches; the terms below fitted by pricing each of the {} timed calls with the simulator on this file "
+      "(Open MPI's binomial all-reduce and reduce-scatter, ring all-gather, over the links above; "
+      "harness/calibrate/calibrated_machine.hpp), least squares of log(priced / measured) (max residual {:.0f}%); "
+      "measured: {}",
+      c.mpi.ranks, c.mpi.ranks, mib(c.mpi.largest_bytes), c.mpi.batches, fit.rows, 100.0 * fit.max_relative_residual,
       smallest_collective_times(c.mpi)));
   line(fmt::format("  - name: {}  # {}; priced as its non-blocking collectives (coll/libnbc), as the engine calls them",
                    lib.name, c.mpi.library));
-  line(fmt::format("    launch_latency: \"{}\"  # the fit's launch term{}", ns(lib.launch_latency),
-                   lib.launch_latency == Time::zero() ? " (clamped at 0)" : ""));
-  line(fmt::format("    step_latency: \"{}\"  # the fit's per-step {} minus the link latency above{}",
-                   ns(lib.step_latency), ns(f.ring.step_latency),
-                   lib.step_latency == Time::zero() ? " (clamped at 0)" : ""));
-  line(fmt::format("    bandwidth_efficiency: {}  # the fit's ring bandwidth {} / link bandwidth {}{}",
-                   significant(lib.bandwidth_efficiency, 4), gbps(f.ring.ring_bandwidth), gbps(f.link.bandwidth),
-                   f.efficiency_clamped ? " (clamped at 1: the ring beat the ping-pong)" : ""));
+  line(fmt::format("    launch_latency: \"{}\"  # the fit's launch term", ns(lib.launch_latency)));
+  line(fmt::format("    step_latency: \"{}\"  # the fit's library time per step, on top of the links' latency above",
+                   ns(lib.step_latency)));
+  line(fmt::format("    bandwidth_efficiency: {}  # the fit's share of the links' bandwidth {} the collectives reach",
+                   significant(lib.bandwidth_efficiency, 4), gbps(f.link.bandwidth)));
   if (lib.progress == CollectiveProgress::host) {
     line("    progress: host  # over shared memory the ranks' own cores copy and reduce the data, inside MPI calls "
          "(coll/libnbc has no progress thread; weakscale-engine's summary shows it as progress_s): a collective "

@@ -323,6 +323,10 @@ std::string written_terms_pricing(const PublishedRowModel& row, const Collective
 
 }  // namespace
 
+LibraryTerms fit_library_terms(const CollectiveLibrary& base, const std::vector<const PublishedRowModel*>& rows) {
+  return fit_terms(base, rows).terms;
+}
+
 std::vector<int> fold_assignment(std::size_t rows, int folds) {
   std::vector<int> group(rows);
   std::iota(group.begin(), group.end(), 0);

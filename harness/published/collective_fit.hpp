@@ -115,6 +115,12 @@ std::vector<int> fold_assignment(std::size_t rows, int folds);
 // in the training folds, the other's prediction is fitted to its twin, not held out.
 std::vector<int> fold_assignment(const std::vector<int>& group, int folds);
 
+// The terms of `base` that make the simulator's prices of `rows` closest to their measured busbw
+// (least squares of log(predicted / measured), NLopt's subplex, from base's terms): the fit the
+// comparison makes of each library, and the one `weakscale calibrate` makes of this host's MPI.
+// Terms no row's price depends on keep base's values.
+LibraryTerms fit_library_terms(const CollectiveLibrary& base, const std::vector<const PublishedRowModel*>& rows);
+
 // Fits every (machine, library) group of `rows` (machines loaded from machines_dir).
 PublishedFit fit_published(const std::vector<PublishedCollective>& rows, const std::string& machines_dir);
 

@@ -44,64 +44,6 @@ TEST(FitAlphaBeta, NeedsTwoSizesAndPositiveTimes) {
   EXPECT_THROW(fit_alpha_beta({{1, 2e-6}, {1024 * 1024, 1e-6}}), std::invalid_argument);
 }
 
-std::vector<TimedCollective> exact_collectives(double launch, double step, double bw, int ranks) {
-  std::vector<TimedCollective> out;
-  for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
-    const double k = op == CollectiveOp::all_reduce ? 2.0 : 1.0;
-    const double p = ranks;
-    for (double bytes = 8; bytes <= 64.0 * 1024 * 1024; bytes *= 4) {
-      out.push_back({op, ranks, bytes, launch + k * (p - 1) * step + k * (p - 1) / p * bytes / bw});
-    }
-  }
-  return out;
-}
-
-TEST(FitRingCollectives, RecoversLaunchStepAndBandwidthFromOneRankCount) {
-  for (int ranks : {2, 3, 8}) {
-    const RingFit fit = fit_ring_collectives(exact_collectives(4e-6, 1.5e-6, 6e9, ranks));
-    EXPECT_NEAR(fit.launch_latency.seconds(), 4e-6, 1e-12) << ranks;
-    EXPECT_NEAR(fit.step_latency.seconds(), 1.5e-6, 1e-12) << ranks;
-    EXPECT_NEAR(fit.ring_bandwidth.bytes_per_s() / 6e9, 1.0, 1e-9) << ranks;
-  }
-}
-
-// Open MPI's binomial all-reduce / reduce-scatter, written out by hand (2 ranks: height 1; 8: 3).
-std::vector<TimedCollective> exact_binomial_collectives(double launch, double step, double bw, int ranks) {
-  const double p = ranks, height = std::ceil(std::log2(p));
-  std::vector<TimedCollective> out;
-  for (double bytes = 8; bytes <= 64.0 * 1024 * 1024; bytes *= 4) {
-    out.push_back({CollectiveOp::all_reduce, ranks, bytes, launch + 2 * height * (step + bytes / bw)});
-    out.push_back({CollectiveOp::reduce_scatter, ranks, bytes,
-                   launch + height * (step + bytes / bw) + step + (p - 1) / p * bytes / bw});
-    out.push_back({CollectiveOp::all_gather, ranks, bytes, launch + (p - 1) * step + (p - 1) / p * bytes / bw});
-  }
-  return out;
-}
-
-TEST(FitRingCollectives, RecoversOpenMpiBinomialTimesWithItsTerms) {
-  for (int ranks : {2, 8}) {
-    const auto samples = exact_binomial_collectives(4e-6, 1.5e-6, 6e9, ranks);
-    const RingFit fit = fit_ring_collectives(samples, /*binomial_reductions=*/true);
-    EXPECT_NEAR(fit.launch_latency.seconds(), 4e-6, 1e-12) << ranks;
-    EXPECT_NEAR(fit.step_latency.seconds(), 1.5e-6, 1e-12) << ranks;
-    EXPECT_NEAR(fit.ring_bandwidth.bytes_per_s() / 6e9, 1.0, 1e-9) << ranks;
-    // The ring forms cannot explain them.
-    EXPECT_GT(fit_ring_collectives(samples, false).max_relative_residual, 0.1) << ranks;
-  }
-}
-
-TEST(FitRingCollectives, NegativeTermsAreClampedNotReported) {
-  // All-reduce no slower than all-gather at small sizes: step would come out negative.
-  std::vector<TimedCollective> samples = exact_collectives(5e-6, 0.0, 6e9, 2);
-  for (auto& s : samples) {
-    if (s.op == CollectiveOp::all_reduce) s.seconds -= 1e-6;
-  }
-  const RingFit fit = fit_ring_collectives(samples);
-  EXPECT_GE(fit.launch_latency, Time::zero());
-  EXPECT_GE(fit.step_latency, Time::zero());
-  EXPECT_GT(fit.ring_bandwidth.bytes_per_s(), 0.0);
-}
-
 // The guard against a shaped link fitted far above its rate (calibrate_host.hpp): a link that
 // carries what tbf lets through passes; one fitted at 10x the rate (the burst carried every timed
 // message) is caught, and the threshold sits at kShapedFitSlack x the rate.
