@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <ostream>
 
 #include "cli/option_checks.hpp"
@@ -10,6 +12,7 @@
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "harness/published/measurement_file.hpp"
 #include "harness/published/published_collectives.hpp"
 #include "sim/study/study_plots.hpp"
 
@@ -103,8 +106,12 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   const Machine machine = load_machine_by_name(a.machine, machines_dir);
   const CollectiveJobReport r = run_collective_job(machine, spec);
 
-  out << fmt::format("machine     {} ({} node{} x {} rank{} per node, {} devices), library {}\n", r.machine, r.nodes,
-                     r.nodes == 1 ? "" : "s", r.ranks_per_node, r.ranks_per_node == 1 ? "" : "s", r.devices, r.library);
+  const int per_switch = machine.network.nodes_per_switch;
+  out << fmt::format("machine     {} ({} node{} x {} rank{} per node, {} devices; {}), library {}\n", r.machine, r.nodes,
+                     r.nodes == 1 ? "" : "s", r.ranks_per_node, r.ranks_per_node == 1 ? "" : "s", r.devices,
+                     per_switch > 0 ? fmt::format("{} consecutive nodes per switch", per_switch)
+                                    : std::string("NICs striped over switches"),
+                     r.library);
   out << fmt::format("collective  {} of {} B ({}) x {} communicator{} of {} members{}\n", to_string(r.op), r.bytes,
                      gigabytes(static_cast<double>(r.bytes)), r.communicators, r.communicators == 1 ? "" : "s",
                      r.members, spec.layout ? fmt::format(" ({} groups of {})", a.group, a.layout) : "");
@@ -140,9 +147,25 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
 }
 
 CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPublishedArgs& a) {
-  CLI::App* c = app.add_subcommand("collectives-vs-published",
-                                   "Simulate every row of a published collective table and compare busbw");
-  c->add_option("table", a.table, "CSV of published rows (benchmarks/collectives/published.csv)")->required();
+  const CLI::Range kPositive(1, std::numeric_limits<int>::max());
+  CLI::App* c = app.add_subcommand(
+      "collectives-vs-published",
+      "Simulate every row of published or measured collective bandwidths and compare busbw");
+  c->add_option("files", a.files,
+                "CSV of published rows (benchmarks/collectives/published.csv), nccl-tests / rccl-tests *_perf output "
+                "or osu_bw output; several files (one per run) are compared together")
+      ->required();
+  c->add_option("--format", a.format, "input format (default: detected from each file's content)")
+      ->check(CLI::IsMember({"csv", "nccl-tests", "osu"}));
+  c->add_option("--machine", a.machine,
+                "machine name (machines/<name>.yaml) of benchmark output, which does not print it");
+  c->add_option("--library", a.library, "collective library of benchmark output (e.g. nccl, rccl, cray-mpich)");
+  c->add_option("--op", a.op, "collective of nccl-tests output that does not print '# Collective test starting'")
+      ->check(CLI::IsMember({"all-reduce", "reduce-scatter", "all-gather"}));
+  c->add_option("--nodes", a.nodes, "job nodes where the output has no '#  Rank ... on HOST' lines (osu_bw: 2)")
+      ->check(kPositive);
+  c->add_option("--ranks-per-node", a.ranks_per_node, "ranks on each node where the output has no rank lines")
+      ->check(kPositive);
   c->add_option("--out", a.out_dir, "directory for collectives-vs-published.csv/.png/.svg")->capture_default_str();
   c->add_flag("--no-plot", a.no_plot, "write the CSV only (no gnuplot needed)");
   return c;
@@ -150,7 +173,14 @@ CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPubli
 
 void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, const std::string& machines_dir,
                                           std::ostream& out) {
-  const auto rows = load_published_collectives(a.table);
+  std::optional<MeasurementFormat> format;
+  if (!a.format.empty()) format = parse_measurement_format(a.format);  // checked by CLI11
+  const BenchmarkJob job{a.machine, a.library, a.op, a.nodes, a.ranks_per_node};
+  std::vector<PublishedCollective> rows;
+  for (const auto& file : a.files) {
+    auto more = load_measurements(file, format, job);
+    rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
   const PublishedComparison result = compare_with_published(rows, machines_dir);
   const auto& comparisons = result.rows;
   out << "wrote " << write_comparison_csv(comparisons, a.out_dir).string() << "\n";

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace ws::cli {
 
@@ -33,7 +34,12 @@ CLI::App* add_collective_command(CLI::App& app, CollectiveArgs& args);
 void run_collective_command(const CollectiveArgs& args, const std::string& machines_dir, std::ostream& out);
 
 struct CollectivesVsPublishedArgs {
-  std::string table;
+  std::vector<std::string> files;  // our CSV, nccl-tests / rccl-tests or osu_bw output; rows compared together
+  std::string format;              // empty: detected from each file's content
+  // What benchmark output does not print (harness/published/measurement_file.hpp); empty or 0: not given.
+  std::string machine, library, op;
+  int nodes = 0;
+  int ranks_per_node = 0;
   std::string out_dir = "results";
   bool no_plot = false;
 };

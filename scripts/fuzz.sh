@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity machine_yaml study_spec published_csv measured_csv checkpoint text_tokens engine_args weakscale_args machine_plan)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity machine_yaml study_spec published_csv benchmark_output measured_csv checkpoint text_tokens engine_args weakscale_args machine_plan)
 
 bash scripts/install-deps.sh
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEAKSCALE_FUZZ=ON \

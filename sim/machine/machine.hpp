@@ -114,6 +114,12 @@ struct DragonflySpec {
   int global_ports_per_switch = 0;
   int global_links_per_group_pair = 0;  // taper knob
   int nodes_per_group = 0;
+  // Which switch a node's NICs hang off (network.nodes_per_switch, optional). 0: striped, NIC k of
+  // the group's node j on switch (j x NICs per node + k) mod switches_per_group, so a node's NICs
+  // and consecutive nodes never share a switch. B > 0: blocks of B consecutive nodes share
+  // switches, NIC k of node j on switch (j / B) x NICs per node + k (a Frontier chassis: 16 nodes,
+  // NIC k on switch blade k; SimGrid's dragonfly: B nodes per router).
+  int nodes_per_switch = 0;
   Bandwidth endpoint_link_bandwidth;
   Bandwidth local_link_bandwidth;
   Bandwidth global_link_bandwidth;

@@ -251,6 +251,20 @@ void check_dragonfly(const MapField& map, const DragonflySpec& net, int nics_per
         fmt::format("nodes_per_group * NICs per node <= switches_per_group * endpoints_per_switch = {} * {} = {}",
                     net.switches_per_group, net.endpoints_per_switch, endpoints_available));
   }
+  if (net.nodes_per_switch > 0) {
+    const long long blocks = (static_cast<long long>(net.nodes_per_group) + net.nodes_per_switch - 1) / net.nodes_per_switch;
+    if (net.nodes_per_switch > net.endpoints_per_switch) {
+      map.required("nodes_per_switch").fail(fmt::format("at most endpoints_per_switch = {} (each of a block's nodes "
+                                                        "takes one endpoint port on each of its switches)",
+                                                        net.endpoints_per_switch));
+    }
+    if (blocks * nics_per_node > net.switches_per_group) {
+      map.required("nodes_per_switch").fail(
+          fmt::format("ceil(nodes_per_group / nodes_per_switch) * NICs per node <= switches_per_group = {} (here {} "
+                      "blocks of {} switches)",
+                      net.switches_per_group, blocks, nics_per_node));
+    }
+  }
   if (net.groups > 1 && net.global_links_per_group_pair < 1) {
     map.required("global_links_per_group_pair").fail("an integer >= 1 when groups > 1");
   }
@@ -267,8 +281,8 @@ void check_dragonfly(const MapField& map, const DragonflySpec& net, int nics_per
 
 DragonflySpec read_network(const Field& f, int nics_per_node) {
   const MapField map(f, {"topology", "groups", "switches_per_group", "ports_per_switch", "endpoints_per_switch",
-                         "global_ports_per_switch", "global_links_per_group_pair", "nodes_per_group", "links",
-                         "switch_latency", "routing", "background_load"});
+                         "global_ports_per_switch", "global_links_per_group_pair", "nodes_per_group", "nodes_per_switch",
+                         "links", "switch_latency", "routing", "background_load"});
   const Field topology = map.required("topology");
   if (scalar(topology, "one of: dragonfly") != "dragonfly") topology.fail("one of: dragonfly");
 
@@ -281,6 +295,8 @@ DragonflySpec read_network(const Field& f, int nics_per_node) {
   net.global_links_per_group_pair =
       read_int_in(map.required("global_links_per_group_pair"), 0, kMaxPortsPerSwitch, "(the limit for one switch)");
   net.nodes_per_group = read_int_in(map.required("nodes_per_group"), 1, kMaxNodesPerGroup, "(the limit for one group)");
+  if (map.has("nodes_per_switch"))
+    net.nodes_per_switch = read_int_in(map.required("nodes_per_switch"), 1, kMaxPortsPerSwitch, "(the limit for one switch)");
 
   const MapField links(map.required("links"), {"endpoint", "local", "global"});
   std::tie(net.endpoint_link_bandwidth, net.endpoint_link_latency) = read_link_class(links.required("endpoint"));

@@ -155,8 +155,11 @@ void add_nic_links(Topology& t, const NodeSpec& node, const DragonflySpec& net, 
       const Nic& nic = node.nics[static_cast<std::size_t>(k)];
       const int id = n * t.nics_per_node + k;
       const int dev = n * dpn + nic.attached_device;
-      // Consecutive NICs of a node on consecutive switches: a node's NICs never share a switch.
-      const int sw = g * t.switches_per_group + (j * t.nics_per_node + k) % t.switches_per_group;
+      // Striped (nodes_per_switch 0): consecutive NICs on consecutive switches, so a node's NICs
+      // never share a switch. Blocked: NIC k of a block's nodes on the block's k-th switch.
+      const int B = net.nodes_per_switch;
+      const int local = B > 0 ? (j / B) * t.nics_per_node + k : (j * t.nics_per_node + k) % t.switches_per_group;
+      const int sw = g * t.switches_per_group + local;
       const Time half = Time::from_ps(nic.latency.ps() / 2);
       t.switch_of_nic[static_cast<std::size_t>(id)] = sw;
       t.injection_up[static_cast<std::size_t>(id)] = add_link(t, dev, t.nic_vertex(id), LinkKind::injection, nic.bandwidth, half);

@@ -131,6 +131,7 @@ std::string network_fingerprint(const Machine& machine, int devices, NodeAllocat
                    n.local_link_bandwidth.bytes_per_s(), n.global_link_bandwidth.bytes_per_s(),
                    n.endpoint_link_latency.ps(), n.local_link_latency.ps(), n.global_link_latency.ps(),
                    n.switch_latency.ps(), to_string(n.routing), n.background_load);
+  if (n.nodes_per_switch > 0) f += fmt::format("nodes per switch {}\n", n.nodes_per_switch);
   return f;
 }
 

@@ -68,15 +68,15 @@ TEST(CollectiveCli, RanksPerNodeShapesTheJobAsLaunched) {
   ASSERT_EQ(one_node.exit_code, 0) << one_node.err;
   ASSERT_EQ(two_nodes.exit_code, 0) << two_nodes.err;
   ASSERT_EQ(explicit_shape.exit_code, 0) << explicit_shape.err;
-  EXPECT_THAT(one_node.out, HasSubstr("(1 node x 2 ranks per node, 2 devices)"));
-  EXPECT_THAT(two_nodes.out, HasSubstr("(2 nodes x 1 rank per node, 2 devices)"));
+  EXPECT_THAT(one_node.out, HasSubstr("(1 node x 2 ranks per node, 2 devices; NICs striped over switches)"));
+  EXPECT_THAT(two_nodes.out, HasSubstr("(2 nodes x 1 rank per node, 2 devices; NICs striped over switches)"));
   EXPECT_EQ(two_nodes.out, explicit_shape.out);
   // Across the network the pair is slower than over the node's own links.
   auto time_line = [](const std::string& out) { return out.substr(out.find("\ntime ")); };
   EXPECT_NE(time_line(one_node.out), time_line(two_nodes.out));
   const auto frontier = weakscale("collective --machine frontier --op all-gather --bytes 1GiB --nodes 4 --ranks-per-node 2");
   ASSERT_EQ(frontier.exit_code, 0) << frontier.err;
-  EXPECT_THAT(frontier.out, HasSubstr("(4 nodes x 2 ranks per node, 8 devices)"));
+  EXPECT_THAT(frontier.out, HasSubstr("(4 nodes x 2 ranks per node, 8 devices; NICs striped over switches)"));
   expect_one_line_error(weakscale(base + "--nodes 4 --devices 6"), "--devices");
   expect_one_line_error(weakscale(base + "--devices 4 --ranks-per-node 5"), "--ranks-per-node");
   expect_one_line_error(weakscale(base + "--nodes 3 --ranks-per-node 2 --devices 8"), "--devices");
@@ -223,6 +223,37 @@ TEST(CollectiveCli, PublishedComparisonPrintsEachLibrarysScoresAsTheFitCsvHasThe
     EXPECT_NEAR(shown[i], 100 * std::stod(fitted.at(names[i])), 0.051)
         << names[i] << " in " << printed;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// nccl-tests output as the user has it: the machine and library from the command line, the job
+// shape and op from the file; several runs compared together; a cut file is a one-line error.
+TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-nccl-tests-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
+  const std::string out = " --no-plot --out '" + dir.string() + "'";
+  auto run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("rows 28, as the machine files are written"));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex("perlmutter +nccl +28 "));
+  std::ifstream csv(dir / "collectives-vs-published.csv");
+  std::string header, first;
+  ASSERT_TRUE(std::getline(csv, header) && std::getline(csv, first));
+  EXPECT_THAT(first, StartsWith("perlmutter,nccl,all-reduce,2,8,8,"));
+
+  run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + " " + sample + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("rows 56,"));
+
+  std::ifstream whole(std::string(WEAKSCALE_SOURCE_DIR) + "/" + sample);
+  const std::string text((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
+  const auto cut = dir / "cut.txt";
+  std::ofstream(cut) << text.substr(0, text.find("370.32") + 6);
+  run = weakscale("collectives-vs-published --machine perlmutter --library nccl '" + cut.string() + "'" + out);
+  expect_one_line_error(run, cut.string() + ":37:");
+  run = weakscale("collectives-vs-published --machine perlmutter --library nccl --nodes 4 " + sample + out);
+  expect_one_line_error(run, "--nodes");
   std::filesystem::remove_all(dir);
 }
 

@@ -2,6 +2,7 @@
 // input, each checking that the error names the file, the 1-based line, the dotted key and what
 // was expected.
 #include "sim/machine/machine_loader.hpp"
+#include "sim/net/topology.hpp"
 
 #include <gtest/gtest.h>
 
@@ -322,6 +323,23 @@ TEST(MachineLoader, RejectsMoreNodesThanGroupsHold) {
 TEST(MachineLoader, RejectsMoreGlobalLinksThanGlobalPorts) {
   expect_rejected(with("  global_links_per_group_pair: 2", "  global_links_per_group_pair: 5"), 23,
                   "network.global_links_per_group_pair", "switches_per_group * global_ports_per_switch = 4 * 2 = 8");
+}
+
+// Which switch a node hangs off: blocks of nodes_per_switch consecutive nodes share switches; a
+// block must fit a switch's endpoint ports and the group's switches must hold every block's NICs.
+TEST(MachineLoader, NodesPerSwitchBlocksNodesOntoSwitchesWithinThePortBudget) {
+  EXPECT_EQ(parse_machine(kValid, "tiny.yaml").network.nodes_per_switch, 0);  // striped
+  const Machine m = parse_machine(with("  nodes_per_group: 8\n", "  nodes_per_group: 8\n  nodes_per_switch: 4\n"), "tiny.yaml");
+  EXPECT_EQ(m.network.nodes_per_switch, 4);
+  const Topology t = build_topology(m, 8);
+  // Nodes 0-3 (block 0) have NIC k on switch k, nodes 4-7 on switch 2 + k.
+  for (int node = 0; node < 8; ++node) {
+    for (int k = 0; k < 2; ++k) EXPECT_EQ(t.switch_of_nic[static_cast<std::size_t>(node * 2 + k)], (node / 4) * 2 + k);
+  }
+  expect_rejected(with("  nodes_per_group: 8\n", "  nodes_per_group: 8\n  nodes_per_switch: 5\n"), 25,
+                  "network.nodes_per_switch", "at most endpoints_per_switch = 4");
+  expect_rejected(with("  nodes_per_group: 8\n", "  nodes_per_group: 8\n  nodes_per_switch: 2\n"), 25,
+                  "network.nodes_per_switch", "ceil(nodes_per_group / nodes_per_switch) * NICs per node <= switches_per_group = 4");
 }
 
 TEST(MachineLoader, RejectsUnknownRouting) {

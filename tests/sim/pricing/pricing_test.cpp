@@ -409,5 +409,40 @@ TEST(CollectiveJob, TwoRunsGiveIdenticalReports) {
   }
 }
 
+// A machine written like SimGrid's uniform dragonfly (16 consecutive nodes on each router, one NIC,
+// 25 GB/s links everywhere): a ring over one router's 16 nodes never leaves the switch, and takes
+// the closed form's time for a ring that only the NICs limit, (p - 1)/p M / bw plus its steps'
+// latencies, within 1 %. Striped (the default), the same ring crosses a local link at every hop.
+TEST(NodeAttachment, ConsecutiveNodesOnOneSwitchKeepARingOffTheLocalLinks) {
+  Machine m = testing::small_machine(2, 4, 64, 1, 1, 4, 200.0, 200.0);
+  m.collective_libraries.front().name = "nccl";
+  CollectiveJobSpec spec;
+  spec.op = CollectiveOp::all_gather;
+  spec.bytes = Bytes{1} << 30;
+  spec.devices = 16;
+  spec.algorithm = CollectiveAlgorithm::ring;
+  spec.routing = RoutingPolicy::minimal;
+  spec.top_links = 1000;
+  auto local_bytes = [](const CollectiveJobReport& r) {
+    double bytes = 0;
+    for (const LinkUsage& l : r.busiest) bytes += l.kind == LinkKind::local ? l.bytes : 0.0;
+    return bytes;
+  };
+  const CollectiveJobReport striped = run_collective_job(m, spec);
+  m.network.nodes_per_switch = 16;
+  const CollectiveJobReport blocked = run_collective_job(m, spec);
+  EXPECT_GT(local_bytes(striped), 0.0);
+  EXPECT_EQ(local_bytes(blocked), 0.0);
+  // Closed form: 15 steps of M/16 at the NIC's 25 GB/s, each paying the library's step, the NICs'
+  // latency both ways and two endpoint links and one switch.
+  const CollectiveLibrary& lib = m.collective_libraries.front();
+  const double p = 16, step_bytes = static_cast<double>(spec.bytes) / p;
+  const double hop = m.node.nics.front().latency.seconds() * 2 + 2 * m.network.endpoint_link_latency.seconds() +
+                     m.network.switch_latency.seconds();
+  const double closed = lib.launch_latency.seconds() + (p - 1) * (lib.step_latency.seconds() + hop + step_bytes / 25e9);
+  EXPECT_NEAR(blocked.time.seconds() / closed, 1.0, 0.01)
+      << "blocked " << blocked.time.seconds() << " s, closed form " << closed << " s";
+}
+
 }  // namespace
 }  // namespace ws
