@@ -37,7 +37,13 @@ std::filesystem::path resume_temp_dir() {
   return dir;
 }
 
-StudySpec small_spec() { return load_study_spec(kResumeSource + "/benchmarks/studies/perlmutter-small.yaml"); }
+// perlmutter-small without its 20B point on 256 GPUs, which costs more than the other two together:
+// what these tests check (resume, ranks, threads, seeds, tables) needs two points, not three.
+StudySpec small_spec() {
+  StudySpec spec = load_study_spec(kResumeSource + "/benchmarks/studies/perlmutter-small.yaml");
+  spec.points.pop_back();
+  return spec;
+}
 Machine perlmutter() { return load_machine(kResumeSource + "/machines/perlmutter.yaml"); }
 
 StudyRunOptions full_options() {
@@ -313,7 +319,8 @@ TEST(StudyTables, PlacementRoutingCoversTheLargestPointsAndAdaptiveIsNeverWorseT
     EXPECT_LE(adaptive.best.step.total(), minimal.best.step.total());
   }
   // Contiguous adaptive is the machine file's own setting: the same answer as the main row.
-  EXPECT_EQ(r.placement_routing[2].best.step.total(), r.rows[1].best.step.total());
+  EXPECT_EQ(r.placement_routing[2].best.step.total(),
+            r.rows[static_cast<std::size_t>(r.placement_routing[2].point)].best.step.total());
 }
 
 TEST(StudyTables, SensitivityIsSortedByEffectAndNamesEveryParameter) {
