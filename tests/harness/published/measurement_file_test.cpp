@@ -77,6 +77,17 @@ double word(const std::string& line, int index) {
   return std::stod(w);
 }
 
+// Every row of one run: its op and job shape, and sizes doubling from first_bytes.
+void expect_run(const std::vector<PublishedCollective>& rows, const std::string& op, int nodes, int devices,
+                Bytes first_bytes) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].op, op) << i;
+    EXPECT_EQ(rows[i].nodes, nodes) << i;
+    EXPECT_EQ(rows[i].devices, devices) << i;
+    EXPECT_EQ(rows[i].bytes, first_bytes << i) << i;
+  }
+}
+
 TEST(NcclTestsOutput, AllReduceOfTwoNodesOfFourGpusGivesOneRowPerSizeWithTheBetterHalfsBusbw) {
   const auto rows = load_measurements(kAllReduce, std::nullopt, job());
   ASSERT_EQ(rows.size(), 28u);  // 8 B .. 1 GiB, doubling
@@ -119,13 +130,8 @@ TEST(NcclTestsOutput, RcclAllGatherTakesItsOpFromTheCommandLineAndChecksItAgains
   j.op = "all-gather";
   const auto rows = load_measurements(kAllGather, std::nullopt, j);
   ASSERT_EQ(rows.size(), 11u);  // 1 MiB .. 1 GiB
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    EXPECT_EQ(rows[i].op, "all-gather");
-    EXPECT_EQ(rows[i].nodes, 2);
-    EXPECT_EQ(rows[i].devices, 16);
-    EXPECT_EQ(rows[i].bytes, Bytes{1} << (20 + i));
-    EXPECT_THAT(rows[i].source, HasSubstr("rccl-tests"));
-  }
+  expect_run(rows, "all-gather", 2, 16, Bytes{1} << 20);
+  for (const auto& r : rows) EXPECT_THAT(r.source, HasSubstr("rccl-tests"));
   // 1 GiB in-place: 26937 us; busbw = (n-1)/n x size / time.
   EXPECT_NEAR(rows.back().busbw_gbps, 1073741824.0 / 26937e-6 * 15 / 16 * 1e-9, 1e-6);
 }
@@ -203,13 +209,8 @@ TEST(OsuOutput, BandwidthRowsArePointToPointBetweenTwoNodesInGigabytesPerSecond)
   j.nodes = 2;
   const auto rows = load_measurements(kOsuBw, std::nullopt, j);
   ASSERT_EQ(rows.size(), 23u);  // 1 B .. 4 MiB
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    EXPECT_EQ(rows[i].op, "point-to-point");
-    EXPECT_EQ(rows[i].nodes, 2);
-    EXPECT_EQ(rows[i].devices, 2);
-    EXPECT_EQ(rows[i].bytes, Bytes{1} << i);
-    EXPECT_EQ(rows[i].line, 5 + static_cast<int>(i));
-  }
+  expect_run(rows, "point-to-point", 2, 2, Bytes{1});
+  for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].line, 5 + static_cast<int>(i));
   EXPECT_DOUBLE_EQ(rows.front().busbw_gbps, 22.05 / 1000);  // OSU's MB is 10^6 bytes
   EXPECT_DOUBLE_EQ(rows.back().busbw_gbps, 24093.73 / 1000);
 
