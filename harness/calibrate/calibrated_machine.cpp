@@ -86,9 +86,9 @@ PublishedCollective probe_row(const Machine& machine, const TimedCollective& s) 
   return row;
 }
 
-bool fittable(const TimedCollective& s) { return s.ranks >= 2 && s.seconds > 0 && s.full_bytes >= 1; }
-
 }  // namespace
+
+bool fittable_collective(const TimedCollective& s) { return s.ranks >= 2 && s.seconds > 0 && s.full_bytes >= 1; }
 
 Time priced_collective_time(const Machine& machine, const TimedCollective& s) {
   return PublishedRowModel(machine, probe_row(machine, s)).time(machine.collective_libraries.at(0));
@@ -103,7 +103,7 @@ CalibratedLibraryFit fit_calibrated_library(const Machine& machine, const MpiMea
   std::vector<PublishedRowModel> models;
   std::vector<double> seconds;
   for (const TimedCollective& s : mpi.collectives) {
-    if (!fittable(s)) continue;
+    if (!fittable_collective(s)) continue;
     models.emplace_back(machine, probe_row(machine, s));
     seconds.push_back(s.seconds);
   }

@@ -40,6 +40,8 @@ struct CalibratedLibraryFit {
   int rows = 0;                      // timed collectives fitted (0: none; the start is kept)
 };
 CalibratedLibraryFit fit_calibrated_library(const Machine& machine, const MpiMeasurements& mpi);
+// Whether a timed collective enters the fit (two ranks or more, a positive time and size).
+bool fittable_collective(const TimedCollective& collective);
 // The simulator's price of one timed collective on `machine` with its first library.
 Time priced_collective_time(const Machine& machine, const TimedCollective& collective);
 
