@@ -29,7 +29,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   CLI::App* plan = app.add_subcommand(
       "plan", "Rank every 4D layout (Gdata x Gx x Gy x Gz) of one point by predicted step time");
   plan->add_option("--machine", a.machine, "machine name (machines/<name>.yaml) or machine file")->required();
-  auto* model = plan->add_option("--model", a.model, "GPT family model (5B, 10B, 20B, ...)");
+  auto* model = plan->add_option("--model", a.model, "model preset (5B, ..., 175B, llama2-7b, llama3-8b, llama3-70b, ...)");
   auto* layers = plan->add_option("--layers", a.layers, "layers of a custom model (instead of --model)");
   auto* hidden = plan->add_option("--hidden", a.hidden, "hidden size of a custom model");
   auto* heads = plan->add_option("--heads", a.heads, "attention heads of a custom model");
@@ -37,7 +37,25 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                   ->capture_default_str();
   auto* vocab =
       plan->add_option("--vocab", a.vocabulary, "vocabulary of a custom model")->capture_default_str();
+  const std::vector<CLI::Option*> architecture{
+      plan->add_option("--family", a.family, "architecture of a custom model: gpt (default) or llama")
+          ->check(CLI::IsMember({"gpt", "llama"})),
+      plan->add_option("--kv-heads", a.kv_heads, "key/value heads of a custom model (default: --heads)"),
+      plan->add_option("--ffn-hidden", a.ffn_hidden, "MLP width of a custom model (default: the family's)"),
+      plan->add_option("--activation", a.activation, "MLP activation of a custom model: gelu or swiglu")
+          ->check(CLI::IsMember({"gelu", "swiglu"})),
+      plan->add_option("--norm", a.norm, "norm of a custom model: layernorm or rmsnorm")
+          ->check(CLI::IsMember({"layernorm", "rmsnorm"})),
+      plan->add_option("--position", a.position, "positions of a custom model: learned or rope")
+          ->check(CLI::IsMember({"learned", "rope"})),
+      plan->add_option("--tied-embeddings", a.tied_embeddings, "whether the LM head reuses the embedding")
+          ->check(CLI::IsMember({"true", "false"})),
+      plan->add_option("--biases", a.biases, "whether the FC layers carry biases")->check(CLI::IsMember({"true", "false"}))};
   for (auto* o : {layers, hidden, heads, seq, vocab}) model->excludes(o);
+  for (auto* o : architecture) {
+    model->excludes(o);
+    o->needs(layers);
+  }
   layers->needs(hidden)->needs(heads);
   hidden->needs(layers);
   heads->needs(layers);
@@ -183,14 +201,28 @@ std::string asked_line(const AskedRow& row, const Plan& plan, const Machine& mac
 
 }  // namespace
 
+namespace {
+CustomModelFields custom_model_fields(const PlanArgs& a) {
+  CustomModelFields f;
+  f.layers = a.layers, f.hidden = a.hidden, f.heads = a.heads;
+  f.sequence_length = a.sequence_length, f.vocabulary = a.vocabulary;
+  f.family = a.family, f.kv_heads = a.kv_heads, f.ffn_hidden = a.ffn_hidden;
+  f.activation = a.activation, f.norm = a.norm, f.position = a.position;
+  if (!a.tied_embeddings.empty()) f.tied_embeddings = a.tied_embeddings == "true";
+  if (!a.biases.empty()) f.biases = a.biases == "true";
+  return f;
+}
+}  // namespace
+
 bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::ostream& out) {
   if (a.model.empty() && a.layers == 0) {
     throw InputError(InputLocation{"", 0, "--model"}, "",
                      "--model NAME, or --layers, --hidden and --heads for another model");
   }
   const ModelSpec model =
-      a.model.empty() ? custom_model({a.layers, a.hidden, a.heads, a.sequence_length, a.vocabulary},
-                                     InputLocation{}, {"--layers", "--hidden", "--heads", "--seq", "--vocab"})
+      a.model.empty() ? custom_model(custom_model_fields(a), InputLocation{},
+                                     {"--layers", "--hidden", "--heads", "--seq", "--vocab", "--family", "--kv-heads",
+                                      "--ffn-hidden", "--activation", "--norm", "--position"})
                       : named_model(a.model, InputLocation{"", 0, "--model"},
                                     "--layers/--hidden/--heads [--seq --vocab] for another model");
   const std::optional<Layout> asked = asked_layout(a);

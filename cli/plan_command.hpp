@@ -11,10 +11,13 @@ namespace ws::cli {
 
 struct PlanArgs {
   std::string machine;
-  std::string model;  // GPT family name; empty when the model is given by --layers etc.
+  std::string model;  // a preset's name (5B, ..., llama3-70b); empty when the model is given by --layers etc.
   long long layers = 0, hidden = 0, heads = 0;
   long long sequence_length = 2048;  // the GPT family's, so --layers/--hidden/--heads suffice
   long long vocabulary = 50304;
+  // A custom model's architecture (--family gpt|llama and the choices it sets; "" and 0: the family's).
+  std::string family, activation, norm, position, tied_embeddings, biases;
+  long long kv_heads = 0, ffn_hidden = 0;
   int devices = 0;
   long long batch_sequences = 0;
   int top = 10;

@@ -1,4 +1,7 @@
-// Per-device memory model (all counts in elements, then bytes):
+// Per-device memory model (all counts in elements, then bytes). Written for the GPT family below;
+// the Llama family's differences follow the same rules: QKV is h x (h + 2 kv_heads d), the MLP
+// h x up_features and ffn x h (SwiGLU keeps its gate, up and product), RMSNorm has no beta, there
+// are no biases or position table, and an untied LM head adds a second V x h weight.
 //
 // Parameters. FC weights are sharded over Gx*Gy*Gz as in ../shared/docs/4d-algorithm.md: per block
 // QKV 3h^2, attention output h^2, MLP up 4h^2, MLP down 4h^2 (12 h^2). The tied embedding / LM head
@@ -43,12 +46,17 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
                                int bytes_per_element, bool recompute) {
   const double h = model.hidden, l = model.layers, S = model.sequence_length, V = model.vocabulary,
                heads = model.heads;
+  const double qkv = static_cast<double>(model.qkv_features()), up = static_cast<double>(model.up_features()),
+               ffn = static_cast<double>(model.ffn());
   const double gx = layout.x, gy = layout.y, gz = layout.z, gd = layout.data;
   const double e = bytes_per_element;
 
-  const double sharded_params = (12.0 * l * h * h + V * h + S * h) / (gx * gy * gz);
-  const double small_params =
-      l * (3.0 * h / gy + h / gx + 4.0 * h / gy + h / gx + 4.0 * h / gx) + 2.0 * h / gx;
+  const double embeddings = (model.tied_embeddings ? 1.0 : 2.0) * V * h;
+  const double positions = model.position == Position::learned ? S * h : 0.0;
+  const double sharded_params = (l * block_weight_count(model) + embeddings + positions) / (gx * gy * gz);
+  const double norm_vectors = model.norm == NormKind::layernorm ? 2.0 : 1.0;  // gamma (and beta)
+  const double biases = model.biases ? qkv / gy + h / gx + up / gy + h / gx : 0.0;
+  const double small_params = l * (biases + 2.0 * norm_vectors * h / gx) + norm_vectors * h / gx;
   const double params = sharded_params + small_params;
 
   MemoryEstimate mem;
@@ -59,7 +67,9 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
 
   const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
   const double m = sequences * S;
-  const double block_working_set = m * (4.0 * h / gx + 12.0 * h / gy) + sequences * (heads / gy) * S * S;
+  // Q, K, V, the attention output, the MLP's first output (SwiGLU: gate and up) and its activation.
+  const double block_working_set =
+      m * (4.0 * h / gx + (qkv + h + up + ffn) / gy) + sequences * (heads / gy) * S * S;
   const double lm_head = m * (h / gx + V / gy);
   const double activations =
       recompute ? l * m * h / gx + block_working_set + lm_head : l * block_working_set + lm_head;
@@ -67,8 +77,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
 
   // Largest gathered block and largest all-reduce output over the FC layers (normal: k/Gx, n/Gy;
   // transposed: k/Gy, n/Gx).
-  const double max_block = std::max(4.0 * h * h, V * h) / (gx * gy);
-  const double max_features = std::max({h / gx, 3.0 * h / gy, 4.0 * h / gy, V / gy});
+  const double max_block = std::max({h * qkv, h * up, ffn * h, V * h}) / (gx * gy);
+  const double max_features = std::max({h / gx, qkv / gy, up / gy, V / gy});
   mem.buffers_bytes = whole_bytes((3.0 * max_block + m * max_features) * e);
   return mem;
 }

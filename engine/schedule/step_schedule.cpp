@@ -43,7 +43,17 @@ const char* to_string(ComputeKind kind) {
 
 namespace {
 
-constexpr int kTensorsPerBlock = 12;  // 4 layer-norm vectors, then weight + bias of 4 FC layers
+// A block's tensors in rank_tensors: its norms' vectors (gamma, and beta for LayerNorm), then each
+// FC layer's weight (and bias).
+int tensors_per_block(const ModelSpec& model) {
+  return (model.norm == NormKind::layernorm ? 4 : 2) + (model.biases ? 8 : 4);
+}
+// Tensors before the first block (wte, and wpe for learned positions) and after the last (the
+// final norm's vectors, then the LM head when it is untied).
+std::size_t leading_tensors(const ModelSpec& model) { return model.position == Position::learned ? 2 : 1; }
+std::size_t trailing_tensors(const ModelSpec& model) {
+  return (model.norm == NormKind::layernorm ? 2 : 1) + (model.tied_embeddings ? 0 : 1);
+}
 constexpr std::uint64_t kScalarBytes = sizeof(double);  // loss and gradient-norm sums are double
 constexpr double kTokenBytes = sizeof(int);
 constexpr double kResidualPasses = 3.0;  // a residual add reads two activations and writes one
@@ -73,10 +83,12 @@ std::string block_prefix(int block) { return "block" + std::to_string(block) + "
 std::string fc_name(const FcShape& fc) { return block_prefix(fc.block) + fc_part(fc); }
 
 // Engine block member order: qkv (normal), proj (transposed), up (normal), down (transposed).
+// The QKV and MLP-up widths follow the model (grouped-query K and V, SwiGLU's fused gate and up).
 std::array<FcShape, 4> block_layers(const ModelSpec& model, const Layout& layout, int block) {
   const long long h = model.hidden;
-  return {fc_shape(block, 0, h, 3 * h, false, layout), fc_shape(block, 1, h, h, true, layout),
-          fc_shape(block, 2, h, 4 * h, false, layout), fc_shape(block, 3, 4 * h, h, true, layout)};
+  return {fc_shape(block, 0, h, model.qkv_features(), false, layout), fc_shape(block, 1, h, h, true, layout),
+          fc_shape(block, 2, h, model.up_features(), false, layout),
+          fc_shape(block, 3, model.ffn(), h, true, layout)};
 }
 
 // Where the ops being emitted run: stamped on each (StepOp::block, layer, recomputed).
@@ -216,6 +228,7 @@ class ScheduleBuilder {
     compute(StepTask::fc_forward_gemm, phase_name(phase, fc_part(fc), ".gemm"), ComputeKind::gemm,
             {{m_, fc.n_local, fc.k_local}}, 0);
     blocking(StepTask::fc_forward_sum, CollectiveOp::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
+    if (!model_.biases) return;
     // The bias is added after the sum so that it counts once: read-modify-write of y.
     untraced(StepTask::fc_bias_add, phase_name(phase, fc_part(fc), ".bias_add"),
              2.0 * as_double(m_ * fc.n_local) * e_);
@@ -260,8 +273,9 @@ class ScheduleBuilder {
       }
     }
     // Column sums of dy: one read of it.
-    compute(StepTask::fc_bias_grad, phase_name("bwd", fc_part(fc), ".bias_grad"), ComputeKind::bias_grad, {},
-            as_double(m_ * fc.n_local) * e_);
+    if (model_.biases)
+      compute(StepTask::fc_bias_grad, phase_name("bwd", fc_part(fc), ".bias_grad"), ComputeKind::bias_grad, {},
+              as_double(m_ * fc.n_local) * e_);
     wait(dx_sum);
   }
 
@@ -270,13 +284,22 @@ class ScheduleBuilder {
   // arithmetic, so the stages of a norm cost what the whole kernel costs (calibrate measures the
   // whole kernel). Forward: pass 1 reads x (sums), pass 2 reads x (deviations), pass 3 reads x
   // and writes y; `extra_passes` (ln2's residual add: read two, write one) come before pass 1.
+  // RMSNorm has no mean: pass 1 sums the squares, one all-reduce, pass 2 reads x and writes y.
+  // Its per-element arithmetic is priced at the LayerNorm kernel's rate (no measurement of its own).
   void norm_forward(const char* phase, const char* norm, int layer, double extra_passes) {
     site_.layer = layer;
-    const double elements = layer_norm_elements(), total = 4.0 + extra_passes;
+    const bool rms = model_.norm == NormKind::rmsnorm;
+    const double elements = layer_norm_elements(), total = (rms ? 3.0 : 4.0) + extra_passes;
     auto stage = [&](StepTask task, const char* what, double passes) {
       compute(task, phase_name(phase, norm, ".", what), ComputeKind::layer_norm, {}, activation_bytes(passes));
       arithmetic(ElementwiseKernel::layer_norm_forward, elements * passes / total);
     };
+    if (rms) {
+      stage(StepTask::norm_row_sums, "sum_squares", 1.0 + extra_passes);
+      blocking(StepTask::norm_variance_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
+      stage(StepTask::norm_normalize, "normalize", 2.0);
+      return;
+    }
     stage(StepTask::norm_row_sums, "mean", 1.0 + extra_passes);
     blocking(StepTask::norm_mean_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
     stage(StepTask::norm_deviations, "variance", 1.0);
@@ -285,6 +308,7 @@ class ScheduleBuilder {
   }
   // Backward: stage 1 reads dy and x (row sums, dgamma, dbeta); stage 2 reads them again and
   // read-modify-writes dx; `extra_passes` (ln1's copy of the residual gradient into dx) in stage 2.
+  // RMSNorm's backward needs one row sum (of dy * gamma * x), LayerNorm's two.
   void norm_backward(const char* norm, int layer, double extra_passes) {
     site_.layer = layer;
     const double elements = layer_norm_elements(), total = 6.0 + extra_passes;
@@ -292,8 +316,9 @@ class ScheduleBuilder {
       compute(task, phase_name("bwd", norm, ".", what), ComputeKind::layer_norm, {}, activation_bytes(passes));
       arithmetic(ElementwiseKernel::layer_norm_backward, elements * passes / total);
     };
+    const long long sums = model_.norm == NormKind::rmsnorm ? 1 : 2;
     stage(StepTask::norm_backward_sums, "sums", 2.0);
-    blocking(StepTask::norm_backward_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(2 * m_));
+    blocking(StepTask::norm_backward_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(sums * m_));
     stage(StepTask::norm_backward_dx, "dx", 4.0 + extra_passes);
   }
 
@@ -318,7 +343,34 @@ class ScheduleBuilder {
     return s * s * static_cast<double>(sequences_ * local_heads());
   }
   double layer_norm_elements() const { return as_double(m_) * as_double(width_); }
-  double gelu_elements() const { return as_double(m_ * (4LL * model_.hidden / layout_.y)); }
+  // The MLP activation's output elements on this rank: m x ffn/Gy (GELU's input is as wide; SwiGLU
+  // reads a gate and an up value for each).
+  double activation_elements() const { return as_double(m_ * (model_.ffn() / layout_.y)); }
+  // Rotary positions turn this rank's query and key features, m x (heads + kv_heads) d / Gy, in
+  // place: one read and one write each, forward and backward (the angles are a small table).
+  double rope_elements() const {
+    return as_double(m_) * as_double((model_.heads + model_.kv_head_count()) * head_dim() / layout_.y);
+  }
+  void rope(StepTask task, const char* phase) {
+    if (model_.position != Position::rope) return;
+    block_compute(task, phase, "rope", ComputeKind::attention, {}, 2.0 * rope_elements() * e_);
+  }
+  // Forward: GELU reads its input and writes the activation and the saved tanh; SwiGLU reads the
+  // gate and the up value and writes the product (three passes each). Backward: GELU reads dy, the
+  // input and the tanh and writes dx; SwiGLU reads dy, gate and up and writes both gradients.
+  // SwiGLU's sigmoid is priced at GELU's per-element rate (no measurement of its own); both report
+  // as the gelu compute kind.
+  void activation_forward(const char* phase) {
+    block_compute(StepTask::gelu_forward, phase, activation_name(), ComputeKind::gelu, {}, 3.0 * activation_elements() * e_);
+    arithmetic(ElementwiseKernel::gelu_forward, activation_elements());
+  }
+  void activation_backward() {
+    const double passes = model_.activation == Activation::swiglu ? 5.0 : 4.0;
+    block_compute(StepTask::gelu_backward, "bwd", activation_name(), ComputeKind::gelu, {},
+                  passes * activation_elements() * e_);
+    arithmetic(ElementwiseKernel::gelu_backward, activation_elements());
+  }
+  const char* activation_name() const { return to_string(model_.activation); }
 
   // --- engine/model/block.cpp --------------------------------------------------------------------
   struct BlockPending {
@@ -358,15 +410,14 @@ class ScheduleBuilder {
     auto& gathers = pending_[block].gathers;
     norm_forward(phase, "ln1", 0, 0.0);
     fc_forward(phase, fc[0], gathers[0]);
+    rope(StepTask::rope_forward, phase);
     block_compute(StepTask::attention_forward, phase, "attention", ComputeKind::attention, attention_forward_gemms(),
                   softmax_bytes(2));
     arithmetic(ElementwiseKernel::softmax_forward, softmax_elements());
     fc_forward(phase, fc[1], gathers[1]);
     norm_forward(phase, "ln2", 1, kResidualPasses);
     fc_forward(phase, fc[2], gathers[2]);
-    // Reads the MLP-up output, writes the activation and the saved tanh.
-    block_compute(StepTask::gelu_forward, phase, "gelu", ComputeKind::gelu, {}, 3.0 * gelu_elements() * e_);
-    arithmetic(ElementwiseKernel::gelu_forward, gelu_elements());
+    activation_forward(phase);
     fc_forward(phase, fc[3], gathers[3]);
     block_compute(StepTask::residual_add, phase, "residual", ComputeKind::residual, {},
                   activation_bytes(kResidualPasses));
@@ -380,14 +431,14 @@ class ScheduleBuilder {
     // The residual passes the output gradient straight through: a copy before the MLP backward.
     untraced(StepTask::residual_copy, phase_name("bwd", "residual_copy"), activation_bytes(2));
     fc_backward(fc[3], scatters[3]);
-    block_compute(StepTask::gelu_backward, "bwd", "gelu", ComputeKind::gelu, {}, 4.0 * gelu_elements() * e_);
-    arithmetic(ElementwiseKernel::gelu_backward, gelu_elements());
+    activation_backward();
     fc_backward(fc[2], scatters[2]);
     norm_backward("ln2", 1, 0.0);
     fc_backward(fc[1], scatters[1]);
     block_compute(StepTask::attention_backward, "bwd", "attention", ComputeKind::attention,
                   attention_backward_gemms(), softmax_bytes(3));
     arithmetic(ElementwiseKernel::softmax_backward, softmax_elements());
+    rope(StepTask::rope_backward, "bwd");
     fc_backward(fc[0], scatters[0]);
     // The residual gradient is copied into dx before the layer-norm backward adds to it.
     norm_backward("ln1", 0, 2.0);
@@ -396,11 +447,13 @@ class ScheduleBuilder {
 
   // --- engine/model/gpt.cpp ----------------------------------------------------------------------
   long long logits_elements() const { return m_ * model_.vocabulary; }
+  // The token embedding's row, the learned position's row (if any) and the written sum.
+  double embedding_passes() const { return model_.position == Position::learned ? 3.0 : 2.0; }
 
   void gpt_forward(bool loss) {
     const int layers = model_.layers;
     compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(3));
+            as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
     if (options_.overlap_all_gather && layers > 0) block_start_gathers(0, false);
     for (int l = 0; l < layers; ++l) {
       if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1, false);
@@ -449,14 +502,14 @@ class ScheduleBuilder {
     site_ = Site{};
     // Reads the residual gradient, scatter-adds it into the embedding gradients.
     compute(StepTask::embedding_backward, "bwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(3));
+            as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
     if (layers > 0) {
       block_finish_gradients(0);
       if (overlap_data_parallel()) reduce_gradients(block_tensors(0));
     }
     if (overlap_data_parallel()) {
-      reduce_gradients({0, 2});                                  // wte, wpe
-      reduce_gradients({tensors_.size() - 2, tensors_.size()});  // lnf
+      reduce_gradients({0, leading_tensors(model_)});  // wte (and wpe)
+      reduce_gradients({tensors_.size() - trailing_tensors(model_), tensors_.size()});  // lnf (and the LM head)
     }
   }
 
@@ -466,9 +519,10 @@ class ScheduleBuilder {
   struct TensorRange {
     std::size_t first = 0, last = 0;
   };
-  static TensorRange block_tensors(int block) {
-    const auto first = static_cast<std::size_t>(2 + kTensorsPerBlock * block);
-    return {first, first + kTensorsPerBlock};
+  TensorRange block_tensors(int block) const {
+    const auto per_block = static_cast<std::size_t>(tensors_per_block(model_));
+    const std::size_t first = leading_tensors(model_) + per_block * static_cast<std::size_t>(block);
+    return {first, first + per_block};
   }
 
   // One non-blocking all-reduce per group: the range's Z-sharded weights packed into one bucket
@@ -529,20 +583,25 @@ class ScheduleBuilder {
 
 std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layout) {
   const long long h = model.hidden, width = h / layout.x;
-  std::vector<RankTensor> tensors{{"wte", model.vocabulary * width, false},
-                                  {"wpe", model.sequence_length * width, false}};
+  const bool beta = model.norm == NormKind::layernorm;
+  std::vector<RankTensor> tensors{{"wte", model.vocabulary * width, false}};
+  if (model.position == Position::learned) tensors.push_back({"wpe", model.sequence_length * width, false});
   for (int l = 0; l < model.layers; ++l) {
     const std::string p = block_prefix(l);
-    for (const char* norm : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"})
-      tensors.push_back({p + norm, width, false});
+    for (const char* norm : {"ln1", "ln2"}) {
+      tensors.push_back({p + norm + ".gamma", width, false});
+      if (beta) tensors.push_back({p + norm + ".beta", width, false});
+    }
     for (const FcShape& fc : block_layers(model, layout, l)) {
       const std::string name = fc_name(fc);
       tensors.push_back({name + ".weight", fc.k_local * fc.n_local / layout.z, true});
-      tensors.push_back({name + ".bias", fc.n_local, false});
+      if (model.biases) tensors.push_back({name + ".bias", fc.n_local, false});
     }
   }
   tensors.push_back({"lnf.gamma", width, false});
-  tensors.push_back({"lnf.beta", width, false});
+  if (beta) tensors.push_back({"lnf.beta", width, false});
+  // An untied LM head is its own V x h weight, split as the tied one is used: h over X.
+  if (!model.tied_embeddings) tensors.push_back({"lm_head", model.vocabulary * width, false});
   return tensors;
 }
 

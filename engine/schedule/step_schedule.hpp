@@ -61,11 +61,11 @@ enum class StepTask : std::uint8_t {
   load_batch,  // the token shard, the Goldfish mask, the zeroed gradients
   embedding_forward,
   embedding_backward,
-  norm_row_sums,      // forward stage 1 (ln2's also adds the attention residual first)
-  norm_mean_sum,      // all-reduce X of the row sums
-  norm_deviations,    // forward stage 2
-  norm_variance_sum,  // all-reduce X of the squared deviations
-  norm_normalize,     // forward stage 3
+  norm_row_sums,      // forward stage 1 (ln2's also adds the attention residual first; RMSNorm: squares)
+  norm_mean_sum,      // all-reduce X of the row sums (LayerNorm)
+  norm_deviations,    // forward stage 2 (LayerNorm)
+  norm_variance_sum,  // all-reduce X of the squared deviations (RMSNorm: of the squares)
+  norm_normalize,     // forward stage 3 (RMSNorm: 2)
   norm_backward_sums,
   norm_backward_sum,  // all-reduce X of the backward row sums
   norm_backward_dx,
@@ -81,8 +81,10 @@ enum class StepTask : std::uint8_t {
   fc_bias_grad,
   attention_forward,
   attention_backward,
-  gelu_forward,
+  gelu_forward,   // the MLP activation: GELU, or SwiGLU's silu(gate) * up
   gelu_backward,
+  rope_forward,   // rotary positions turn Q and K (Llama family)
+  rope_backward,  // and turn their gradients back
   residual_add,   // block output = MLP output + the attention residual
   residual_copy,  // backward: the residual passes the output gradient through
   lm_head_gemm,
@@ -176,7 +178,10 @@ struct StepSchedule {
 enum class OpNames { trace, none };
 
 // One rank's step. Every rank of a 4D layout runs the same ops with the same sizes, so one list
-// describes them all. The layout must divide the model and batch (validate_run's rules).
+// describes them all. The layout must divide the model and batch (validate_run's rules). Either
+// model family: the Llama family's ops differ in the QKV and MLP widths, RMSNorm's single sum, the
+// rotary turns around attention, and no biases (ComputeKind keeps its names: SwiGLU reports as
+// gelu, the rotary turns as attention).
 StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
                                 const StepScheduleOptions& options = {}, OpNames names = OpNames::trace);
 
@@ -187,7 +192,9 @@ enum class ModelPass { forward, logits, backward };
 StepSchedule make_model_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
                                  ModelPass pass, const StepScheduleOptions& options = {});
 
-// One parameter tensor of a rank, in the engine's registration order (wte, wpe, the blocks, lnf):
+// One parameter tensor of a rank, in the engine's registration order (wte, wpe, the blocks, lnf;
+// no wpe with rotary positions, no betas with RMSNorm, no biases without them, lm_head last when
+// the embeddings are untied):
 // the data-parallel gradient all-reduces follow this order.
 struct RankTensor {
   std::string name;

@@ -41,6 +41,13 @@ void validate_run(const RunConfig& run, int world_size) {
                                    shards_of_batch));
   if (m.heads > 0 && m.hidden % m.heads != 0)
     problems.push_back(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
+  // The simulator prices the Llama family; the engine's kernels are GPT-2's (LayerNorm, GELU,
+  // learned positions, tied embeddings, biases, as many K/V heads as heads).
+  if (!m.gpt_style())
+    problems.push_back(fmt::format("model {} is not GPT-2 style ({}, {}, {} positions, kv_heads {}, ffn {}); the "
+                                   "engine trains GPT-2 style models only",
+                                   m.name, to_string(m.norm), to_string(m.activation), to_string(m.position),
+                                   m.kv_head_count(), m.ffn()));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),

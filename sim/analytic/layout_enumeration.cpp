@@ -19,23 +19,28 @@ std::string layout_problem(const ModelSpec& model, const Batch& batch, const Lay
   const long long h = model.hidden;
   const int gx = layout.x, gy = layout.y, gz = layout.z;
   // Normal layers split k = h over X and n over Y; transposed ones (attention output, MLP down)
-  // split their n = h over X and their k (h or 4h) over Y, so h over X and h, 3h, 4h over Y cover
-  // every FC layer.
+  // split their n = h over X and their k (h or ffn) over Y.
   if (h % gx != 0) return fmt::format("hidden {} not divisible by Gx={}", h, gx);
   if (h % gy != 0) return fmt::format("hidden {} not divisible by Gy={}", h, gy);
-  if ((3 * h) % gy != 0) return fmt::format("3*hidden {} not divisible by Gy={}", 3 * h, gy);
-  if ((4 * h) % gy != 0) return fmt::format("4*hidden {} not divisible by Gy={}", 4 * h, gy);
+  // QKV's output (h queries, 2 kv_heads x d keys and values) and the MLP's (ffn, or SwiGLU's 2 ffn)
+  // over Y; MLP down takes ffn in over Y.
+  const long long qkv = model.qkv_features(), up = model.up_features(), ffn = model.ffn();
+  // (For the GPT family, h over Y implies both.)
+  if (qkv % gy != 0) return fmt::format("QKV features {} not divisible by Gy={}", qkv, gy);
+  if (ffn % gy != 0) return fmt::format("ffn_hidden {} not divisible by Gy={}", ffn, gy);
   // Heads follow the QKV output features (split over Y); the transposed output projection then
-  // takes them in over Y as its k, so each Y rank must own whole heads.
+  // takes them in over Y as its k, so each Y rank must own whole heads, and whole key/value heads.
   if (model.heads % gy != 0) return fmt::format("heads {} not divisible by Gy={}", model.heads, gy);
-  // LM head (tied with the embedding): a normal FC layer, k = h over X, n = V over Y.
+  if (model.kv_head_count() % gy != 0)
+    return fmt::format("kv_heads {} not divisible by Gy={}", model.kv_head_count(), gy);
+  // LM head (tied with the embedding, or its own weight): a normal FC layer, k = h over X, n = V over Y.
   if (model.vocabulary % gy != 0) {
     return fmt::format("vocabulary {} not divisible by Gy={}", model.vocabulary, gy);
   }
-  const WeightShape shapes[] = {{"QKV", h, 3 * h},
+  const WeightShape shapes[] = {{"QKV", h, qkv},
                                 {"attention output", h, h},
-                                {"MLP up", h, 4 * h},
-                                {"MLP down", 4 * h, h},
+                                {"MLP up", h, up},
+                                {"MLP down", ffn, h},
                                 {"LM head", h, model.vocabulary}};
   for (const auto& s : shapes) {
     const long long block = s.k * s.n / (static_cast<long long>(gx) * gy);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -20,6 +21,7 @@ constexpr long long kMaxLayers = 4096;
 constexpr long long kMaxHidden = 1LL << 20;
 constexpr long long kMaxSequence = 1LL << 24;
 constexpr long long kMaxVocabulary = 1LL << 24;
+constexpr long long kMaxFfn = 1LL << 22;
 
 int checked_positive(long long value, const InputLocation& where, std::string_view field, long long maximum) {
   if (value <= 0 || value > maximum) {
@@ -33,8 +35,26 @@ int checked_positive(long long value, const InputLocation& where, std::string_vi
 ModelSpec named_model(std::string_view name, const InputLocation& where, std::string_view custom_hint) {
   if (auto model = find_model(name)) return *model;
   throw InputError(where, std::string(name),
-                   fmt::format("a GPT family model name ({}) or {}", model_names(), custom_hint));
+                   fmt::format("a model name ({}) or {}", model_names(), custom_hint));
 }
+
+namespace {
+// A named choice (family, activation, norm, position) or the error naming the allowed values.
+template <class Parse>
+auto choice(const std::string& text, Parse parse, const InputLocation& where, std::string_view key,
+            std::string_view allowed) {
+  auto value = parse(text);
+  if (!value) throw InputError(field_location(where, key), text, fmt::format("one of {}", allowed));
+  return *value;
+}
+
+// The Llama reference implementation's MLP width: 2/3 of 4h, rounded up to a multiple of 256
+// (github.com/facebookresearch/llama, model.py, FeedForward; Llama-2 7B: 11,008).
+long long llama_ffn(long long hidden) {
+  const long long two_thirds = 2 * (4 * hidden) / 3;
+  return 256 * ((two_thirds + 255) / 256);
+}
+}  // namespace
 
 ModelSpec custom_model(const CustomModelFields& fields, const InputLocation& where,
                        const CustomModelKeys& keys) {
@@ -48,7 +68,32 @@ ModelSpec custom_model(const CustomModelFields& fields, const InputLocation& whe
     throw InputError(field_location(where, keys.hidden), std::to_string(model.hidden),
                      fmt::format("a multiple of {} ({})", keys.heads, model.heads));
   }
-  model.name = fmt::format("l{}-h{}", model.layers, model.hidden);
+  const bool llama = !fields.family.empty() &&
+                     choice(fields.family, [](std::string_view t) -> std::optional<bool> {
+                       if (t == "gpt") return false;
+                       if (t == "llama") return true;
+                       return std::nullopt;
+                     }, where, keys.family, "gpt, llama");
+  if (llama) {
+    model.activation = Activation::swiglu, model.norm = NormKind::rmsnorm, model.position = Position::rope;
+    model.tied_embeddings = false, model.biases = false;
+    model.ffn_hidden = static_cast<int>(std::min(llama_ffn(model.hidden), kMaxFfn));
+  }
+  if (fields.kv_heads != 0) {
+    model.kv_heads = checked_positive(fields.kv_heads, where, keys.kv_heads, model.heads);
+    if (model.heads % model.kv_heads != 0)
+      throw InputError(field_location(where, keys.kv_heads), std::to_string(model.kv_heads),
+                       fmt::format("a divisor of {} ({})", keys.heads, model.heads));
+  }
+  if (fields.ffn_hidden != 0) model.ffn_hidden = checked_positive(fields.ffn_hidden, where, keys.ffn_hidden, kMaxFfn);
+  if (!fields.activation.empty())
+    model.activation = choice(fields.activation, parse_activation, where, keys.activation, "gelu, swiglu");
+  if (!fields.norm.empty()) model.norm = choice(fields.norm, parse_norm, where, keys.norm, "layernorm, rmsnorm");
+  if (!fields.position.empty())
+    model.position = choice(fields.position, parse_position, where, keys.position, "learned, rope");
+  if (fields.tied_embeddings) model.tied_embeddings = *fields.tied_embeddings;
+  if (fields.biases) model.biases = *fields.biases;
+  model.name = fmt::format("{}l{}-h{}", llama ? "llama-" : "", model.layers, model.hidden);
   // No memory-floor hint for an unpublished model: every tensor-parallel size is considered.
   model.min_tensor_parallel = 1;
   return model;

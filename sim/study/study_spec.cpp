@@ -26,8 +26,9 @@ constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale"
 constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "overlap_reduce_scatter",
                                             "overlap_all_gather", "overlap_data_parallel"};
 constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences", "layout"};
-constexpr std::string_view kInlineModelKeys[] = {"name",  "layers",          "hidden",
-                                                 "heads", "sequence_length", "vocabulary"};
+constexpr std::string_view kInlineModelKeys[] = {
+    "name",   "layers",     "hidden",     "heads",    "sequence_length", "vocabulary",      "family",
+    "kv_heads", "ffn_hidden", "activation", "norm",     "position",        "tied_embeddings", "biases"};
 
 // Limits of a study spec (README "Reliability"): every point is priced over every layout, sampled
 // and varied, so a study's time grows with its points; the candidates table with top_k.
@@ -131,13 +132,15 @@ StepOptions read_options(const Reader& r, const YAML::Node& node, StepOptions op
   return options;
 }
 
-constexpr std::string_view kInlineModelHint = "a map of layers, hidden, heads, sequence_length, vocabulary";
+constexpr std::string_view kInlineModelHint =
+    "a map of layers, hidden, heads, sequence_length, vocabulary (and optionally family, kv_heads, ffn_hidden, "
+    "activation, norm, position, tied_embeddings, biases)";
 
 ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string& path) {
   if (node.IsScalar()) return named_model(node.Scalar(), r.at(node, path), kInlineModelHint);
   if (!node.IsMap()) {
     throw InputError(r.at(node, path), "",
-                     fmt::format("a GPT family model name ({}) or {}", model_names(), kInlineModelHint));
+                     fmt::format("a model name ({}) or {}", model_names(), kInlineModelHint));
   }
   check_keys(r, node, path + ".", kInlineModelKeys);
   CustomModelFields fields;
@@ -150,6 +153,14 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
   fields.heads = field("heads");
   fields.sequence_length = field("sequence_length");
   fields.vocabulary = field("vocabulary");
+  // The architecture: a family's defaults, then any of its choices given one by one.
+  for (const auto& [key, text] : {std::pair{"family", &fields.family}, std::pair{"activation", &fields.activation},
+                                  std::pair{"norm", &fields.norm}, std::pair{"position", &fields.position}})
+    if (const YAML::Node value = node[key]) *text = scalar(r, value, fmt::format("{}.{}", path, key), "a name");
+  for (const auto& [key, number] : {std::pair{"kv_heads", &fields.kv_heads}, std::pair{"ffn_hidden", &fields.ffn_hidden}})
+    if (const YAML::Node value = node[key]) *number = positive_integer(r, value, fmt::format("{}.{}", path, key));
+  for (const auto& [key, flag] : {std::pair{"tied_embeddings", &fields.tied_embeddings}, std::pair{"biases", &fields.biases}})
+    if (const YAML::Node value = node[key]) *flag = boolean(r, value, fmt::format("{}.{}", path, key));
   ModelSpec model = custom_model(fields, r.at(node, path));
   if (const YAML::Node name = node["name"]) {
     model.name = scalar(r, name, path + ".name", "a model name (text)");
@@ -167,7 +178,7 @@ StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string
   point.devices = static_cast<int>(
       positive_integer(r, required(r, node, "devices", path, "a positive integer"), path + ".devices"));
   point.model =
-      read_model(r, required(r, node, "model", path, "a GPT family model name or map"), path + ".model");
+      read_model(r, required(r, node, "model", path, "a model name or map"), path + ".model");
   point.batch.sequences = positive_integer(
       r, required(r, node, "batch_sequences", path, "a positive integer: sequences per step"),
       path + ".batch_sequences");

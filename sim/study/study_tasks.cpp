@@ -119,6 +119,10 @@ std::string study_hash(const StudySpec& spec, const Machine& machine, const std:
     const ModelSpec& m = p.model;
     canon += fmt::format("point {} {} {} {} {} {} {} {} {}", p.devices, m.name, m.layers, m.hidden, m.heads,
                          m.sequence_length, m.vocabulary, m.min_tensor_parallel, p.batch.sequences);
+    // The architecture, where it is not GPT-2's (GPT points keep the hashes they had).
+    if (!m.gpt_style())
+      canon += fmt::format(" arch {} {} {} {} {} {} {}", m.kv_head_count(), m.ffn(), to_string(m.activation),
+                           to_string(m.norm), to_string(m.position), m.tied_embeddings, m.biases);
     canon += p.layout ? " layout " + to_string(*p.layout) + "\n" : "\n";
   }
   for (const std::string& setting : machine.overrides) canon += "set " + setting + "\n";

@@ -220,12 +220,20 @@ nlohmann::ordered_json options_json(const StepOptions& o) {
 }
 
 nlohmann::ordered_json model_json(const ModelSpec& m) {
-  return {{"name", m.name},
-          {"layers", m.layers},
-          {"hidden", m.hidden},
-          {"heads", m.heads},
-          {"sequence_length", m.sequence_length},
-          {"vocabulary", m.vocabulary}};
+  nlohmann::ordered_json json{{"name", m.name},
+                              {"layers", m.layers},
+                              {"hidden", m.hidden},
+                              {"heads", m.heads},
+                              {"sequence_length", m.sequence_length},
+                              {"vocabulary", m.vocabulary}};
+  // The architecture, where it is not GPT-2's (every field, so the model can be written back).
+  if (!m.gpt_style()) {
+    json["kv_heads"] = m.kv_head_count(), json["ffn_hidden"] = m.ffn();
+    json["activation"] = to_string(m.activation), json["norm"] = to_string(m.norm);
+    json["position"] = to_string(m.position), json["tied_embeddings"] = m.tied_embeddings;
+    json["biases"] = m.biases;
+  }
+  return json;
 }
 
 }  // namespace
