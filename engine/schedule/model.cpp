@@ -1,5 +1,7 @@
 #include "engine/schedule/model.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <utility>
 
@@ -30,6 +32,15 @@ std::optional<Position> parse_position(std::string_view text) { return parse_nam
 bool ModelSpec::gpt_style() const {
   return kv_head_count() == heads && ffn() == 4LL * hidden && activation == Activation::gelu &&
          norm == NormKind::layernorm && position == Position::learned && tied_embeddings && biases;
+}
+
+std::string architecture_summary(const ModelSpec& m) {
+  if (m.gpt_style()) return {};
+  std::string out = fmt::format("{} kv heads, {} ffn {}, {}, {}", m.kv_head_count(), to_string(m.activation), m.ffn(),
+                                to_string(m.norm), to_string(m.position));
+  if (!m.tied_embeddings) out += ", untied embeddings";
+  if (!m.biases) out += ", no biases";
+  return out;
 }
 
 long long batch_tokens(const ModelSpec& model, const Batch& batch) {

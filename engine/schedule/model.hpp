@@ -52,6 +52,10 @@ struct ModelSpec {
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
 
+// "8 kv heads, swiglu ffn 28672, rmsnorm, rope, untied embeddings, no biases": what sets the model
+// apart from GPT-2's architecture; empty for a GPT-style model.
+std::string architecture_summary(const ModelSpec& model);
+
 // A training batch: `sequences` sequences of the model's sequence length per step (global).
 struct Batch {
   long long sequences = 0;

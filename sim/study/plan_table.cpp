@@ -80,9 +80,10 @@ std::string describe_step_options(const StepOptions& o) {
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                               const StepOptions& step, const Plan& plan, const PlanTableOptions& options) {
   std::string out = fmt::format(
-      "{}: model {} ({} layers, hidden {}, {} heads, {:.2f} B parameters), {} devices, batch {} "
+      "{}: model {} ({} layers, hidden {}, {} heads, {}{:.2f} B parameters), {} devices, batch {} "
       "sequences ({} tokens), {}\n",
-      machine.name, model.name, model.layers, model.hidden, model.heads, parameter_count(model) * 1e-9,
+      machine.name, model.name, model.layers, model.hidden, model.heads,
+      model.gpt_style() ? std::string() : architecture_summary(model) + ", ", parameter_count(model) * 1e-9,
       devices, batch.sequences, batch_tokens(model, batch), describe_step_options(step));
   out += fmt::format(
       "peak {:.1f} TFLOP/s per device; collectives priced as {}; %pk hw counts recomputation flops, %MFU does "

@@ -349,6 +349,29 @@ TEST(Cli, PlanAcceptsACustomModelAndShowsInvalidLayouts) {
   EXPECT_THAT(run.out, HasSubstr("invalid "));  // batch 4 cannot be split over 16 data-parallel ranks
 }
 
+// Llama models: a preset by name, or --family llama with --layers etc.; the header says what sets
+// the model apart from GPT-2, layouts that split the 8 K/V heads over more than 8 Y ranks are
+// invalid, and architecture flags are refused with a preset or with bad values.
+TEST(Cli, PlanPricesLlamaModels) {
+  auto run = weakscale("plan --machine frontier --model llama3-8b --devices 64 --batch 64 --top 2 --show-invalid");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("8 kv heads, swiglu ffn 14336, rmsnorm, rope, untied embeddings, no biases, 8.03 B"));
+  EXPECT_THAT(run.out, HasSubstr("kv_heads 8 not divisible by Gy=16"));
+  run = weakscale("plan --machine frontier --family llama --layers 4 --hidden 1024 --heads 16 --kv-heads 4 "
+                  "--seq 512 --vocab 32000 --devices 8 --batch 8 --top 1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("llama-l4-h1024"));
+  EXPECT_THAT(run.out, HasSubstr("4 kv heads, swiglu ffn 2816"));
+  run = weakscale("plan --machine frontier --family llama --layers 4 --hidden 1024 --heads 16 --kv-heads 3 "
+                  "--devices 8 --batch 8");
+  expect_one_line_error(run);
+  EXPECT_THAT(run.err, HasSubstr("--kv-heads"));
+  EXPECT_THAT(run.err, HasSubstr("a divisor of --heads (16)"));
+  expect_one_line_error(weakscale("plan --machine frontier --model 5B --kv-heads 2 --devices 8 --batch 8"));
+  expect_one_line_error(
+      weakscale("plan --machine frontier --layers 2 --hidden 64 --heads 4 --norm batch --devices 8 --batch 8"));
+}
+
 TEST(Cli, StudyWritesTheGoldenCsv) {
   const auto out = test_temp_dir();
   const auto run =

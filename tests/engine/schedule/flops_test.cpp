@@ -33,3 +33,31 @@ TEST(Flops, ExecutedFollowsRecompute) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+// The small Llama of model_test.cpp, B = 4: per token and layer the forward pass runs 2 x 28,672
+// FC flops and 4 S h = 4,096 attention flops (61,440; x 3 layers = 184,320) and the LM head
+// 2 V h = 16,384. Model: 64 tokens x 3 x (184,320 + 16,384); hardware: 64 x (4 x 184,320 + 3 x 16,384).
+TEST(Flops, SmallLlamaByHand) {
+  ModelSpec m{"small-llama", 3, 64, 8, 16, 128, 1};
+  m.kv_heads = 2, m.ffn_hidden = 96, m.activation = Activation::swiglu, m.norm = NormKind::rmsnorm;
+  m.position = Position::rope, m.tied_embeddings = false, m.biases = false;
+  EXPECT_EQ(model_flops_per_step(m, Batch{4}), 38535168.0);
+  EXPECT_EQ(hardware_flops_per_step(m, Batch{4}), 50331648.0);
+}
+
+// The general count is the GPT formula for every member of the GPT family.
+TEST(Flops, GeneralCountIsTheGptFormulaForTheGptFamily) {
+  for (const ModelSpec& m : gpt_family()) {
+    const double B = 64, S = m.sequence_length, l = m.layers, h = m.hidden, V = m.vocabulary;
+    EXPECT_DOUBLE_EQ(model_flops_per_step(m, Batch{64}),
+                     72 * B * S * l * h * h * (1 + S / (6 * h) + V / (12 * l * h)));
+    EXPECT_DOUBLE_EQ(hardware_flops_per_step(m, Batch{64}),
+                     96 * B * S * l * h * h * (1 + S / (6 * h) + V / (16 * l * h)));
+  }
+}
+
+}  // namespace
+}  // namespace ws

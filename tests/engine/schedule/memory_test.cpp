@@ -77,3 +77,22 @@ TEST(Memory, MoreDataParallelismShrinksActivationsNotWeights) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+// On one rank every parameter is held once, so the weights are the parameter count for both
+// families (the Llama model: GQA, SwiGLU, RMSNorm, rotary, untied, no biases).
+TEST(Memory, OneRankHoldsEveryParameterOnceInEitherFamily) {
+  ModelSpec llama{"small-llama", 3, 64, 8, 16, 128, 1};
+  llama.kv_heads = 2, llama.ffn_hidden = 96, llama.activation = Activation::swiglu;
+  llama.norm = NormKind::rmsnorm, llama.position = Position::rope, llama.tied_embeddings = false;
+  llama.biases = false;
+  for (const ModelSpec& m : {kTiny, llama}) {
+    const MemoryEstimate mem = estimate_memory(m, Batch{4}, Layout{}, 4, false);
+    EXPECT_EQ(mem.weights_bytes, whole(4 * parameter_count(m))) << m.name;
+  }
+}
+
+}  // namespace
+}  // namespace ws

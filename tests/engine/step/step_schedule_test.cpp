@@ -3,6 +3,7 @@
 // every non-blocking collective is waited exactly once, later; overlap switches move waits, not
 // collectives.
 #include "engine/schedule/step_schedule.hpp"
+#include "engine/schedule/flops.hpp"
 
 #include <gtest/gtest.h>
 
@@ -235,6 +236,96 @@ TEST(StepSchedule, WeightGradientsRunInTheRequestedRowTiles) {
       rows += g.m;
     }
     EXPECT_EQ(rows, whole[i][0].m);
+  }
+}
+
+}  // namespace
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+// A small Llama: 3 blocks, h = 64, 8 query heads of 8, 2 K/V heads, SwiGLU of 96, RMSNorm,
+// rotary positions, untied LM head, no biases.
+ModelSpec small_llama() {
+  ModelSpec m{"small-llama", 3, 64, 8, 16, 128, 1};
+  m.kv_heads = 2, m.ffn_hidden = 96, m.activation = Activation::swiglu, m.norm = NormKind::rmsnorm;
+  m.position = Position::rope, m.tied_embeddings = false, m.biases = false;
+  return m;
+}
+
+// The closed form of the GPT test with the Llama family's widths: QKV h -> h + 2 kv d = 96 and
+// SwiGLU up h -> 2 ffn = 192 normal, projection h -> h and down ffn -> h transposed; one RMSNorm
+// sum (m) per norm forward and backward; no biases or betas; wte, lnf's gamma and the untied
+// LM head replicated over Z.
+std::map<Key, Totals> llama_closed_form(const ModelSpec& model, const Layout& g, long long sequences,
+                                        const StepScheduleOptions& o) {
+  const double e = o.bytes_per_element(), h = model.hidden, L = model.layers, V = model.vocabulary;
+  const double qkv = 96, up = 192, ffn = 96;
+  const double m = static_cast<double>(sequences) / (g.data * g.z) * model.sequence_length;
+  const double X = g.x, Y = g.y, Z = g.z;
+  const double fp = o.recompute ? 2 : 1;
+  std::map<Key, Totals> t;
+  auto add = [&](CollectiveOp op, CommGroup group, double count, double bytes) {
+    if (group_size(g, group) == 1) return;
+    Totals& entry = t[{op, group}];
+    entry.count += static_cast<long long>(count);
+    entry.bytes += bytes;
+  };
+  const double block_weights = (h * qkv + h * h + h * up + ffn * h) / (X * Y) * e;
+  add(CollectiveOp::all_gather, CommGroup::z, 4 * L * fp, L * fp * block_weights);
+  add(CollectiveOp::reduce_scatter, CommGroup::z, 4 * L, L * block_weights);
+  // X: QKV's and up's outputs and two norm sums per forward; projection's and down's dX and two
+  // norm sums in backward; lnf forward and backward; the logits; the gradient norm.
+  add(CollectiveOp::all_reduce, CommGroup::x, L * (fp * 4 + 4) + 1 + 1 + 1 + 1,
+      L * (fp * ((qkv + up) / Y + 2) * m + ((h + ffn) / Y + 2) * m) * e + 2 * m * e + m * V * e + 8);
+  add(CollectiveOp::all_reduce, CommGroup::y, L * (fp * 2 + 2) + 1, L * (fp * 2 + 2) * m * h / X * e + 8);
+  add(CollectiveOp::all_reduce, CommGroup::z, 1, 8);
+  const double dp = o.overlap_data_parallel;
+  add(CollectiveOp::all_reduce, CommGroup::data, dp ? L : 1, L * block_weights / Z);
+  const double replicated = L * 2 * h / X + V * h / X + h / X + V * h / X;
+  add(CollectiveOp::all_reduce, CommGroup::data_z, (dp ? L + 2 : 1) + 1, replicated * e + 16);
+  return t;
+}
+
+TEST(StepSchedule, LlamaCollectivesAndBytesFollowTheClosedForm) {
+  const ModelSpec model = small_llama();
+  // Y divides the 2 K/V heads.
+  for (const Layout& layout : {Layout{1, 1, 1, 1}, Layout{2, 1, 1, 1}, Layout{1, 2, 1, 1}, Layout{1, 1, 2, 1},
+                               Layout{1, 1, 1, 2}, Layout{2, 2, 2, 2}, Layout{4, 2, 1, 2}, Layout{1, 4, 2, 1}})
+    for (const StepScheduleOptions& o : option_sets()) {
+      const auto actual = totals_of(make_step_schedule(model, layout, 16, o));
+      const auto expected = llama_closed_form(model, layout, 16, o);
+      ASSERT_EQ(actual.size(), expected.size()) << to_string(layout);
+      for (const auto& [key, want] : expected) {
+        const auto it = actual.find(key);
+        ASSERT_NE(it, actual.end()) << to_string(layout);
+        EXPECT_EQ(it->second.count, want.count)
+            << to_string(layout) << " " << to_string(std::get<0>(key)) << "." << to_string(std::get<1>(key));
+        EXPECT_DOUBLE_EQ(it->second.bytes, want.bytes)
+            << to_string(layout) << " " << to_string(std::get<0>(key)) << "." << to_string(std::get<1>(key));
+      }
+    }
+}
+
+// One rank runs the model flops of engine/schedule/flops.hpp in its GEMMs, in either family; its
+// tensors are the parameter count; the rotary turns come in pairs around attention.
+TEST(StepSchedule, OneRankOfEitherFamilyRunsTheFlopCountAndHoldsEveryParameter) {
+  for (const ModelSpec& model : {kModel, small_llama()}) {
+    const StepSchedule s = make_step_schedule(model, Layout{}, 4, {});
+    double flops = 0;
+    int rope = 0, bias = 0;
+    for (const StepOp& op : s.ops) {
+      for (const GemmCall& g : op.gemms) flops += g.flops();
+      rope += op.task == StepTask::rope_forward || op.task == StepTask::rope_backward;
+      bias += op.task == StepTask::fc_bias_add || op.task == StepTask::fc_bias_grad;
+    }
+    EXPECT_DOUBLE_EQ(flops, model_flops_per_step(model, Batch{4})) << model.name;
+    double elements = 0;
+    for (const RankTensor& t : rank_tensors(model, Layout{})) elements += static_cast<double>(t.elements);
+    EXPECT_EQ(elements, parameter_count(model)) << model.name;
+    EXPECT_EQ(rope, model.position == Position::rope ? 2 * model.layers : 0) << model.name;
+    EXPECT_EQ(bias, model.biases ? 8 * model.layers : 0) << model.name;
   }
 }
 

@@ -140,6 +140,55 @@ TEST(StudySpec, RejectsInlineModelWithMissingOrBadField) {
   EXPECT_THAT(e.expected(), HasSubstr("multiple of heads"));
 }
 
+// A Llama preset by name; an inline Llama by its family, whose defaults the keys override.
+TEST(StudySpec, LlamaModelsByPresetOrFamily) {
+  const auto spec = parse_study_spec(spec_with("  - {devices: 8, model: llama3-8b, batch_sequences: 8}\n"
+                                               "  - devices: 16\n"
+                                               "    model: {family: llama, layers: 2, hidden: 4096, heads: 32, "
+                                               "kv_heads: 8, sequence_length: 128, vocabulary: 1024}\n"
+                                               "    batch_sequences: 8\n"
+                                               "  - devices: 32\n"
+                                               "    model: {layers: 2, hidden: 256, heads: 4, sequence_length: 128, "
+                                               "vocabulary: 1024, activation: swiglu, ffn_hidden: 512, "
+                                               "tied_embeddings: false}\n"
+                                               "    batch_sequences: 8\n"),
+                                     kFile);
+  ASSERT_EQ(spec.points.size(), 3u);
+  EXPECT_EQ(spec.points[0].model, *find_model("llama3-8b"));
+  const ModelSpec& inline_llama = spec.points[1].model;
+  EXPECT_EQ(inline_llama.name, "llama-l2-h4096");
+  EXPECT_EQ(inline_llama.kv_head_count(), 8);
+  EXPECT_EQ(inline_llama.ffn(), 11008);  // the Llama rule: 2/3 of 4h, up to a multiple of 256
+  EXPECT_EQ(inline_llama.norm, NormKind::rmsnorm);
+  EXPECT_EQ(inline_llama.position, Position::rope);
+  EXPECT_FALSE(inline_llama.biases);
+  const ModelSpec& mixed = spec.points[2].model;  // GPT defaults but for the keys given
+  EXPECT_EQ(mixed.activation, Activation::swiglu);
+  EXPECT_EQ(mixed.ffn(), 512);
+  EXPECT_FALSE(mixed.tied_embeddings);
+  EXPECT_EQ(mixed.norm, NormKind::layernorm);
+  EXPECT_TRUE(mixed.biases);
+}
+
+TEST(StudySpec, RejectsBadArchitectureNamingKeyAndAllowedValues) {
+  const std::string model = "{layers: 2, hidden: 256, heads: 4, sequence_length: 16, vocabulary: 64, ";
+  struct Bad {
+    std::string extra, key, expected;
+  };
+  for (const Bad& bad : {Bad{"family: mistral}", "points[0].model.family", "gpt, llama"},
+                         Bad{"activation: relu}", "points[0].model.activation", "gelu, swiglu"},
+                         Bad{"norm: batchnorm}", "points[0].model.norm", "layernorm, rmsnorm"},
+                         Bad{"position: alibi}", "points[0].model.position", "learned, rope"},
+                         Bad{"kv_heads: 3}", "points[0].model.kv_heads", "a divisor of heads (4)"},
+                         Bad{"kv_heads: 8}", "points[0].model.kv_heads", "at most 4"},
+                         Bad{"tied_embeddings: maybe}", "points[0].model.tied_embeddings", "true or false"},
+                         Bad{"ffn_hidden: -1}", "points[0].model.ffn_hidden", "a positive integer"}}) {
+    const auto e = rejection(spec_with("  - {devices: 8, model: " + model + bad.extra + ", batch_sequences: 8}\n"));
+    EXPECT_EQ(e.where().key, bad.key) << bad.extra;
+    EXPECT_THAT(e.expected(), HasSubstr(bad.expected)) << bad.extra;
+  }
+}
+
 TEST(StudySpec, RejectsNameNotStartingWithTheMachine) {
   auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n", "name: weak-frontier\n"));
   EXPECT_EQ(e.where().key, "name");
