@@ -1,7 +1,9 @@
-// Causal multi-head self-attention on a fused QKV matrix, one (sequence, head) at a time.
-// qkv rows are tokens ([sequences*seq x 3*width]); columns are [Q | K | V], each `width` wide with
-// head h in columns h*head_dim .. (h+1)*head_dim. `width` = heads * head_dim is the local width:
-// when heads are split over Y a rank passes only its own heads.
+// Causal self-attention on a fused QKV matrix, one (sequence, head) at a time, multi-head or
+// grouped-query. qkv rows are tokens. Multi-head (GPT): columns are [Q | K | V], each `width` wide
+// with head h in columns h*head_dim .. (h+1)*head_dim. Grouped-query (Llama, `grouped`): the
+// columns are kv_heads groups, each the group's heads/kv_heads query heads, then its key, then its
+// value (Megatron's layout: a Y shard of whole groups is contiguous). `width` = heads * head_dim
+// is the local width of the output: when heads are split over Y a rank passes only its own.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +15,12 @@ struct AttentionShape {
   int seq = 0;
   int heads = 0;
   int head_dim = 0;
+  int kv_heads = 0;      // key/value heads (grouped); multi-head: as many as heads
+  bool grouped = false;  // the grouped-query column layout
   int width() const { return heads * head_dim; }
+  int queries_per_group() const { return grouped ? heads / kv_heads : 1; }
+  // Columns of one qkv row.
+  int qkv_stride() const { return grouped ? kv_heads * (queries_per_group() + 2) * head_dim : 3 * width(); }
   std::size_t probs_size() const {
     return static_cast<std::size_t>(sequences) * heads * seq * seq;
   }

@@ -10,8 +10,12 @@ void embedding_forward(const int* tokens, const T* wte, const T* wpe, T* out, in
     for (int p = 0; p < seq; ++p) {
       const std::size_t row = static_cast<std::size_t>(s) * seq + p;
       const T* te = wte + static_cast<std::size_t>(tokens[row]) * hidden;
-      const T* pe = wpe + static_cast<std::size_t>(p) * hidden;
       T* o = out + row * hidden;
+      if (wpe == nullptr) {  // rotary positions: no table
+        for (int i = 0; i < hidden; ++i) o[i] = te[i];
+        continue;
+      }
+      const T* pe = wpe + static_cast<std::size_t>(p) * hidden;
       for (int i = 0; i < hidden; ++i) o[i] = te[i] + pe[i];
     }
 }
@@ -23,11 +27,10 @@ void embedding_backward(const int* tokens, const T* dout, T* dwte, T* dwpe, int 
       const std::size_t row = static_cast<std::size_t>(s) * seq + p;
       const T* d = dout + row * hidden;
       T* te = dwte + static_cast<std::size_t>(tokens[row]) * hidden;
+      for (int i = 0; i < hidden; ++i) te[i] += d[i];
+      if (dwpe == nullptr) continue;
       T* pe = dwpe + static_cast<std::size_t>(p) * hidden;
-      for (int i = 0; i < hidden; ++i) {
-        te[i] += d[i];
-        pe[i] += d[i];
-      }
+      for (int i = 0; i < hidden; ++i) pe[i] += d[i];
     }
 }
 

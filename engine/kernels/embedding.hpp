@@ -3,7 +3,8 @@
 
 namespace ws {
 
-// out[s*seq + p] = wte[tokens[s*seq + p]] + wpe[p]; rows of width `hidden`.
+// out[s*seq + p] = wte[tokens[s*seq + p]] + wpe[p]; rows of width `hidden`. wpe (and dwpe) may be
+// null: a model with rotary positions has no position table.
 template <class T>
 void embedding_forward(const int* tokens, const T* wte, const T* wpe, T* out, int sequences, int seq, int hidden);
 

@@ -7,6 +7,9 @@
 
 #include "engine/kernels/gelu.hpp"
 #include "engine/kernels/layer_norm.hpp"
+#include "engine/kernels/rope.hpp"
+#include "engine/kernels/swiglu.hpp"
+#include "engine/model/rms_norm_stage.hpp"
 
 namespace ws {
 
@@ -20,6 +23,14 @@ ShardMap feature_slice(const ModelSpec& spec, const ProcessGrid& grid) {
   const int width = spec.hidden / grid.layout().x;
   return ShardMap::columns(1, spec.hidden, grid.coords().x * width, width);
 }
+
+// A LayerNorm's beta; RMSNorm has none (an empty tensor, never registered).
+template <class T>
+Tensor norm_beta(ParameterStore<T>& store, const std::string& name, const ModelSpec& spec, const ProcessGrid& grid) {
+  if (spec.norm != NormKind::layernorm) return Tensor{};
+  return store.add(name, static_cast<std::size_t>(spec.hidden / grid.layout().x), false, Replication::replicated,
+                   replicas(grid), feature_slice(spec, grid));
+}
 }  // namespace
 
 template <class T>
@@ -28,32 +39,54 @@ Block<T>::Block(ParameterStore<T>& store, int index, const ModelSpec& spec, cons
       layers_(spec.layers),
       hidden_(spec.hidden),
       seq_(spec.sequence_length),
+      norm_kind_(spec.norm),
+      activation_(spec.activation),
+      position_(spec.position),
+      rope_base_(spec.rope_base),
       width_(spec.hidden / grid.layout().x),
       ln1_gamma_(store.add(prefix(index) + "ln1.gamma", width_, false, Replication::replicated, replicas(grid),
-                                   feature_slice(spec, grid))),
-      ln1_beta_(store.add(prefix(index) + "ln1.beta", width_, false, Replication::replicated, replicas(grid),
-                                   feature_slice(spec, grid))),
+                           feature_slice(spec, grid))),
+      ln1_beta_(norm_beta(store, prefix(index) + "ln1.beta", spec, grid)),
       ln2_gamma_(store.add(prefix(index) + "ln2.gamma", width_, false, Replication::replicated, replicas(grid),
-                                   feature_slice(spec, grid))),
-      ln2_beta_(store.add(prefix(index) + "ln2.beta", width_, false, Replication::replicated, replicas(grid),
-                                   feature_slice(spec, grid))),
-      qkv_(store, prefix(index) + "qkv", spec.hidden, 3 * spec.hidden, FcOrientation::normal, grid, 3),
-      proj_(store, prefix(index) + "proj", spec.hidden, spec.hidden, FcOrientation::transposed, grid),
-      up_(store, prefix(index) + "up", spec.hidden, 4 * spec.hidden, FcOrientation::normal, grid),
-      down_(store, prefix(index) + "down", 4 * spec.hidden, spec.hidden, FcOrientation::transposed, grid) {
+                           feature_slice(spec, grid))),
+      ln2_beta_(norm_beta(store, prefix(index) + "ln2.beta", spec, grid)),
+      // GPT: [Q | K | V] as three column groups, so a Y shard holds the Q, K and V of the same heads.
+      // Llama: whole key/value groups [queries | key | value] side by side, cut contiguously.
+      qkv_(store, prefix(index) + "qkv", spec.hidden, static_cast<int>(spec.qkv_features()), FcOrientation::normal,
+           grid, spec.gpt_style() ? 3 : 1, spec.biases),
+      proj_(store, prefix(index) + "proj", spec.hidden, spec.hidden, FcOrientation::transposed, grid, 1, spec.biases),
+      // SwiGLU's gate and up as two column groups: a Y shard holds both for the same features.
+      up_(store, prefix(index) + "up", spec.hidden, static_cast<int>(spec.up_features()), FcOrientation::normal, grid,
+          spec.activation == Activation::swiglu ? 2 : 1, spec.biases),
+      down_(store, prefix(index) + "down", static_cast<int>(spec.ffn()), spec.hidden, FcOrientation::transposed, grid,
+            1, spec.biases) {
   range_ = Tensor{ln1_gamma_.offset, store.size() - ln1_gamma_.offset};
-  // Heads follow the QKV output features over Y; QKV's three column groups keep each shard's
-  // Q, K and V columns for the same heads.
-  const int head_dim = spec.hidden / spec.heads;
-  attention_.heads = qkv_.out_local() / (3 * head_dim);
+  const int head_dim = static_cast<int>(spec.head_dim());
   attention_.head_dim = head_dim;
   attention_.seq = seq_;
+  if (spec.gpt_style()) {
+    attention_.heads = attention_.kv_heads = qkv_.out_local() / (3 * head_dim);
+  } else {
+    const int queries = spec.heads / spec.kv_head_count(), group = (queries + 2) * head_dim;
+    attention_.grouped = true;
+    attention_.kv_heads = qkv_.out_local() / group;
+    attention_.heads = attention_.kv_heads * queries;
+    for (int g = 0; g < attention_.kv_heads; ++g)
+      for (int q = 0; q <= queries; ++q) rope_columns_.push_back(g * group + q * head_dim);  // queries, then the key
+  }
+}
+
+template <class T>
+void Block<T>::rope(T* qkv, bool inverse) const {
+  rope_rotate(qkv, attention_.sequences, seq_, attention_.qkv_stride(), rope_columns_, attention_.head_dim, rope_base_,
+              inverse);
 }
 
 template <class T>
 void Block<T>::init(ParameterStore<T>& store, std::uint64_t seed) const {
   for (Tensor t : {ln1_gamma_, ln2_gamma_}) std::fill(store.value(t), store.value(t) + t.size, T(1));
-  for (Tensor t : {ln1_beta_, ln2_beta_}) std::fill(store.value(t), store.value(t) + t.size, T(0));
+  for (Tensor t : {ln1_beta_, ln2_beta_})
+    if (t.size > 0) std::fill(store.value(t), store.value(t) + t.size, T(0));
   // GPT-2: N(0, 0.02), and 0.02 / sqrt(2 L) for the projections that feed the residual stream.
   const double residual_stddev = 0.02 / std::sqrt(2.0 * layers_);
   const auto stream = static_cast<std::uint64_t>(index_) * 4;
@@ -71,7 +104,8 @@ void Block<T>::prepare(int sequences, BlockActivations<T>& a) {
   a.ln1.resize(mw), a.mean1.resize(rows), a.rstd1.resize(rows), a.qkv_out.resize(rows * qkv_.out_local());
   a.probs.resize(attention_.probs_size()), a.att.resize(rows * proj_.in_local()), a.mid.resize(mw);
   a.ln2.resize(mw), a.mean2.resize(rows), a.rstd2.resize(rows), a.up_out.resize(rows * up_.out_local());
-  a.gelu_out.resize(a.up_out.size()), a.gelu_tanh.resize(a.up_out.size());
+  a.gelu_out.resize(rows * down_.in_local());
+  a.gelu_tanh.resize(activation_ == Activation::gelu ? a.up_out.size() : 0);
 }
 
 template <class T>
@@ -91,7 +125,9 @@ typename Block<T>::FcOperands Block<T>::fc(int layer, const BlockBuffers<T>& io)
   switch (layer) {
     case 0: return {&qkv_, a.ln1.data(), a.qkv_out.data(), d.d_qkv.data(), d.d_norm.data()};
     case 1: return {&proj_, a.att.data(), a.mid.data(), d.d_mid.data(), d.d_att.data()};
-    case 2: return {&up_, a.ln2.data(), a.up_out.data(), d.d_mlp.data(), d.d_norm.data()};
+    case 2:
+      return {&up_, a.ln2.data(), a.up_out.data(), activation_ == Activation::swiglu ? d.d_up.data() : d.d_mlp.data(),
+              d.d_norm.data()};
     default: return {&down_, a.gelu_out.data(), io.x_out, io.dx_out, d.d_mlp.data()};
   }
 }
@@ -100,12 +136,20 @@ template <class T>
 void Block<T>::compute_norm(const StepOp& op, ParameterStore<T>& s, const BlockBuffers<T>& io) {
   const int m = rows(), w = width_;
   const NormOperands n = norm(op.layer, io);
+  if (op.task == StepTask::norm_row_sums && op.layer == 1) {  // ln2 normalises the attention output plus the block input
+    BlockActivations<T>& a = *io.activations;
+    for (std::size_t i = 0; i < a.mid.size(); ++i) a.mid[i] += io.x_in[i];
+  }
+  // ln1's input gradient starts as the residual's (the gradient passed straight through).
+  if (op.task == StepTask::norm_backward_dx && op.layer == 0)
+    std::copy(io.scratch->d_mid.begin(), io.scratch->d_mid.end(), io.dx_in);
+  if (norm_kind_ == NormKind::rmsnorm) {
+    rms_norm_stage(op, NormStage<T>{n.x, s.value(n.gamma), n.y, n.rstd, n.dy, n.dx, s.grad(n.gamma), m, w, hidden_},
+                   io.scratch->norm_sums);
+    return;
+  }
   switch (op.task) {
     case StepTask::norm_row_sums:
-      if (op.layer == 1) {  // ln2 normalises the attention output plus the block input
-        BlockActivations<T>& a = *io.activations;
-        for (std::size_t i = 0; i < a.mid.size(); ++i) a.mid[i] += io.x_in[i];
-      }
       layer_norm_row_sums(n.x, n.mean, m, w);
       break;
     case StepTask::norm_deviations:
@@ -120,8 +164,6 @@ void Block<T>::compute_norm(const StepOp& op, ParameterStore<T>& s, const BlockB
                                s.grad(n.gamma), s.grad(n.beta), m, w);
       break;
     case StepTask::norm_backward_dx:
-      // ln1's input gradient starts as the residual's (the gradient passed straight through).
-      if (op.layer == 0) std::copy(io.scratch->d_mid.begin(), io.scratch->d_mid.end(), io.dx_in);
       layer_norm_backward_dx(n.dy, n.x, s.value(n.gamma), n.mean, n.rstd, io.scratch->norm_sums.data(), n.dx, m, w,
                              hidden_);
       break;
@@ -188,10 +230,22 @@ void Block<T>::compute(const StepOp& op, const LayerContext<T>& ctx, const Block
                          d.d_probs.data());
       break;
     case StepTask::gelu_forward:
-      gelu_forward(a.up_out.data(), a.gelu_out.data(), a.gelu_tanh.data(), a.up_out.size());
+      if (activation_ == Activation::swiglu)
+        swiglu_forward(a.up_out.data(), a.gelu_out.data(), m, down_.in_local());
+      else
+        gelu_forward(a.up_out.data(), a.gelu_out.data(), a.gelu_tanh.data(), a.up_out.size());
       break;
     case StepTask::gelu_backward:
-      gelu_backward(a.up_out.data(), a.gelu_tanh.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
+      if (activation_ == Activation::swiglu)
+        swiglu_backward(a.up_out.data(), d.d_mlp.data(), d.d_up.data(), m, down_.in_local());
+      else
+        gelu_backward(a.up_out.data(), a.gelu_tanh.data(), d.d_mlp.data(), d.d_mlp.data(), d.d_mlp.size());
+      break;
+    case StepTask::rope_forward:
+      rope(a.qkv_out.data(), false);
+      break;
+    case StepTask::rope_backward:
+      rope(d.d_qkv.data(), true);
       break;
     case StepTask::residual_add:
       for (std::size_t i = 0; i < a.mid.size(); ++i) io.x_out[i] += a.mid[i];
@@ -200,7 +254,9 @@ void Block<T>::compute(const StepOp& op, const LayerContext<T>& ctx, const Block
       // The first op of the block's backward: the residual passes dx_out straight through.
       const auto rows_w = static_cast<std::size_t>(m) * width_;
       d.d_mid.assign(io.dx_out, io.dx_out + rows_w);
-      d.d_norm.resize(rows_w), d.d_att.resize(a.att.size()), d.d_mlp.resize(a.up_out.size());
+      d.d_norm.resize(rows_w), d.d_att.resize(a.att.size());
+      d.d_mlp.resize(activation_ == Activation::swiglu ? a.gelu_out.size() : a.up_out.size());
+      d.d_up.resize(activation_ == Activation::swiglu ? a.up_out.size() : 0);
       d.d_qkv.resize(a.qkv_out.size()), d.d_probs.resize(static_cast<std::size_t>(seq_) * seq_);
       break;
     }

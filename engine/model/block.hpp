@@ -1,4 +1,6 @@
-// One pre-LayerNorm GPT block: x + proj(attn(qkv(ln1(x)))) then + fc2(gelu(fc1(ln2(.)))).
+// One pre-norm transformer block: x + proj(attn(qkv(ln1(x)))) then + down(act(up(ln2(.)))).
+// GPT-2 style: LayerNorm, GELU, multi-head attention, biases. Llama style: RMSNorm, SwiGLU (up holds
+// the gate and up columns), grouped-query attention with rotary positions on Q and K, no biases.
 // QKV and MLP-up are normal FC layers, the attention output projection and MLP-down transposed
 // (../shared/docs/4d-algorithm.md), so activations need no re-layout between layers.
 // The block runs no sequence of its own: the step schedule orders its ops (norm stages, FC ops,
@@ -23,12 +25,14 @@ namespace ws {
 template <class T>
 struct BlockScratch {
   std::vector<T> d_mid, d_norm, d_att, d_mlp, d_qkv, d_probs;
+  std::vector<T> d_up;  // SwiGLU: the gradient of the gate and up columns (GELU works in d_mlp)
   std::vector<T> norm_sums;  // a layer norm's backward row sums (the final norm's too)
 };
 
 // Saved activations of one block's forward pass, [m x width] row-major with m = sequences * seq.
 template <class T>
 struct BlockActivations {
+  // gelu_out is the MLP activation's output (GELU or SwiGLU); gelu_tanh only GELU's saved tanh.
   std::vector<T> ln1, mean1, rstd1, qkv_out, probs, att, mid, ln2, mean2, rstd2, up_out, gelu_out, gelu_tanh;
 };
 
@@ -86,8 +90,14 @@ class Block {
   void compute_norm(const StepOp& op, ParameterStore<T>& store, const BlockBuffers<T>& io);
   void compute_fc(const StepOp& op, const LayerContext<T>& ctx, const BlockBuffers<T>& io);
   int rows() const { return attention_.sequences * seq_; }
+  void rope(T* qkv, bool inverse) const;
 
   int index_, layers_, hidden_, seq_;
+  NormKind norm_kind_;
+  Activation activation_;
+  Position position_;
+  double rope_base_;
+  std::vector<int> rope_columns_;  // first columns of this rank's query and key heads in a qkv row
   int width_;  // local width of the residual stream: hidden / Gx
   AttentionShape attention_{};
   Tensor range_{};

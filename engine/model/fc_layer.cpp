@@ -28,7 +28,7 @@ int coordinate(const RankCoords& c, CommGroup kind) {
 
 template <class T>
 FcLayer<T>::FcLayer(ParameterStore<T>& store, const std::string& name, int in_features, int out_features,
-                    FcOrientation orientation, const ProcessGrid& grid, int column_groups)
+                    FcOrientation orientation, const ProcessGrid& grid, int column_groups, bool bias)
     : k_(in_features),
       n_(out_features),
       orientation_(orientation),
@@ -50,6 +50,7 @@ FcLayer<T>::FcLayer(ParameterStore<T>& store, const std::string& name, int in_fe
                             shard * grid.coords().z};
   weight_ = store.add(name + ".weight", shard, true, Replication::z_sharded, 1, weight_map);
   // The bias follows the output features and is replicated over the in-group and Z.
+  if (!bias) return;
   ShardMap bias_map = weight_map;
   bias_map.full_rows = 1, bias_map.first_row = 0, bias_map.block_offset = 0;
   bias_ = store.add(name + ".bias", static_cast<std::size_t>(n_local_), false, Replication::replicated,
@@ -65,7 +66,7 @@ void FcLayer<T>::init(ParameterStore<T>& store, std::uint64_t seed, std::uint64_
   T* w = store.value(weight_);
   const ShardMap& map = store.tensors()[tensor_index_].shard;
   for (std::size_t i = 0; i < weight_.size; ++i) w[i] = static_cast<T>(full[map.global_index(i)]);
-  std::fill(store.value(bias_), store.value(bias_) + bias_.size, T(0));
+  if (bias_.size > 0) std::fill(store.value(bias_), store.value(bias_) + bias_.size, T(0));
 }
 
 template <class T>

@@ -36,8 +36,9 @@ class FcLayer {
   // `column_groups` > 1 splits the out-features into that many equal groups, each sharded on its
   // own over the out-group: the fused QKV layer uses 3, so a Y shard holds the Q, K and V columns
   // of the same heads.
+  // Without `bias` the layer registers no bias (Llama): the schedule then adds and derives none.
   FcLayer(ParameterStore<T>& store, const std::string& name, int in_features, int out_features,
-          FcOrientation orientation, const ProcessGrid& grid, int column_groups = 1);
+          FcOrientation orientation, const ProcessGrid& grid, int column_groups = 1, bool bias = true);
 
   // Draws the full k x n matrix from N(0, stddev) with a stream per (seed, stream_id) and keeps
   // the local block, so every layout starts from the same global weights; bias = 0.

@@ -6,6 +6,7 @@
 #include "engine/kernels/cross_entropy.hpp"
 #include "engine/kernels/embedding.hpp"
 #include "engine/kernels/layer_norm.hpp"
+#include "engine/model/rms_norm_stage.hpp"
 #include "base/random.hpp"
 
 namespace ws {
@@ -14,6 +15,7 @@ namespace {
 // Initialisation streams: blocks use 4 per block from 0; the embeddings use these.
 constexpr std::uint64_t kTokenEmbeddingStream = 1ULL << 32;
 constexpr std::uint64_t kPositionEmbeddingStream = (1ULL << 32) + 1;
+constexpr std::uint64_t kLmHeadStream = (1ULL << 32) + 2;
 
 // Draws a full rows x full_width matrix (the same on every layout) and keeps `width` columns
 // from `first_column`.
@@ -38,22 +40,31 @@ Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner,
   const int first = grid.coords().x * width_;
   wte_ = store_.add("wte", static_cast<std::size_t>(spec.vocabulary) * h, true, Replication::replicated, replicas,
                     ShardMap::columns(spec.vocabulary, spec.hidden, first, width_));
-  wpe_ = store_.add("wpe", static_cast<std::size_t>(spec.sequence_length) * h, true, Replication::replicated,
-                    replicas, ShardMap::columns(spec.sequence_length, spec.hidden, first, width_));
+  if (spec.position == Position::learned)
+    wpe_ = store_.add("wpe", static_cast<std::size_t>(spec.sequence_length) * h, true, Replication::replicated,
+                      replicas, ShardMap::columns(spec.sequence_length, spec.hidden, first, width_));
   blocks_.reserve(spec.layers);
   for (int l = 0; l < spec.layers; ++l) blocks_.emplace_back(store_, l, spec, grid);
   lnf_gamma_ = store_.add("lnf.gamma", h, false, Replication::replicated, replicas,
                           ShardMap::columns(1, spec.hidden, first, width_));
-  lnf_beta_ = store_.add("lnf.beta", h, false, Replication::replicated, replicas,
-                         ShardMap::columns(1, spec.hidden, first, width_));
+  if (spec.norm == NormKind::layernorm)
+    lnf_beta_ = store_.add("lnf.beta", h, false, Replication::replicated, replicas,
+                           ShardMap::columns(1, spec.hidden, first, width_));
+  // An untied LM head: V x h, split by hidden features over X as the tied one is.
+  if (!spec.tied_embeddings)
+    lm_head_ = store_.add("lm_head", static_cast<std::size_t>(spec.vocabulary) * h, true, Replication::replicated,
+                          replicas, ShardMap::columns(spec.vocabulary, spec.hidden, first, width_));
 
   fill_normal_columns(store_.value(wte_), spec.vocabulary, spec.hidden, first, width_, seed, kTokenEmbeddingStream,
                       0.02);
-  fill_normal_columns(store_.value(wpe_), spec.sequence_length, spec.hidden, first, width_, seed,
-                      kPositionEmbeddingStream, 0.01);  // GPT-2 uses 0.01
+  if (wpe_.size > 0)
+    fill_normal_columns(store_.value(wpe_), spec.sequence_length, spec.hidden, first, width_, seed,
+                        kPositionEmbeddingStream, 0.01);  // GPT-2 uses 0.01
+  if (lm_head_.size > 0)
+    fill_normal_columns(store_.value(lm_head_), spec.vocabulary, spec.hidden, first, width_, seed, kLmHeadStream, 0.02);
   for (const auto& b : blocks_) b.init(store_, seed);
   std::fill(store_.value(lnf_gamma_), store_.value(lnf_gamma_) + h, T(1));
-  std::fill(store_.value(lnf_beta_), store_.value(lnf_beta_) + h, T(0));
+  if (lnf_beta_.size > 0) std::fill(store_.value(lnf_beta_), store_.value(lnf_beta_) + h, T(0));
   residual_.resize(spec.layers + 1);
   activations_.resize(blocks_.size());
 }
@@ -135,6 +146,14 @@ template <class T>
 void Gpt<T>::compute_norm(const StepOp& op) {
   const int m = sequences_ * spec_.sequence_length, h = width_;
   const T* x = residual_.back().data();
+  if (spec_.norm == NormKind::rmsnorm) {
+    rms_norm_stage(op,
+                   NormStage<T>{x, store_.value(lnf_gamma_), final_norm_.data(), final_rstd_.data(), d_final_.data(),
+                                residual_grad_[blocks_.size() % 2].data(), store_.grad(lnf_gamma_), m, h,
+                                spec_.hidden},
+                   scratch_.norm_sums);
+    return;
+  }
   switch (op.task) {
     case StepTask::norm_row_sums:
       layer_norm_row_sums(x, final_mean_.data(), m, h);
@@ -173,7 +192,7 @@ void Gpt<T>::compute(const StepOp& op) {
   switch (op.task) {
     case StepTask::embedding_forward:
       prepare_forward();
-      embedding_forward(tokens_.data(), store_.value(wte_), store_.value(wpe_), residual_[0].data(), sequences_, s, h);
+      embedding_forward(tokens_.data(), store_.value(wte_), position_table(), residual_[0].data(), sequences_, s, h);
       break;
     case StepTask::norm_row_sums:
     case StepTask::norm_deviations:
@@ -183,7 +202,7 @@ void Gpt<T>::compute(const StepOp& op) {
       compute_norm(op);
       break;
     case StepTask::lm_head_gemm:
-      tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(wte_), T(0), logits_.data());
+      tuner_.run(Op::n, Op::t, m, v, h, T(1), final_norm_.data(), store_.value(head()), T(0), logits_.data());
       break;
     case StepTask::cross_entropy_forward:
       loss_sum_ = cross_entropy_forward(logits_.data(), targets_.data(), m, v);
@@ -194,18 +213,18 @@ void Gpt<T>::compute(const StepOp& op) {
       if (options_.recompute) recomputed_out_.resize(mh);
       break;
     case StepTask::lm_head_dx_gemm:
-      tuner_.run(Op::n, Op::n, m, h, v, T(1), logits_.data(), store_.value(wte_), T(0), d_final_.data());
+      tuner_.run(Op::n, Op::n, m, h, v, T(1), logits_.data(), store_.value(head()), T(0), d_final_.data());
       break;
     case StepTask::lm_head_dw_gemm:
-      tuner_.run(Op::t, Op::n, v, h, m, T(1), logits_.data(), final_norm_.data(), T(1), store_.grad(wte_));
+      tuner_.run(Op::t, Op::n, v, h, m, T(1), logits_.data(), final_norm_.data(), T(1), store_.grad(head()));
       break;
     case StepTask::residual_zero:
       residual_grad_[blocks_.size() % 2].assign(mh, T(0));
       residual_grad_[(blocks_.size() + 1) % 2].resize(mh);
       break;
     case StepTask::embedding_backward:
-      embedding_backward(tokens_.data(), residual_grad_[0].data(), store_.grad(wte_), store_.grad(wpe_), sequences_, s,
-                         h);
+      embedding_backward(tokens_.data(), residual_grad_[0].data(), store_.grad(wte_),
+                         wpe_.size > 0 ? store_.grad(wpe_) : nullptr, sequences_, s, h);
       break;
     default:
       throw std::logic_error("step op " + op.name + " is not the model's");

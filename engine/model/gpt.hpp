@@ -1,5 +1,5 @@
-// The GPT-style decoder: token + position embeddings, L blocks, final LayerNorm and an LM head
-// tied to the token embedding. Forward and backward are written out; the loss is the SUM of
+// The decoder: token (+ learned position) embeddings, L blocks, a final norm and an LM head, tied
+// to the token embedding (GPT-2) or its own weight (Llama; docs/models.md). Forward and backward are written out; the loss is the SUM of
 // per-token cross-entropies on this rank, and backward takes the scale that turns it into the
 // global mean (1 / global tokens), so data-parallel gradients add up exactly.
 //
@@ -66,7 +66,9 @@ class Gpt final : public OpHandler<T> {
   const ProcessGrid& grid_;
   GemmTuner<T>& tuner_;
   ParameterStore<T> store_;
-  Tensor wte_, wpe_, lnf_gamma_, lnf_beta_;
+  Tensor wte_, wpe_, lnf_gamma_, lnf_beta_, lm_head_;  // wpe_, lnf_beta_, lm_head_: empty when absent
+  const T* position_table() const { return wpe_.size > 0 ? store_.value(wpe_) : nullptr; }
+  Tensor head() const { return spec_.tied_embeddings ? wte_ : lm_head_; }
   std::vector<Block<T>> blocks_;
   BlockScratch<T> scratch_;
   std::vector<BlockActivations<T>> activations_;  // one per block, or one shared when recomputing

@@ -34,6 +34,18 @@ bool ModelSpec::gpt_style() const {
          norm == NormKind::layernorm && position == Position::learned && tied_embeddings && biases;
 }
 
+long long llama_ffn_width(long long hidden) {
+  const long long two_thirds = 2 * (4 * hidden) / 3;
+  return 256 * ((two_thirds + 255) / 256);
+}
+
+ModelSpec with_llama_architecture(ModelSpec m) {
+  m.activation = Activation::swiglu, m.norm = NormKind::rmsnorm, m.position = Position::rope;
+  m.tied_embeddings = false, m.biases = false;
+  if (m.ffn_hidden == 0) m.ffn_hidden = static_cast<int>(llama_ffn_width(m.hidden));
+  return m;
+}
+
 std::string architecture_summary(const ModelSpec& m) {
   if (m.gpt_style()) return {};
   std::string out = fmt::format("{} kv heads, {} ffn {}, {}, {}", m.kv_head_count(), to_string(m.activation), m.ffn(),
@@ -82,12 +94,10 @@ namespace {
 // A Llama-architecture model: RMSNorm, SwiGLU, rotary positions, untied embeddings, no biases.
 // No memory-floor hint (1): the sources publish no minimum tensor-parallel size.
 ModelSpec llama(const char* name, int layers, int hidden, int heads, int kv_heads, int ffn, int sequence,
-                int vocabulary) {
+                int vocabulary, double rope_base) {
   ModelSpec m{name, layers, hidden, heads, sequence, vocabulary, 1};
-  m.kv_heads = kv_heads, m.ffn_hidden = ffn;
-  m.activation = Activation::swiglu, m.norm = NormKind::rmsnorm, m.position = Position::rope;
-  m.tied_embeddings = false, m.biases = false;
-  return m;
+  m.kv_heads = kv_heads, m.ffn_hidden = ffn, m.rope_base = rope_base;
+  return with_llama_architecture(m);
 }
 }  // namespace
 
@@ -96,14 +106,16 @@ const std::vector<ModelSpec>& llama_family() {
       // Llama 2 (Touvron et al. 2023, arXiv:2307.09288, Table 1: context 4,096, GQA on 70B only;
       // dimensions of Touvron et al. 2023a, arXiv:2302.13971, Table 2; FFN widths and the 32,000-token
       // vocabulary from the released configs, huggingface.co/meta-llama/Llama-2-{7b,70b}-hf).
-      llama("llama2-7b", 32, 4096, 32, 32, 11008, 4096, 32000),
-      llama("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000),
+      // Rotary base 10,000 (Llama 2) and 500,000 (Llama 3, Section 3.2.1): it moves no flop or
+      // byte, only the engine's numbers.
+      llama("llama2-7b", 32, 4096, 32, 32, 11008, 4096, 32000, 1e4),
+      llama("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000, 1e4),
       // Llama 3 (Dubey et al. 2024, "The Llama 3 Herd of Models", arXiv:2407.21783, Table 3: layers,
       // model dimension, FFN dimension, heads, 8 key/value heads; pre-training sequence 8,192; the
       // 128,256-token vocabulary of the released tokenizer, which the paper rounds to 128K).
-      llama("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256),
-      llama("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256),
-      llama("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256),
+      llama("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256, 5e5),
+      llama("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256, 5e5),
+      llama("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256, 5e5),
   };
   return family;
 }

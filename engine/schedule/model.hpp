@@ -39,6 +39,7 @@ struct ModelSpec {
   Position position = Position::learned;
   bool tied_embeddings = true;  // the LM head reuses the token embedding
   bool biases = true;           // FC layers carry biases (GPT-2 does, Llama does not)
+  double rope_base = 10000.0;   // rotary positions' base (Su et al. 2021; Llama 3: 500,000)
 
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   long long head_dim() const { return heads > 0 ? hidden / heads : 0; }
@@ -51,6 +52,13 @@ struct ModelSpec {
   bool gpt_style() const;
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
+
+// The Llama choices on a model's dimensions: SwiGLU, RMSNorm, rotary positions, untied embeddings,
+// no biases, and (where ffn_hidden is 0) the reference implementation's MLP width, 2/3 of 4h rounded
+// up to a multiple of 256 (github.com/facebookresearch/llama, model.py, FeedForward; 11,008 for
+// h = 4,096).
+ModelSpec with_llama_architecture(ModelSpec model);
+long long llama_ffn_width(long long hidden);
 
 // "8 kv heads, swiglu ffn 28672, rmsnorm, rope, untied embeddings, no biases": what sets the model
 // apart from GPT-2's architecture; empty for a GPT-style model.

@@ -32,12 +32,14 @@ constexpr std::uintmax_t kMaxManifestBytes = 16u << 20;
 
 nlohmann::json identity(const RunConfig& run, const std::string& data, std::size_t scalar_bytes) {
   const ModelSpec& m = run.model;
-  return {{"model",
-           {{"layers", m.layers},
-            {"hidden", m.hidden},
-            {"heads", m.heads},
-            {"seq", m.sequence_length},
-            {"vocab", m.vocabulary}}},
+  nlohmann::json model{{"layers", m.layers},
+                       {"hidden", m.hidden},
+                       {"heads", m.heads},
+                       {"seq", m.sequence_length},
+                       {"vocab", m.vocabulary}};
+  // The architecture where it is not GPT-2's: a checkpoint of one family does not resume the other.
+  if (!m.gpt_style()) model["architecture"] = architecture_summary(m);
+  return {{"model", model},
           {"layout", to_string(run.layout)},
           {"batch", run.batch_sequences},
           {"seed", run.seed},

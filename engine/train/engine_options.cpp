@@ -76,6 +76,10 @@ void add_numeric_flags(CLI::App& app, FlagTexts& t) {
   app.add_option("--seq", t["--seq"], "sequence length (tokens), 1 to " + limit + " (default 32)");
   app.add_option("--vocab", t["--vocab"],
                  "vocabulary size, 1 to " + limit + ", >= 256 with --data (default 256)");
+  app.add_option("--kv-heads", t["--kv-heads"], "key/value heads (grouped-query attention), a divisor of --heads "
+                                                "(default --heads)");
+  app.add_option("--ffn-hidden", t["--ffn-hidden"],
+                 "MLP width, 1 to " + limit + " (default 4 x --hidden; --family llama: 2/3 of that, up to 256s)");
   app.add_option("--batch", t["--batch"], "global sequences per step, 1 to " + batch + " (default 8)");
   app.add_option("--steps", t["--steps"],
                  "training steps, 0 to " + steps +
@@ -117,7 +121,8 @@ void read_numbers(const CLI::App& app, const FlagTexts& t, EngineOptions& o) {
   auto& m = o.run.model;
   for (auto [flag, field] :
        {std::pair{"--layers", &m.layers}, std::pair{"--hidden", &m.hidden}, std::pair{"--heads", &m.heads},
-        std::pair{"--seq", &m.sequence_length}, std::pair{"--vocab", &m.vocabulary}})
+        std::pair{"--seq", &m.sequence_length}, std::pair{"--vocab", &m.vocabulary},
+        std::pair{"--kv-heads", &m.kv_heads}, std::pair{"--ffn-hidden", &m.ffn_hidden}})
     if (given(flag)) *field = to_int(integer(flag, 1, kMaxDimension));
   if (given("--batch")) o.run.batch_sequences = integer("--batch", 1, kMaxBatch);
   if (given("--steps")) o.steps = to_int(integer("--steps", 0, kMaxSteps));
@@ -270,6 +275,12 @@ EngineCommandLine parse_engine_command_line(int argc, const char* const* argv) {
   FlagTexts numbers;
   add_numeric_flags(app, numbers);
   bool no_tune = false, no_overlap = false, no_oar = false, no_ors = false, no_oag = false, recompute = false;
+  std::string family = "gpt";
+  app.add_option("--family", family,
+                 "model architecture: gpt (LayerNorm, GELU, learned positions, tied embeddings, biases) or llama "
+                 "(RMSNorm, SwiGLU, rotary positions, untied embeddings, no biases; docs/models.md)")
+      ->check(CLI::IsMember({"gpt", "llama"}))
+      ->capture_default_str();
   app.add_option(
       "--peak", o.peak_text,
       "fp32 peak of one rank's device, e.g. \"47.5 GFLOP/s\" (the machine file's device peak.fp32): "
@@ -316,6 +327,7 @@ EngineCommandLine parse_engine_command_line(int argc, const char* const* argv) {
   }
   refuse_empty_values(app, o);
   read_numbers(app, numbers, o);
+  if (family == "llama") o.run.model = with_llama_architecture(o.run.model);
   o.run.tune_gemm = !no_tune;
   o.run.schedule.overlap_data_parallel = !no_overlap;
   o.run.schedule.overlap_all_reduce = !no_oar;

@@ -41,13 +41,12 @@ void validate_run(const RunConfig& run, int world_size) {
                                    shards_of_batch));
   if (m.heads > 0 && m.hidden % m.heads != 0)
     problems.push_back(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
-  // The simulator prices the Llama family; the engine's kernels are GPT-2's (LayerNorm, GELU,
-  // learned positions, tied embeddings, biases, as many K/V heads as heads).
-  if (!m.gpt_style())
-    problems.push_back(fmt::format("model {} is not GPT-2 style ({}, {}, {} positions, kv_heads {}, ffn {}); the "
-                                   "engine trains GPT-2 style models only",
-                                   m.name, to_string(m.norm), to_string(m.activation), to_string(m.position),
-                                   m.kv_head_count(), m.ffn()));
+  if (m.heads > 0 && m.kv_head_count() > 0 && m.heads % m.kv_head_count() != 0)
+    problems.push_back(fmt::format("--kv-heads {} does not divide --heads {}", m.kv_head_count(), m.heads));
+  if (m.position == Position::rope && m.heads > 0 && m.hidden % m.heads == 0 && m.head_dim() % 2 != 0)
+    problems.push_back(fmt::format("rotary positions turn feature pairs: the head width --hidden / --heads = {} "
+                                   "must be even",
+                                   m.head_dim()));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),
@@ -62,13 +61,28 @@ void validate_run(const RunConfig& run, int world_size) {
       problems.push_back(fmt::format("--hidden {} is not divisible by {} = {}", m.hidden, name, g));
   if (m.heads > 0 && m.heads % l.y != 0)
     problems.push_back(fmt::format("--heads {} is not divisible by Gy = {}", m.heads, l.y));
-  // Every FC block (h/Gx x c h/Gy, c = 1, 3, 4) is cut into Gz equal shards.
-  if (m.hidden > 0 && m.hidden % l.x == 0 && m.hidden % l.y == 0) {
+  if (!m.gpt_style() && m.kv_head_count() % l.y != 0)
+    problems.push_back(fmt::format("--kv-heads {} is not divisible by Gy = {}", m.kv_head_count(), l.y));
+  if (m.ffn() % l.y != 0)
+    problems.push_back(fmt::format("the MLP width {} is not divisible by Gy = {}", m.ffn(), l.y));
+  // Every FC block (h/Gx x c h/Gy, c = 1, 3, 4 for GPT) is cut into Gz equal shards.
+  if (m.gpt_style() && m.hidden > 0 && m.hidden % l.x == 0 && m.hidden % l.y == 0) {
     const long long block = static_cast<long long>(m.hidden / l.x) * (m.hidden / l.y);
     if (block % l.z != 0)
       problems.push_back(fmt::format("the FC weight blocks (hidden/Gx x hidden/Gy = {} elements) do not divide "
                                      "into Gz = {} shards",
                                      block, l.z));
+  }
+  // A Llama block's layers: QKV h x (h + 2 kv d), the MLP h x 2 ffn and ffn x h, the projection h x h.
+  if (!m.gpt_style() && m.hidden > 0 && m.hidden % l.x == 0 && m.hidden % l.y == 0) {
+    const long long h = m.hidden;
+    for (const long long n : {m.qkv_features(), h, m.up_features(), m.ffn()}) {
+      const long long block = (h / l.x) * (n / l.y);
+      if (n % l.y == 0 && block % l.z != 0)
+        problems.push_back(fmt::format("an FC weight block (hidden/Gx x {}/Gy = {} elements) does not divide into "
+                                       "Gz = {} shards",
+                                       n, block, l.z));
+    }
   }
   const GoldfishOptions& g = run.goldfish;
   if (g.k < 0 || g.k == 1)

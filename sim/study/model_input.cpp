@@ -48,12 +48,6 @@ auto choice(const std::string& text, Parse parse, const InputLocation& where, st
   return *value;
 }
 
-// The Llama reference implementation's MLP width: 2/3 of 4h, rounded up to a multiple of 256
-// (github.com/facebookresearch/llama, model.py, FeedForward; Llama-2 7B: 11,008).
-long long llama_ffn(long long hidden) {
-  const long long two_thirds = 2 * (4 * hidden) / 3;
-  return 256 * ((two_thirds + 255) / 256);
-}
 }  // namespace
 
 ModelSpec custom_model(const CustomModelFields& fields, const InputLocation& where,
@@ -75,9 +69,8 @@ ModelSpec custom_model(const CustomModelFields& fields, const InputLocation& whe
                        return std::nullopt;
                      }, where, keys.family, "gpt, llama");
   if (llama) {
-    model.activation = Activation::swiglu, model.norm = NormKind::rmsnorm, model.position = Position::rope;
-    model.tied_embeddings = false, model.biases = false;
-    model.ffn_hidden = static_cast<int>(std::min(llama_ffn(model.hidden), kMaxFfn));
+    model.ffn_hidden = static_cast<int>(std::min(llama_ffn_width(model.hidden), kMaxFfn));
+    model = with_llama_architecture(model);
   }
   if (fields.kv_heads != 0) {
     model.kv_heads = checked_positive(fields.kv_heads, where, keys.kv_heads, model.heads);

@@ -15,6 +15,7 @@
 #include "engine/train/memorization.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/engine/accepted_layouts.hpp"
+#include "tests/engine/tiny_models.hpp"
 
 namespace ws {
 namespace {
@@ -22,9 +23,9 @@ namespace {
 // Drops about 1 target in 2 of the tiny model's 8-token sequences.
 constexpr GoldfishOptions kGoldfish{2, 2};
 
-RunConfig tiny_run(const Layout& layout, bool overlap, GoldfishOptions goldfish = {}) {
+RunConfig tiny_run(const Layout& layout, bool overlap, GoldfishOptions goldfish = {}, bool llama = false) {
   RunConfig run;
-  run.model = ModelSpec{"tiny", 2, 16, 4, 8, 32, 1};
+  run.model = llama ? tiny_llama() : tiny_gpt();
   run.layout = layout;
   run.batch_sequences = 8;
   run.seed = 3;
@@ -37,8 +38,8 @@ RunConfig tiny_run(const Layout& layout, bool overlap, GoldfishOptions goldfish 
 }
 
 // Every factorisation of `ranks` that the tiny model accepts.
-std::vector<Layout> layouts_of(int ranks) {
-  return accepted_layouts(ranks, [](const Layout& l) { return tiny_run(l, true); });
+std::vector<Layout> layouts_of(int ranks, bool llama = false) {
+  return accepted_layouts(ranks, [llama](const Layout& l) { return tiny_run(l, true, {}, llama); });
 }
 
 struct Differences {
@@ -49,13 +50,14 @@ struct Differences {
 };
 
 template <class T>
-Differences compare_with_serial(const Layout& layout, bool overlap, int steps, GoldfishOptions goldfish = {}) {
-  const RunConfig run = tiny_run(layout, overlap, goldfish);
+Differences compare_with_serial(const Layout& layout, bool overlap, int steps, GoldfishOptions goldfish = {},
+                                bool llama = false) {
+  const RunConfig run = tiny_run(layout, overlap, goldfish, llama);
   const SyntheticTokens source(run.seed, run.model.vocabulary);
   const ProcessGrid grid(MPI_COMM_WORLD, layout);
   Trainer<T> parallel(run, grid, source);
   const ProcessGrid serial_grid = ProcessGrid::serial();
-  Trainer<T> serial(tiny_run(Layout{1, 1, 1, 1}, false, goldfish), serial_grid, source);
+  Trainer<T> serial(tiny_run(Layout{1, 1, 1, 1}, false, goldfish, llama), serial_grid, source);
 
   Differences d;
   for (int s = 0; s < steps; ++s) {
@@ -90,9 +92,9 @@ Differences compare_with_serial(const Layout& layout, bool overlap, int steps, G
   d.serial_memorization = evaluate_memorization(serial.model(), serial_grid, source, eval);
   if (grid.rank() == 0)
     std::printf(
-        "layout %s, %zu-byte scalars, overlap %d, goldfish k %d: loss difference %.3g, parameter difference %.3g "
+        "%s layout %s, %zu-byte scalars, overlap %d, goldfish k %d: loss difference %.3g, parameter difference %.3g "
         "(%s); memorization %lld/%lld tokens right (serial %lld)\n",
-        to_string(layout).c_str(), sizeof(T), overlap ? 1 : 0, goldfish.k, d.loss, d.parameters,
+        run.model.name.c_str(), to_string(layout).c_str(), sizeof(T), overlap ? 1 : 0, goldfish.k, d.loss, d.parameters,
         d.worst_tensor.c_str(), d.memorization.correct_tokens, d.memorization.sequences * d.memorization.length,
         d.serial_memorization.correct_tokens);
   return d;
@@ -123,6 +125,31 @@ TEST(ParallelLayouts, FiveStepsMatchTheSerialRunInFloat) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   for (const Layout& layout : layouts_of(ranks)) {
     const Differences d = compare_with_serial<float>(layout, true, 5);
+    EXPECT_LE(d.loss, 1e-5) << to_string(layout);
+    EXPECT_LE(d.parameters, 5e-3) << to_string(layout) << " " << d.worst_tensor;
+  }
+}
+
+// The Llama family (grouped-query attention, SwiGLU, RMSNorm, rotary positions, untied LM head, no
+// biases) on every layout whose Gy divides its 2 K/V heads: the same bounds as the GPT's.
+TEST(ParallelLayouts, LlamaFiveStepsMatchTheSerialRunInDouble) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const auto layouts = layouts_of(ranks, true);
+  ASSERT_FALSE(layouts.empty());
+  for (const Layout& layout : layouts)
+    for (bool overlap : {false, true}) {
+      const Differences d = compare_with_serial<double>(layout, overlap, 5, {}, true);
+      EXPECT_LE(d.loss, 1e-9) << to_string(layout) << " overlap " << overlap;
+      EXPECT_LE(d.parameters, 1e-9) << to_string(layout) << " " << d.worst_tensor << " overlap " << overlap;
+    }
+}
+
+TEST(ParallelLayouts, LlamaFiveStepsMatchTheSerialRunInFloat) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  for (const Layout& layout : layouts_of(ranks, true)) {
+    const Differences d = compare_with_serial<float>(layout, true, 5, {}, true);
     EXPECT_LE(d.loss, 1e-5) << to_string(layout);
     EXPECT_LE(d.parameters, 5e-3) << to_string(layout) << " " << d.worst_tensor;
   }

@@ -1,4 +1,5 @@
-// Run under mpiexec with N ranks: for every layout of N ranks that divides the tiny model and
+// Run under mpiexec with N ranks: for every layout of N ranks that divides the tiny models (GPT and
+// Llama) and
 // several overlap / recomputation settings, every rank's traced engine step has exactly the
 // compute phases, collectives (group, bytes, issue order) and waits the step schedule lists: the
 // engine executes the schedule (its trainer's) and that schedule is the one the simulator
@@ -26,6 +27,11 @@ TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
   EXPECT_FALSE(layouts.empty());
   for (const Layout& layout : layouts)
     for (const RunConfig& run : drift_runs(layout)) {
+      try {
+        validate_run(run, ranks);
+      } catch (const InputError&) {
+        continue;  // the Llama's 2 K/V heads do not split over this Gy
+      }
       const ProcessGrid grid(MPI_COMM_WORLD, layout);
       const StepLists engine = traced_engine_step(run, grid);
       const StepLists schedule = scheduled_step(run);
