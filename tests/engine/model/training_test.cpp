@@ -78,6 +78,28 @@ TEST(Training, TextFileLowersLoss) {
   std::remove(path.c_str());
 }
 
+// The Llama family learns the same text: rotary positions, RMSNorm, SwiGLU and grouped-query
+// attention train as the GPT's kernels do.
+TEST(Training, LlamaLowersLossOnTheTextFileAsTheGptDoes) {
+  const std::string path = ::testing::TempDir() + "weakscale_engine_llama_text.txt";
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 200; ++i) out << "the quick brown fox jumps over the lazy dog. ";
+  }
+  RunConfig run = tiny_run();
+  run.model.heads = 4, run.model.kv_heads = 2, run.model.ffn_hidden = 32;
+  run.model = with_llama_architecture(run.model);
+  run.model.vocabulary = 256;
+  const ProcessGrid grid = ProcessGrid::serial();
+  const TextFileTokens source(path, run.seed, run.model.sequence_length);
+  Trainer<float> trainer(run, grid, source);
+  const double first = trainer.step().loss;
+  EXPECT_NEAR(first, std::log(256.0), 0.5);  // untrained: about uniform
+  const double late = mean_loss(trainer, 60, 5);
+  EXPECT_LT(late, first - 1.0) << "first " << first << " late " << late;
+  std::remove(path.c_str());
+}
+
 TEST(Training, ClippingReportsNormBeforeClip) {
   RunConfig run = tiny_run();
   run.optimizer.clip_norm = 1e-6;  // clip everything: parameters move by lr-sized Adam steps only
