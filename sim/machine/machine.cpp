@@ -78,6 +78,8 @@ bool is_latency(UncertainParameter parameter) {
   return parameter == UncertainParameter::collective_step_latency || parameter == UncertainParameter::switch_latency;
 }
 
+const char* to_string(RangeSpan span) { return span == RangeSpan::best_to_typical ? "best_to_typical" : "error"; }
+
 const char* to_string(UncertainParameter p) {
   switch (p) {
     case UncertainParameter::gemm_efficiency_scale: return "gemm_efficiency_scale";

@@ -261,11 +261,22 @@ enum class UncertainParameter {
   gemm_shape_falloff,               // exponent on each gemm_efficiency sample's ratio to the table's best
 };
 
+// What a range spans around the value the rest of the file writes (machine file `spans:`).
+enum class RangeSpan {
+  // The written value is the best case a run sees (a published best-shape GEMM rate, a
+  // rendezvous-only bandwidth): the range reaches from it towards the typical and the worse.
+  best_to_typical,
+  // The written value is a central estimate (a fit, a midpoint): the range is its error either way.
+  error,
+};
+const char* to_string(RangeSpan span);  // "best_to_typical", "error"
+
 struct UncertaintyRange {
   UncertainParameter parameter = UncertainParameter::gemm_efficiency_scale;
   double low = 0, high = 0;   // factor, efficiency or link count; unused for latencies
   Time low_time, high_time;   // latencies only
   std::string source;         // where the range comes from, or "estimate: <why>"
+  RangeSpan spans = RangeSpan::error;
 };
 
 bool is_latency(UncertainParameter parameter);

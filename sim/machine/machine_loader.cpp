@@ -469,13 +469,13 @@ bool range_holds_nominal(const UncertaintyRange& r, const Machine& m, std::strin
   return r.low <= n && n <= r.high;
 }
 
-// `uncertainty:` entries {parameter, low, high, source}: low <= nominal <= high, where nominal is
+// `uncertainty:` entries {parameter, low, high, source, spans}: low <= nominal <= high, where nominal is
 // the value the rest of the file gives (1 for the two scales and the falloff), so that a range always
 // brackets the study's own answer. Read after the network and collectives it refers to.
 std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m) {
   std::vector<UncertaintyRange> out;
-  for (const Field& entry : read_list(f, "{parameter, low, high, source} ranges", false)) {
-    const MapField map(entry, {"parameter", "low", "high", "source"});
+  for (const Field& entry : read_list(f, "{parameter, low, high, source, spans} ranges", false)) {
+    const MapField map(entry, {"parameter", "low", "high", "source", "spans"});
     const Field name = map.required("parameter");
     UncertaintyRange r;
     r.parameter = read_parameter_name(name, scalar(name, "a parameter name"), m);
@@ -496,6 +496,15 @@ std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m)
                 fmt::format("a range that contains the machine's own value {}", nominal));
     }
     r.source = read_string(map.required("source"));
+    // Required: a reader of the study's band has to know whether the written value is its top.
+    const Field spans = map.required("spans");
+    const std::string span = scalar(spans, "best_to_typical or error");
+    if (span == "best_to_typical")
+      r.spans = RangeSpan::best_to_typical;
+    else if (span == "error")
+      r.spans = RangeSpan::error;
+    else
+      spans.fail("best_to_typical (the file's value is the best case a run sees) or error (a central estimate)");
     out.push_back(std::move(r));
   }
   return out;

@@ -7,6 +7,28 @@
 
 namespace ws {
 
+Headline study_headline(const StudyResult& result) {
+  Headline h;
+  for (const UncertaintyRange& r : result.machine.uncertainty)
+    (r.spans == RangeSpan::best_to_typical ? h.best_case_ranges : h.error_ranges).emplace_back(to_string(r.parameter));
+  h.statement = "headline: the prediction from the machine file as written (each value with its public source)";
+  if (result.samples == 0) {
+    h.statement += "; no uncertainty samples were drawn";
+    return h;
+  }
+  h.statement += fmt::format("; band: the 10th-90th percentile of {} draws across the file's ranges", result.samples);
+  if (!h.best_case_ranges.empty())
+    h.statement += fmt::format(
+        ". The written {} of {} {} the best case a run sees (spans: best_to_typical), so the band reaches "
+        "below the headline and its median is the typical figure",
+        h.best_case_ranges.size() == 1 ? "value" : "values", fmt::join(h.best_case_ranges, ", "),
+        h.best_case_ranges.size() == 1 ? "is" : "are");
+  if (!h.error_ranges.empty())
+    h.statement += fmt::format("; {} {} central estimates with errors either way", fmt::join(h.error_ranges, ", "),
+                               h.error_ranges.size() == 1 ? "is a" : "are");
+  return h;
+}
+
 std::string format_study_summary(const StudyResult& result) {
   std::string out = fmt::format("study {} on {} ({})\n", result.spec.name, result.machine.name,
                                 describe_step_options(result.spec.options));
@@ -35,8 +57,8 @@ std::string format_study_summary(const StudyResult& result) {
   }
   if (result.samples > 0) {
     out += fmt::format("\nuncertainty: {} samples (seed {}); efficiency %, percent of peak (hw) %: median "
-                       "[10th, 90th percentile]\n",
-                       result.samples, result.seed);
+                       "[10th, 90th percentile]\n{}\n",
+                       result.samples, result.seed, study_headline(result).statement);
     for (const auto& row : result.rows) {
       if (!row.efficiency_band) continue;
       const Band& e = *row.efficiency_band;

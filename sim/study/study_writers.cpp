@@ -1,5 +1,7 @@
 #include "sim/study/study_writers.hpp"
 
+#include "sim/study/study_summary.hpp"
+
 #include "report/csv.hpp"
 
 #include <fmt/format.h>
@@ -276,6 +278,7 @@ std::string format_study_json(const StudyResult& result) {
     r["model_spec"] = model_json(row.point.model);
     rows.push_back(std::move(r));
   }
+  const Headline headline = study_headline(result);
   const nlohmann::ordered_json doc{
       {"study", result.spec.name},
       {"study_file", result.spec.file},
@@ -288,6 +291,12 @@ std::string format_study_json(const StudyResult& result) {
       {"options", options_json(result.spec.options)},
       {"evaluator", result.evaluator},
       {"top_k", result.top_k},
+      {"headline",
+       {{"figure", "as_written"},
+        {"band", result.samples > 0 ? "10th-90th percentile of the uncertainty samples" : "none"},
+        {"best_case_ranges", headline.best_case_ranges},
+        {"error_ranges", headline.error_ranges},
+        {"statement", headline.statement}}},
       {"uncertainty_samples", result.samples},
       {"seed", result.samples > 0 ? nlohmann::ordered_json(result.seed) : nlohmann::ordered_json(nullptr)},
       {"efficiency_definition", "sustained executed flop/s per device relative to the first feasible point"},

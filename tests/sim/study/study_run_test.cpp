@@ -12,6 +12,7 @@
 
 #include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/study/study_summary.hpp"
 #include "sim/study/study_writers.hpp"
 
 namespace ws {
@@ -167,6 +168,26 @@ TEST(StudyRun, JsonCarriesMetadataAndTheSameRows) {
         "\"git_commit\"", "\"rows\"", "\"step_s\"", "\"precision\": \"bf16\""}) {
     EXPECT_THAT(json, HasSubstr(key));
   }
+}
+
+// The headline is the file as written; with samples, the summary and the JSON name the ranges
+// whose written value is a best case (Perlmutter: the GEMM scale and shape falloff), so a reader
+// knows why the band lies below it, and the others as errors.
+TEST(StudyRun, SummaryAndJsonSayWhatTheHeadlineAndTheBandAre) {
+  StudyResult result = run_study(spec_of("  - {devices: 8, model: 5B, batch_sequences: 8}\n"), kMachines);
+  const Headline plain = study_headline(result);
+  EXPECT_THAT(plain.statement, HasSubstr("as written"));
+  EXPECT_THAT(plain.statement, HasSubstr("no uncertainty samples"));
+  result.samples = 8;
+  const Headline sampled = study_headline(result);
+  EXPECT_EQ(sampled.best_case_ranges, (std::vector<std::string>{"gemm_efficiency_scale", "gemm_shape_falloff"}));
+  EXPECT_EQ(sampled.best_case_ranges.size() + sampled.error_ranges.size(), result.machine.uncertainty.size());
+  EXPECT_THAT(sampled.statement, HasSubstr("10th-90th percentile of 8 draws"));
+  EXPECT_THAT(sampled.statement, HasSubstr("written values of gemm_efficiency_scale, gemm_shape_falloff are the best case"));
+  EXPECT_THAT(format_study_summary(result), HasSubstr(sampled.statement));
+  const std::string json = format_study_json(result);
+  EXPECT_THAT(json, HasSubstr("\"figure\": \"as_written\""));
+  EXPECT_THAT(json, HasSubstr("\"best_case_ranges\": [\n      \"gemm_efficiency_scale\""));
 }
 
 // The spec's library prices every collective of the study: Cray MPICH's 2 ms launch and host-side

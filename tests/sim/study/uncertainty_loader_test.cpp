@@ -53,8 +53,8 @@ TEST(UncertaintyLoader, ShippedMachinesCarryRangesForTheIssueParameters) {
 
 TEST(UncertaintyLoader, ReadsUnitsPerParameter) {
   const Machine m = with_ranges(
-      "  - {parameter: switch_latency, low: \"250 ns\", high: \"0.5 us\", source: estimate}\n"
-      "  - {parameter: global_links_per_group_pair, low: 4, high: 12, source: estimate}\n");
+      "  - {parameter: switch_latency, low: \"250 ns\", high: \"0.5 us\", source: estimate, spans: error}\n"
+      "  - {parameter: global_links_per_group_pair, low: 4, high: 12, source: estimate, spans: error}\n");
   ASSERT_EQ(m.uncertainty.size(), 2u);
   EXPECT_EQ(m.uncertainty[0].parameter, UncertainParameter::switch_latency);
   EXPECT_EQ(m.uncertainty[0].high_time, Time::from_ns(500));
@@ -62,7 +62,7 @@ TEST(UncertaintyLoader, ReadsUnitsPerParameter) {
 }
 
 TEST(UncertaintyLoader, AttentionScaleNeedsAFusedAttentionRate) {
-  const Machine m = with_ranges("  - {parameter: attention_efficiency_scale, low: 0.5, high: 2, source: estimate}\n");
+  const Machine m = with_ranges("  - {parameter: attention_efficiency_scale, low: 0.5, high: 2, source: estimate, spans: error}\n");
   ASSERT_EQ(m.uncertainty.size(), 1u);
   // Scaled, each efficiency is capped at 1.
   const Machine high = with_value(m, UncertainParameter::attention_efficiency_scale, {2.0, {}});
@@ -71,7 +71,7 @@ TEST(UncertaintyLoader, AttentionScaleNeedsAFusedAttentionRate) {
   EXPECT_DOUBLE_EQ(high.device.fused_attention->backward_efficiency, 2.0 * m.device.fused_attention->backward_efficiency);
   const Machine low = with_value(m, UncertainParameter::attention_efficiency_scale, {0.5, {}});
   EXPECT_DOUBLE_EQ(low.device.fused_attention->forward_efficiency, 0.5 * m.device.fused_attention->forward_efficiency);
-  EXPECT_THAT(error_of("  - {parameter: attention_efficiency_scale, low: 1.1, high: 2, source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: attention_efficiency_scale, low: 1.1, high: 2, source: x, spans: error}\n"),
               HasSubstr("contains the machine's own value 1"));
   // A machine that prices the engine's own attention has no such rate to scale.
   std::string unfused = perlmutter_without_ranges();
@@ -79,7 +79,7 @@ TEST(UncertaintyLoader, AttentionScaleNeedsAFusedAttentionRate) {
   ASSERT_NE(from, std::string::npos);
   unfused.erase(from, unfused.find("  gemm_efficiency:") - from);
   try {
-    parse_machine(unfused + "uncertainty:\n  - {parameter: attention_efficiency_scale, low: 0.5, high: 2, source: x}\n",
+    parse_machine(unfused + "uncertainty:\n  - {parameter: attention_efficiency_scale, low: 0.5, high: 2, source: x, spans: error}\n",
                   "m.yaml");
     ADD_FAILURE() << "accepted a scale without device.fused_attention";
   } catch (const InputError& e) {
@@ -89,7 +89,7 @@ TEST(UncertaintyLoader, AttentionScaleNeedsAFusedAttentionRate) {
 }
 
 TEST(UncertaintyLoader, ShapeFalloffBendsTheTableBelowItsBestShape) {
-  const Machine m = with_ranges("  - {parameter: gemm_shape_falloff, low: 1, high: 2, source: estimate}\n");
+  const Machine m = with_ranges("  - {parameter: gemm_shape_falloff, low: 1, high: 2, source: estimate, spans: error}\n");
   ASSERT_EQ(m.uncertainty.size(), 1u);
   const auto& nominal = m.device.gemm.samples;
   double best = 0;
@@ -108,27 +108,44 @@ TEST(UncertaintyLoader, ShapeFalloffBendsTheTableBelowItsBestShape) {
   }
   // Between the samples too: a 768-cube GEMM (not in the table) runs slower on the steeper table.
   EXPECT_LT(gemm_efficiency(steep.device.gemm, 768, 768, 768), gemm_efficiency(m.device.gemm, 768, 768, 768));
-  EXPECT_THAT(error_of("  - {parameter: gemm_shape_falloff, low: 1.2, high: 2, source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: gemm_shape_falloff, low: 1.2, high: 2, source: x, spans: error}\n"),
               HasSubstr("contains the machine's own value 1"));
-  EXPECT_THAT(error_of("  - {parameter: gemm_shape_falloff, low: 0, high: 2, source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: gemm_shape_falloff, low: 0, high: 2, source: x, spans: error}\n"),
               HasSubstr("uncertainty[0].low"));
 }
 
 TEST(UncertaintyLoader, RejectsInconsistentRanges) {
-  EXPECT_THAT(error_of("  - {parameter: gemm, low: 0.5, high: 1, source: x}\n"), HasSubstr("gemm_shape_falloff"));
-  EXPECT_THAT(error_of("  - {parameter: gemm_efficiency_scale, low: 0.5, high: 0.9, source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: gemm, low: 0.5, high: 1, source: x, spans: error}\n"), HasSubstr("gemm_shape_falloff"));
+  EXPECT_THAT(error_of("  - {parameter: gemm_efficiency_scale, low: 0.5, high: 0.9, source: x, spans: error}\n"),
               HasSubstr("contains the machine's own value 1"));
-  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: 250, high: \"500 ns\", source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: 250, high: \"500 ns\", source: x, spans: error}\n"),
               HasSubstr("uncertainty[0].low"));
-  EXPECT_THAT(error_of("  - {parameter: collective_bandwidth_efficiency, low: 0.7, high: 0.5, source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: collective_bandwidth_efficiency, low: 0.7, high: 0.5, source: x, spans: error}\n"),
               HasSubstr(">= low"));
-  EXPECT_THAT(error_of("  - {parameter: global_links_per_group_pair, low: 4, high: 100, source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: global_links_per_group_pair, low: 4, high: 100, source: x, spans: error}\n"),
               HasSubstr("at most"));
-  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x}\n"
-                       "  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x}\n"),
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x, spans: error}\n"
+                       "  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x, spans: error}\n"),
               HasSubstr("earlier entry"));
   EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\"}\n"),
               HasSubstr("source"));
+  // What the range spans around the written value is required and one of two words.
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x}\n"),
+              HasSubstr("spans"));
+  EXPECT_THAT(error_of("  - {parameter: switch_latency, low: \"250 ns\", high: \"500 ns\", source: x, spans: wide}\n"),
+              HasSubstr("best_to_typical (the file's value is the best case a run sees) or error"));
+}
+
+// The shipped files say which ranges start at the written value's best case: the GEMM scale on
+// every machine (published best-shape rates), and Frontier's rendezvous-only collective bandwidth.
+TEST(UncertaintyLoader, ShippedFilesMarkTheirBestCaseRanges) {
+  for (const char* name : {"frontier", "perlmutter", "alps"}) {
+    const Machine m = load_machine(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/" + name + ".yaml");
+    bool gemm_best = false;
+    for (const UncertaintyRange& r : m.uncertainty)
+      if (r.parameter == UncertainParameter::gemm_efficiency_scale) gemm_best = r.spans == RangeSpan::best_to_typical;
+    EXPECT_TRUE(gemm_best) << name;
+  }
 }
 
 // --set NAME=VALUE: the value is read as an end of that parameter's range would be (with its unit,
