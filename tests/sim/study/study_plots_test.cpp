@@ -83,7 +83,11 @@ TEST(StudyPlots, BandsAreDrawnOnlyForSampledStudies) {
   const std::string script = efficiency_plot_script(r);
   EXPECT_THAT(script, HasSubstr("using 1:6:8 with filledcurves"));  // efficiency band
   EXPECT_THAT(script, HasSubstr("using 1:9:11 with filledcurves"));  // percent-of-peak band
-  EXPECT_THAT(script, HasSubstr("3 samples"));
+  EXPECT_THAT(script, HasSubstr("10th-90th percentile of 3 draws"));
+  // The legend says which line is the headline, and that it is a best case where the file's ranges
+  // say so (the small study's machine: Perlmutter, whose GEMM scale and falloff start at the best).
+  EXPECT_THAT(script, HasSubstr("headline: file as written (best case in 2 of its ranges)"));
+  EXPECT_THAT(script, HasSubstr("median of the draws (typical)"));
 }
 
 TEST(StudyPlots, CandidatesScriptHasEveryCandidateOfEveryPoint) {
