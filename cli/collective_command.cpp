@@ -1,5 +1,7 @@
 #include "cli/collective_command.hpp"
 
+#include "base/ordered_tasks.hpp"
+
 #include <fmt/format.h>
 
 #include <iterator>
@@ -168,6 +170,12 @@ CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPubli
       ->check(kPositive);
   c->add_option("--out", a.out_dir, "directory for collectives-vs-published.csv/.png/.svg")->capture_default_str();
   c->add_flag("--no-plot", a.no_plot, "write the CSV only (no gnuplot needed)");
+  c->add_option("--band-samples", a.band_samples,
+                "draws of the machine file's uncertainty ranges that price each row's band (10th-90th "
+                "percentile) and each library's in-band share; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
+  c->add_option("--jobs", a.jobs, "threads pricing the bands (default: every core)")->check(kPositive);
   return c;
 }
 
@@ -181,7 +189,8 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
     auto more = load_measurements(file, format, job);
     rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
-  const PublishedComparison result = compare_with_published(rows, machines_dir);
+  const PublishedComparison result =
+      compare_with_published(rows, machines_dir, a.band_samples, a.jobs > 0 ? a.jobs : usable_cores());
   const auto& comparisons = result.rows;
   out << "wrote " << write_comparison_csv(comparisons, a.out_dir).string() << "\n";
   out << "wrote " << write_fit_csv(result, a.out_dir).string() << "\n";
@@ -216,14 +225,19 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
                        : fmt::format("{:.1f} / {:.1f}%", 100 * s.median_abs_error, 100 * s.worst_abs_error);
   };
   out << "by library, median / worst |relative error| (scale: rows above 16 nodes; floor: rows it cannot tell "
-         "apart):\n";
-  out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {}\n", "machine", "library", "rows",
-                     "as written", "in sample", "5-fold", "scale (rows)", "floor");
+         "apart; in band: rows whose published busbw lies in the 10th-90th percentile of "
+      << a.band_samples << " draws of the machine file's uncertainty ranges, target 80 %):\n";
+  out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:<7} {}\n", "machine", "library", "rows",
+                     "as written", "in sample", "5-fold", "scale (rows)", "floor", "in band");
   for (const LibraryFit& f : result.libraries) {
     const std::string scale = f.scale.rows == 0 ? "-" : fmt::format("{} ({})", score(f.scale), f.scale.rows);
-    out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:.1f}%\n", f.machine, f.library,
+    const BandCoverage band = band_coverage(comparisons, f.machine, f.library);
+    out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:<7} {}\n", f.machine, f.library,
                        f.file.rows, score(f.file), score(f.in_sample), score(f.kfold), scale,
-                       100 * consistency_floor(comparisons, f.machine, f.library).worst_abs_error);
+                       fmt::format("{:.1f}%", 100 * consistency_floor(comparisons, f.machine, f.library).worst_abs_error),
+                       band.rows == 0 ? std::string("-")
+                                      : fmt::format("{} of {} ({:.0f}%)", band.inside, band.rows,
+                                                    100.0 * band.inside / band.rows));
   }
   const ConsistencyFloor floor = consistency_floor(comparisons);
   if (floor.low_row && floor.high_row) {

@@ -42,6 +42,8 @@ struct CollectivesVsPublishedArgs {
   int ranks_per_node = 0;
   std::string out_dir = "results";
   bool no_plot = false;
+  int band_samples = 32;  // draws of the machine files' ranges for each row's band; 0: no bands
+  int jobs = 0;           // threads for the bands; 0: every core
 };
 
 CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPublishedArgs& args);

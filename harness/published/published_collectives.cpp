@@ -1,5 +1,8 @@
 #include "harness/published/published_collectives.hpp"
 
+#include "base/ordered_tasks.hpp"
+#include "sim/study/uncertainty.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,9 +49,38 @@ CollectiveComparison point_to_point(const Machine& machine, const PublishedColle
 
 }  // namespace
 
+namespace {
+// The row's busbw on every draw of its machine's ranges: the 10th and 90th percentile.
+void price_band(const std::vector<Machine>& draws, const PublishedCollective& row, CollectiveComparison& c) {
+  if (draws.empty()) return;
+  std::vector<double> busbw;
+  for (const Machine& draw : draws) {
+    const PublishedRowModel model(draw, row);
+    for (const auto& l : draw.collective_libraries)
+      if (l.name == row.library) busbw.push_back(model.busbw_gbps(l));
+  }
+  if (busbw.empty()) return;
+  c.band_low_gbps = percentile(busbw, 0.1);
+  c.band_high_gbps = percentile(busbw, 0.9);
+}
+}  // namespace
+
+BandCoverage band_coverage(const std::vector<CollectiveComparison>& comparisons, const std::string& machine,
+                           const std::string& library) {
+  BandCoverage coverage;
+  for (const auto& c : comparisons) {
+    if (!machine.empty() && (c.published.machine != machine || c.published.library != library)) continue;
+    if (!c.band_low_gbps || !c.band_high_gbps) continue;
+    ++coverage.rows;
+    if (*c.band_low_gbps <= c.published.busbw_gbps && c.published.busbw_gbps <= *c.band_high_gbps) ++coverage.inside;
+  }
+  return coverage;
+}
+
 PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
-                                           const std::string& machines_dir) {
+                                           const std::string& machines_dir, int band_samples, int jobs) {
   std::map<std::string, Machine> machines;
+  std::map<std::string, std::vector<Machine>> draws;  // kBandSamples draws of each machine's ranges, seed 1
   PublishedComparison out;
   const PublishedFit fit = fit_published(rows, machines_dir);
   out.libraries = fit.libraries;
@@ -57,6 +89,13 @@ PublishedComparison compare_with_published(const std::vector<PublishedCollective
     auto it = machines.find(row.machine);
     if (it == machines.end()) it = machines.emplace(row.machine, load_machine_by_name(row.machine, machines_dir)).first;
     const Machine& machine = it->second;
+    auto drawn = draws.find(row.machine);
+    if (drawn == draws.end()) {
+      std::vector<Machine> samples;
+      if (!machine.uncertainty.empty())
+        for (int s = 0; s < band_samples; ++s) samples.push_back(sampled_machine(machine, 1, s));
+      drawn = draws.emplace(row.machine, std::move(samples)).first;
+    }
     CollectiveComparison c;
     if (row.op == "point-to-point") {
       c = point_to_point(machine, row);
@@ -81,6 +120,15 @@ PublishedComparison compare_with_published(const std::vector<PublishedCollective
     c.relative_error = (c.predicted_busbw_gbps - row.busbw_gbps) / row.busbw_gbps;
     out.rows.push_back(std::move(c));
   }
+  // The bands, row by row on `jobs` threads (each row's draws are independent of the others').
+  for_each_ordered<CollectiveComparison>(
+      out.rows.size(), jobs,
+      [&](std::size_t i, int) {
+        CollectiveComparison c = out.rows[i];
+        if (c.published.op != "point-to-point") price_band(draws.at(c.published.machine), c.published, c);
+        return c;
+      },
+      [&](std::size_t i, CollectiveComparison&& c) { out.rows[i] = std::move(c); });
   return out;
 }
 
@@ -200,12 +248,12 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
   out << "machine,library,op,nodes,devices,bytes,published_busbw_gbps,predicted_busbw_gbps,relative_error,"
          "fitted_busbw_gbps,fitted_error,kfold_busbw_gbps,kfold_error,scale_busbw_gbps,scale_error,"
          "kfold_written_terms,scale_written_terms,algorithm,predicted_time_us,source,ceiling_busbw_gbps,"
-         "best_ceiling_busbw_gbps\n";
+         "best_ceiling_busbw_gbps,band_low_busbw_gbps,band_high_busbw_gbps\n";
   for (const auto& c : comparisons) {
     const auto& p = c.published;
     auto error = [&](double predicted) { return predicted / p.busbw_gbps - 1.0; };
     auto optional = [](const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : std::string(); };
-    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{},{},{:.2f},{},{},{}\n",
+    out << fmt::format("{},{},{},{},{},{},{:.4g},{:.4g},{:.4f},{:.4g},{:.4f},{:.4g},{:.4f},{},{},{},{},{},{:.2f},{},{},{},{},{}\n",
                        p.machine, p.library, p.op, p.nodes, p.devices, p.bytes, p.busbw_gbps, c.predicted_busbw_gbps,
                        c.relative_error, c.fitted_busbw_gbps, error(c.fitted_busbw_gbps), c.kfold_busbw_gbps,
                        error(c.kfold_busbw_gbps),
@@ -213,7 +261,7 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
                        c.scale_busbw_gbps ? fmt::format("{:.4f}", error(*c.scale_busbw_gbps)) : "",
                        c.kfold_written_terms, c.scale_written_terms, c.algorithm,
                        c.predicted_time_us, csv_field(p.source), optional(c.ceiling_busbw_gbps),
-                       optional(c.best_ceiling_busbw_gbps));
+                       optional(c.best_ceiling_busbw_gbps), optional(c.band_low_gbps), optional(c.band_high_gbps));
   }
   write_file_atomically(path, out.str());
   return path;

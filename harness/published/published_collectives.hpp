@@ -31,7 +31,24 @@ struct CollectiveComparison {
   // The links' bound on the row's busbw (PublishedRowModel::ceiling_busbw_gbps): of the algorithm
   // run, and of the fastest algorithm the model has for the row. Unset for point-to-point rows.
   std::optional<double> ceiling_busbw_gbps, best_ceiling_busbw_gbps;
+  // The row's band from the machine file's `uncertainty:` ranges: the 10th and 90th percentile of
+  // its busbw priced on `band_samples` seeded draws of every range (the study's draws, seed 1,
+  // sim/study/uncertainty.hpp). Unset for point-to-point rows and machines without ranges. The
+  // ranges of collective terms move the default library's; other libraries' bands carry only the
+  // network's ranges.
+  std::optional<double> band_low_gbps, band_high_gbps;
 };
+
+inline constexpr int kBandSamples = 32;  // the command's default, as the default study's --samples
+
+// How many rows of one (machine, library) (empty names: all) have a band, and how many of those
+// hold their published value (the target is 80 %: a band that misses more is too narrow or off
+// centre, to be reconsidered from its sources).
+struct BandCoverage {
+  int rows = 0, inside = 0;
+};
+BandCoverage band_coverage(const std::vector<CollectiveComparison>& comparisons, const std::string& machine = {},
+                           const std::string& library = {});
 
 // kfold_own and scale_own: the held-out rows priced by terms fitted on the training rows alone.
 enum class ComparisonScheme { as_written, in_sample, kfold, scale, kfold_own, scale_own };
@@ -70,8 +87,11 @@ struct PublishedComparison {
   std::vector<LibraryFit> libraries;  // the fitted terms and scores of each (machine, library)
 };
 
+// band_samples > 0 also prices each row's band (CollectiveComparison::band_low_gbps): each draw
+// prices the row's collective again on its own network, the bulk of the time (about 50 s for the
+// 191 rows of benchmarks/collectives/published.csv at 32 draws, on `jobs` threads).
 PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
-                                           const std::string& machines_dir);
+                                           const std::string& machines_dir, int band_samples = 0, int jobs = 1);
 
 // <out_dir>/collectives-fit.csv: each library's terms as written and fitted, the four scores and the
 // consistency floor of its rows.

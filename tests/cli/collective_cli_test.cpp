@@ -170,9 +170,12 @@ TEST(CollectiveCli, PublishedComparisonPrintsEachLibrarysScoresAsTheFitCsvHasThe
   table.close();
   ASSERT_GT(rows, 10);
   const auto run = weakscale("collectives-vs-published '" + (dir / "perlmutter.csv").string() +
-                             "' --no-plot --out '" + dir.string() + "'");
+                             "' --no-plot --band-samples 4 --out '" + dir.string() + "'");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("by library, median / worst |relative error|"));
+  // Each library's share of rows inside their band of 4 draws of Perlmutter's ranges.
+  EXPECT_THAT(run.out, HasSubstr("10th-90th percentile of 4 draws"));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex("perlmutter +nccl +36 .* [0-9]+ of 36 \\([0-9]+%\\)"));
   // Perlmutter's 36 all-gathers stay under the bound of their rings (links_ceiling_test.cpp).
   EXPECT_THAT(run.out, HasSubstr("rows above the links' bound of the algorithm run: 0 of 36; above every algorithm's: 0"));
 
@@ -232,7 +235,7 @@ TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
   const auto dir = std::filesystem::temp_directory_path() / ("weakscale-nccl-tests-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
-  const std::string out = " --no-plot --out '" + dir.string() + "'";
+  const std::string out = " --no-plot --band-samples 0 --out '" + dir.string() + "'";
   auto run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("rows 28, as the machine files are written"));
