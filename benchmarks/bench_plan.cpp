@@ -1,5 +1,6 @@
 // Time to rank every layout of one weak-scaling point with the analytic model: plan_layouts for
-// 8,192 devices of Frontier (machines/frontier.yaml), GPT 80B, 4,096 sequences per step.
+// 8,192 devices of Frontier (machines/frontier.yaml), GPT 80B, 4,096 sequences per step; and
+// Llama-3 70B on 2,048.
 // Reproduce: cmake --build <build> --target bench_plan && <build>/benchmarks/bench_plan
 #include <benchmark/benchmark.h>
 
@@ -26,5 +27,7 @@ void BM_PlanLayouts(benchmark::State& state, const char* model_name) {
 
 BENCHMARK_CAPTURE(BM_PlanLayouts, gpt80b, "80B")->Arg(8192)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PlanLayouts, gpt60b, "60B")->Arg(8192)->Unit(benchmark::kMillisecond);
+// Issue 44's target: a 70B Llama on 2,048 devices in under 10 s (4D layouts only so far).
+BENCHMARK_CAPTURE(BM_PlanLayouts, llama3_70b, "llama3-70b")->Arg(2048)->Unit(benchmark::kMillisecond);
 
 }  // namespace
