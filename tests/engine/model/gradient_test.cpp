@@ -27,8 +27,9 @@ ModelSpec tiny_model() {
   return spec;
 }
 
-TEST(GptGradient, MatchesCentralFiniteDifferencesInDouble) {
-  const ModelSpec spec = tiny_model();
+// Every parameter's analytic gradient against central differences of the mean loss, in double;
+// the model's tensors are also the schedule's (rank_tensors), in its order.
+void expect_central_differences(const ModelSpec& spec) {
   const ProcessGrid grid = ProcessGrid::serial();
   GemmTuner<double> tuner;
   Gpt<double> model(spec, grid, tuner, 7);
@@ -45,36 +46,12 @@ TEST(GptGradient, MatchesCentralFiniteDifferencesInDouble) {
   const std::vector<double> analytic = store.grads();
 
   const GradientCheck check = compare_with_central_differences(store, analytic, loss);
-  EXPECT_LT(check.worst, 1e-6) << check.worst_at;
+  EXPECT_LT(check.worst, 1e-6) << spec.name << " " << check.worst_at;
   EXPECT_EQ(check.checked, store.size());
   std::ostringstream text;
   text << std::scientific << check.worst;
-  RecordProperty("worst_relative_error", text.str());
+  ::testing::Test::RecordProperty("worst_relative_error", text.str());
   EXPECT_GT(check.analytic_norm, 1e-2);  // the check is not vacuous: gradients are far from zero
-}
-
-// The Llama family's kernels (RMSNorm, SwiGLU, rotary positions, grouped-query attention whose
-// K and V gradients add over the query heads of a group, untied LM head) against central differences.
-TEST(GptGradient, LlamaMatchesCentralFiniteDifferencesInDouble) {
-  const ModelSpec spec = tiny_llama();
-  const ProcessGrid grid = ProcessGrid::serial();
-  GemmTuner<double> tuner;
-  Gpt<double> model(spec, grid, tuner, 7);
-  const int sequences = 2;
-  const TokenBatch batch = load_batch(SyntheticTokens(3, spec.vocabulary), 0, BatchShard{0, sequences},
-                                      spec.sequence_length);
-  const double tokens = sequences * spec.sequence_length;
-  auto loss = [&] { return model.forward(batch.inputs.data(), batch.targets.data(), sequences) / tokens; };
-  auto& store = model.parameters();
-  store.zero_grads();
-  loss();
-  model.backward(1.0 / tokens);
-  const std::vector<double> analytic = store.grads();
-  const GradientCheck check = compare_with_central_differences(store, analytic, loss);
-  EXPECT_LT(check.worst, 1e-6) << check.worst_at;
-  EXPECT_EQ(check.checked, store.size());
-  EXPECT_GT(check.analytic_norm, 1e-2);
-  // Its tensors are the schedule's (no wpe, betas or biases; lm_head last), in the schedule's order.
   const std::vector<RankTensor> expected = rank_tensors(spec, Layout{});
   ASSERT_EQ(store.tensors().size(), expected.size());
   for (std::size_t t = 0; t < expected.size(); ++t) {
@@ -82,6 +59,12 @@ TEST(GptGradient, LlamaMatchesCentralFiniteDifferencesInDouble) {
     EXPECT_EQ(store.tensors()[t].tensor.size, static_cast<std::size_t>(expected[t].elements));
   }
 }
+
+TEST(GptGradient, MatchesCentralFiniteDifferencesInDouble) { expect_central_differences(tiny_model()); }
+
+// The Llama family's kernels (RMSNorm, SwiGLU, rotary positions, grouped-query attention whose
+// K and V gradients add over the query heads of a group, untied LM head; no wpe, betas or biases).
+TEST(GptGradient, LlamaMatchesCentralFiniteDifferencesInDouble) { expect_central_differences(tiny_llama()); }
 
 TEST(GptGradient, FloatAndDoubleModelsAgree) {
   const ModelSpec spec = tiny_model();
