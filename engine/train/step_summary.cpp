@@ -133,7 +133,7 @@ std::string csv_header() {
   return "layout,ranks,layers,hidden,heads,seq,vocab,batch,recompute,measured_steps,step_s,cpu_s,compute_s,"
          "exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,exposed_data_z_s,model_flop_per_s,"
          "hardware_flop_per_s,peak_fp32_flop_per_s,percent_of_peak_model,percent_of_peak_hardware,oar,ors,oag,"
-         "overlap_dp,dw_tiles";
+         "overlap_dp,dw_tiles,family,kv_heads,ffn_hidden";
 }
 
 std::string csv_row(const RunSummary& s, const RunConfig& run) {
@@ -141,7 +141,7 @@ std::string csv_row(const RunSummary& s, const RunConfig& run) {
   const ModelSpec& m = run.model;
   return fmt::format(
       "{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},"
-      "{},{},{}",
+      "{},{},{},{},{},{}",
       to_string(run.layout), run.layout.devices(), m.layers, m.hidden, m.heads, m.sequence_length,
       m.vocabulary, run.batch_sequences, run.schedule.recompute ? 1 : 0, s.measured_steps, s.step_s, s.cpu_s, s.compute_s,
       exposed(CommGroup::x), exposed(CommGroup::y), exposed(CommGroup::z), exposed(CommGroup::data),
@@ -151,7 +151,7 @@ std::string csv_row(const RunSummary& s, const RunConfig& run) {
       s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "",
       run.schedule.overlap_all_reduce ? 1 : 0, run.schedule.overlap_reduce_scatter ? 1 : 0,
       run.schedule.overlap_all_gather ? 1 : 0, run.schedule.overlap_data_parallel ? 1 : 0,
-      run.schedule.weight_gradient_tiles);
+      run.schedule.weight_gradient_tiles, m.norm == NormKind::rmsnorm ? "llama" : "gpt", m.kv_head_count(), m.ffn());
 }
 
 }  // namespace ws

@@ -41,6 +41,7 @@ class Row {
     }
     return v;
   }
+  bool has(const std::string& column) const { return columns_.count(column) > 0; }
   bool flag(const std::string& column) const {
     const std::string& t = text(column);
     if (t != "0" && t != "1") fail(column, t, "0 or 1");
@@ -94,7 +95,15 @@ MeasuredRun measured_run(const Row& row, int index) {
   run.model.heads = dimension("heads");
   run.model.sequence_length = dimension("seq");
   run.model.vocabulary = dimension("vocab");
-  run.model.name = fmt::format("l{}-h{}", run.model.layers, run.model.hidden);
+  // The architecture (the engine writes it since --family; rows without it are GPT-2 style).
+  if (row.has("family")) {
+    const std::string& family = row.text("family");
+    if (family != "gpt" && family != "llama") row.fail("family", family, "gpt or llama");
+    if (row.has("kv_heads")) run.model.kv_heads = dimension("kv_heads");
+    if (row.has("ffn_hidden")) run.model.ffn_hidden = dimension("ffn_hidden");
+    if (family == "llama") run.model = with_llama_architecture(run.model);
+  }
+  run.model.name = fmt::format("{}l{}-h{}", run.model.gpt_style() ? "" : "llama-", run.model.layers, run.model.hidden);
   run.sequences = row.integer("batch", 1);
   run.schedule.recompute = row.flag("recompute");
   run.schedule.overlap_all_reduce = row.flag("oar");

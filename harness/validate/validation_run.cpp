@@ -23,6 +23,16 @@ MatrixModel model(int layers, int hidden, int sequence, int vocabulary, long lon
   return MatrixModel{m, sequences_per_rank};
 }
 
+// The same with the Llama architecture (docs/models.md): half as many K/V heads as heads, SwiGLU
+// of the reference width, RMSNorm, rotary positions, untied LM head, no biases.
+MatrixModel llama_model(int layers, int hidden, int sequence, int vocabulary, long long sequences_per_rank) {
+  MatrixModel m = model(layers, hidden, sequence, vocabulary, sequences_per_rank);
+  m.spec.name = fmt::format("llama-h{}l{}", hidden, layers);
+  m.spec.kv_heads = m.spec.heads / 2;
+  m.spec = with_llama_architecture(m.spec);
+  return m;
+}
+
 const Layout kOneRank{1, 1, 1, 1};
 // Every way to put two ranks on one axis (Gdata x Gx x Gy x Gz).
 const std::vector<Layout> kTwoRankLayouts{{2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2}};
@@ -87,6 +97,11 @@ std::vector<ValidationRun> validation_matrix(const MatrixOptions& options) {
   if (options.ranks_max >= 4) {
     for (const Layout& layout : kFourRankLayouts) b.add(small, layout, true);
   }
+  // The Llama architecture at the small GPT's size: one rank, and every two-rank layout.
+  const MatrixModel small_llama = llama_model(2, 256, 128, 1024, 4);
+  b.add(small_llama, kOneRank, true);
+  if (options.ranks_max >= 2)
+    for (const Layout& layout : kTwoRankLayouts) b.add(small_llama, layout, true);
   if (options.ranks_max >= 8) {
     for (const Layout& layout : kEightRankLayouts) b.add(small, layout, true);
   }
@@ -103,6 +118,10 @@ std::vector<std::string> engine_arguments(const ValidationRun& run) {
                                 "--vocab",  std::to_string(m.vocabulary),      "--batch",  std::to_string(run.sequences),
                                 "--steps",  std::to_string(run.steps),         "--warmup", std::to_string(run.warmup),
                                 "--layout", to_string(run.layout)};
+  if (!m.gpt_style()) {
+    args.insert(args.end(), {"--family", m.norm == NormKind::rmsnorm ? "llama" : "gpt", "--kv-heads",
+                             std::to_string(m.kv_head_count()), "--ffn-hidden", std::to_string(m.ffn())});
+  }
   const StepScheduleOptions& o = run.schedule;
   if (o.recompute) args.emplace_back("--recompute");
   if (!o.overlap_all_reduce) args.emplace_back("--no-oar");
@@ -118,7 +137,8 @@ StepSchedule step_schedule(const ValidationRun& run) {
 
 std::string describe(const ValidationRun& run) {
   const ModelSpec& m = run.model;
-  return fmt::format("h{} l{} s{} v{} b{} {}{} overlap {}", m.hidden, m.layers, m.sequence_length, m.vocabulary,
+  return fmt::format("{}h{} l{} s{} v{} b{} {}{} overlap {}", m.gpt_style() ? "" : "llama ", m.hidden, m.layers,
+                     m.sequence_length, m.vocabulary,
                      run.sequences, to_string(run.layout), run.schedule.recompute ? " recompute" : "",
                      all_overlaps_on(run.schedule) ? "on" : "off");
 }

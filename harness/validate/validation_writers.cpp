@@ -14,7 +14,8 @@ namespace {
 // Configuration columns, then step time and error, then the phases as measured / simulated pairs.
 const std::vector<std::string> kRunColumns{"run",     "layers", "hidden", "heads",  "seq",   "vocab",
                                            "batch",   "layout", "ranks",  "recompute", "oar", "ors",
-                                           "oag",     "overlap_dp", "steps", "warmup"};
+                                           "oag",     "overlap_dp", "steps", "warmup", "family", "kv_heads",
+                                           "ffn_hidden"};
 
 // Phase columns: compute, exposed communication per group, then compute per kind of op.
 std::vector<std::string> phase_names() {
@@ -72,10 +73,11 @@ class RowReader {
 std::string format_row(const ValidationRecord& r) {
   const ModelSpec& m = r.run.model;
   const StepScheduleOptions& o = r.run.schedule;
-  std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:d},{:d},{},{}", r.run.id, m.layers,
+  std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:d},{:d},{},{},{},{},{}", r.run.id, m.layers,
                                 m.hidden, m.heads, m.sequence_length, m.vocabulary, r.run.sequences,
                                 to_string(r.run.layout), r.run.ranks(), o.recompute, o.overlap_all_reduce,
-                                o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel, r.run.steps, r.run.warmup);
+                                o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel, r.run.steps,
+                                r.run.warmup, m.norm == NormKind::rmsnorm ? "llama" : "gpt", m.kv_head_count(), m.ffn());
   const auto sim = [&](auto value) { return r.simulated ? fmt::format("{}", value(*r.simulated)) : std::string(); };
   row += fmt::format(",{},{},{},{},{}", r.measured.step_s, sim([](const PhaseTimes& t) { return t.step_s; }),
                      r.simulated ? fmt::format("{}", relative_error(r.measured.step_s, r.simulated->step_s)) : "",
@@ -111,6 +113,18 @@ ValidationRecord parse_row(const RowReader& f) {
   run.schedule.overlap_data_parallel = f.flag(13);
   run.steps = f.integer(14);
   run.warmup = f.integer(15);
+  // The architecture as the engine's --family, --kv-heads and --ffn-hidden give it.
+  if (f.text(16) != "gpt" && f.text(16) != "llama")
+    throw std::runtime_error(fmt::format("validation CSV: '{}' is not a family (gpt or llama)", f.text(16)));
+  const int kv_heads = f.integer(17), ffn = f.integer(18);
+  if (f.text(16) == "llama") {
+    run.model.kv_heads = kv_heads, run.model.ffn_hidden = ffn;
+    run.model = with_llama_architecture(run.model);
+    run.model.name = fmt::format("llama-h{}l{}", f.text(2), f.text(1));
+  } else {  // GPT-2 style: the defaults stay unset, as the validation matrix leaves them
+    if (kv_heads != run.model.heads) run.model.kv_heads = kv_heads;
+    if (ffn != 4 * run.model.hidden) run.model.ffn_hidden = ffn;
+  }
   const std::size_t first = kRunColumns.size();
   r.measured.step_s = f.number(first);
   const bool simulated = !f.text(first + 1).empty();

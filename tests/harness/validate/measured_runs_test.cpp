@@ -82,6 +82,28 @@ TEST(MeasuredRuns, TheEnginesCsvRowsReadBackAsTheirRuns) {
   EXPECT_EQ(runs[1].run.schedule.weight_gradient_tiles, 1);
 }
 
+// A Llama run's row carries its architecture (family, K/V heads, MLP width), so it is simulated as
+// the Llama model it was; rows of files written before those columns are GPT-2 style.
+TEST(MeasuredRuns, ALlamaRowReadsBackAsTheLlamaModel) {
+  RunConfig llama = config(Layout{2, 1, 1, 1}, true, 4);
+  llama.model.kv_heads = 2;
+  llama.model = with_llama_architecture(llama.model);
+  const auto file = temp_file("llama.csv", csv_header() + "\n" + csv_row(summary(0.125, 0.1, 0.0), llama) + "\n");
+  const std::vector<MeasuredRun> runs = read_measured_runs({file});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].run.model.gpt_style());
+  EXPECT_EQ(runs[0].run.model.kv_head_count(), 2);
+  EXPECT_EQ(runs[0].run.model.ffn(), llama.model.ffn());
+  EXPECT_EQ(runs[0].run.model.norm, NormKind::rmsnorm);
+  EXPECT_EQ(runs[0].run.model.position, Position::rope);
+  // The header before the architecture columns: the same row without them is a GPT run.
+  std::string header = csv_header(), row = csv_row(summary(0.125, 0.1, 0.0), config(Layout{2, 1, 1, 1}, true, 4));
+  header.resize(header.find(",family")), row.resize(row.find(",gpt,"));
+  const std::vector<MeasuredRun> old = read_measured_runs({temp_file("old.csv", header + "\n" + row + "\n")});
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_TRUE(old[0].run.model.gpt_style());
+}
+
 // validate --measured simulates each row exactly as the simulator simulates that run, and its
 // error is (simulated - measured) / measured.
 TEST(MeasuredRuns, ValidateSimulatesEachRowAsTheSimulatorDoes) {

@@ -28,6 +28,13 @@ std::vector<ValidationRecord> sample_records() {
   return {a, b, c};
 }
 
+// The matrix's last run is a Llama one (grouped-query attention, SwiGLU, RMSNorm, rotary).
+ValidationRecord llama_record() {
+  const ValidationRun run = validation_matrix(MatrixOptions{2, false}).back();
+  EXPECT_FALSE(run.model.gpt_style());
+  return ValidationRecord{run, PhaseTimes{0.5, 0.4, {{"data", 0.01}}}, PhaseTimes{0.45, 0.4, {}}, std::nullopt};
+}
+
 void expect_same_phases(const PhaseTimes& a, const PhaseTimes& b) {
   EXPECT_EQ(a.step_s, b.step_s);
   EXPECT_EQ(a.compute_s, b.compute_s);
@@ -38,7 +45,8 @@ void expect_same_phases(const PhaseTimes& a, const PhaseTimes& b) {
 }
 
 TEST(ValidationCsv, RoundTrip) {
-  const auto records = sample_records();
+  auto records = sample_records();
+  records.push_back(llama_record());
   const std::string text = format_validation_csv(records);
   const auto back = parse_validation_csv(text);
   ASSERT_EQ(back.size(), records.size());
@@ -51,6 +59,7 @@ TEST(ValidationCsv, RoundTrip) {
     EXPECT_EQ(s.run.model.heads, r.run.model.heads);
     EXPECT_EQ(s.run.model.sequence_length, r.run.model.sequence_length);
     EXPECT_EQ(s.run.model.vocabulary, r.run.model.vocabulary);
+    EXPECT_EQ(s.run.model, r.run.model);  // the architecture too (family, K/V heads, MLP width)
     EXPECT_EQ(s.run.sequences, r.run.sequences);
     EXPECT_EQ(s.run.layout, r.run.layout);
     EXPECT_EQ(s.run.schedule, r.run.schedule);
