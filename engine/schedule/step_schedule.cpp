@@ -285,14 +285,15 @@ class ScheduleBuilder {
   // whole kernel). Forward: pass 1 reads x (sums), pass 2 reads x (deviations), pass 3 reads x
   // and writes y; `extra_passes` (ln2's residual add: read two, write one) come before pass 1.
   // RMSNorm has no mean: pass 1 sums the squares, one all-reduce, pass 2 reads x and writes y.
-  // Its per-element arithmetic is priced at the LayerNorm kernel's rate (no measurement of its own).
+  // Its per-element arithmetic is its own kernel's (ElementwiseKernel::rms_norm_*).
   void norm_forward(const char* phase, const char* norm, int layer, double extra_passes) {
     site_.layer = layer;
     const bool rms = model_.norm == NormKind::rmsnorm;
     const double elements = layer_norm_elements(), total = (rms ? 3.0 : 4.0) + extra_passes;
     auto stage = [&](StepTask task, const char* what, double passes) {
       compute(task, phase_name(phase, norm, ".", what), ComputeKind::layer_norm, {}, activation_bytes(passes));
-      arithmetic(ElementwiseKernel::layer_norm_forward, elements * passes / total);
+      arithmetic(rms ? ElementwiseKernel::rms_norm_forward : ElementwiseKernel::layer_norm_forward,
+                 elements * passes / total);
     };
     if (rms) {
       stage(StepTask::norm_row_sums, "sum_squares", 1.0 + extra_passes);
@@ -312,9 +313,11 @@ class ScheduleBuilder {
   void norm_backward(const char* norm, int layer, double extra_passes) {
     site_.layer = layer;
     const double elements = layer_norm_elements(), total = 6.0 + extra_passes;
+    const bool rms = model_.norm == NormKind::rmsnorm;
     auto stage = [&](StepTask task, const char* what, double passes) {
       compute(task, phase_name("bwd", norm, ".", what), ComputeKind::layer_norm, {}, activation_bytes(passes));
-      arithmetic(ElementwiseKernel::layer_norm_backward, elements * passes / total);
+      arithmetic(rms ? ElementwiseKernel::rms_norm_backward : ElementwiseKernel::layer_norm_backward,
+                 elements * passes / total);
     };
     const long long sums = model_.norm == NormKind::rmsnorm ? 1 : 2;
     stage(StepTask::norm_backward_sums, "sums", 2.0);
@@ -358,17 +361,21 @@ class ScheduleBuilder {
   // Forward: GELU reads its input and writes the activation and the saved tanh; SwiGLU reads the
   // gate and the up value and writes the product (three passes each). Backward: GELU reads dy, the
   // input and the tanh and writes dx; SwiGLU reads dy, gate and up and writes both gradients.
-  // SwiGLU's sigmoid is priced at GELU's per-element rate (no measurement of its own); both report
-  // as the gelu compute kind.
+  // Each has its own kernel rate (ElementwiseKernel::gelu_*, swiglu_*); both report as the gelu
+  // compute kind.
   void activation_forward(const char* phase) {
     block_compute(StepTask::gelu_forward, phase, activation_name(), ComputeKind::gelu, {}, 3.0 * activation_elements() * e_);
-    arithmetic(ElementwiseKernel::gelu_forward, activation_elements());
+    arithmetic(model_.activation == Activation::swiglu ? ElementwiseKernel::swiglu_forward
+                                                       : ElementwiseKernel::gelu_forward,
+               activation_elements());
   }
   void activation_backward() {
     const double passes = model_.activation == Activation::swiglu ? 5.0 : 4.0;
     block_compute(StepTask::gelu_backward, "bwd", activation_name(), ComputeKind::gelu, {},
                   passes * activation_elements() * e_);
-    arithmetic(ElementwiseKernel::gelu_backward, activation_elements());
+    arithmetic(model_.activation == Activation::swiglu ? ElementwiseKernel::swiglu_backward
+                                                       : ElementwiseKernel::gelu_backward,
+               activation_elements());
   }
   const char* activation_name() const { return to_string(model_.activation); }
 

@@ -16,6 +16,8 @@
 #include "engine/kernels/cross_entropy.hpp"
 #include "engine/kernels/gelu.hpp"
 #include "engine/kernels/layer_norm.hpp"
+#include "engine/kernels/rms_norm.hpp"
+#include "engine/kernels/swiglu.hpp"
 #include "harness/calibrate/thread_cpu_clock.hpp"
 
 namespace ws {
@@ -59,8 +61,10 @@ ElementwiseShapes quick_elementwise_shapes() {
 struct ElementwiseProbes::Buffers {
   // GELU
   std::vector<float> gelu_x, gelu_dy, gelu_y, gelu_t, gelu_dx;
-  // layer norm
-  std::vector<float> ln_x, ln_dy, ln_gamma, ln_beta, ln_y, ln_dx, ln_mean, ln_rstd, ln_dgamma, ln_dbeta;
+  // layer norm (and RMSNorm, on the same rows)
+  std::vector<float> ln_x, ln_dy, ln_gamma, ln_beta, ln_y, ln_dx, ln_mean, ln_rstd, ln_dgamma, ln_dbeta, rms_sums;
+  // SwiGLU: layer_norm_rows rows of gelu_elements / layer_norm_rows outputs, their gate and up values
+  std::vector<float> swiglu_in, swiglu_dy, swiglu_y, swiglu_dx;
   // attention
   std::vector<float> qkv, dout, att_out, probs, dqkv, dprobs;
   // cross-entropy
@@ -78,7 +82,9 @@ ElementwiseProbes::ElementwiseProbes(const ElementwiseShapes& s) : shapes_(s), b
   b.ln_x = filled(rows * width, 3), b.ln_dy = filled(rows * width, 4), b.ln_gamma = filled(width, 5),
   b.ln_beta = filled(width, 6);
   b.ln_y.resize(rows * width), b.ln_dx.resize(rows * width), b.ln_mean.resize(rows), b.ln_rstd.resize(rows);
-  b.ln_dgamma.resize(width), b.ln_dbeta.resize(width);
+  b.ln_dgamma.resize(width), b.ln_dbeta.resize(width), b.rms_sums.resize(rows);
+  b.swiglu_in = filled(2 * gelu, 10), b.swiglu_dy = filled(gelu, 11);
+  b.swiglu_y.resize(gelu), b.swiglu_dx.resize(2 * gelu);
 
   const AttentionShape a{s.attention_sequences, s.attention_seq, s.attention_heads, s.attention_head_dim};
   const auto tokens = static_cast<std::size_t>(a.sequences) * static_cast<std::size_t>(a.seq);
@@ -130,6 +136,24 @@ std::vector<TimedProbe> ElementwiseProbes::probes() {
   at(ElementwiseKernel::softmax_backward) = timed([&b, a] {
     attention_backward(a, b.qkv.data(), b.probs.data(), b.dout.data(), b.dqkv.data(), b.dprobs.data());
   });
+  const int swiglu_rows = s.layer_norm_rows, swiglu_width = static_cast<int>(s.gelu_elements / s.layer_norm_rows);
+  at(ElementwiseKernel::swiglu_forward) = timed(
+      [&b, swiglu_rows, swiglu_width] { swiglu_forward(b.swiglu_in.data(), b.swiglu_y.data(), swiglu_rows, swiglu_width); });
+  at(ElementwiseKernel::swiglu_backward) = timed([&b, swiglu_rows, swiglu_width] {
+    swiglu_backward(b.swiglu_in.data(), b.swiglu_dy.data(), b.swiglu_dx.data(), swiglu_rows, swiglu_width);
+  });
+  // RMSNorm whole, as one rank runs it: both stages of each pass (the sums need no other rank).
+  at(ElementwiseKernel::rms_norm_forward) = timed([&b, s] {
+    rms_norm_row_sums(b.ln_x.data(), b.ln_rstd.data(), s.layer_norm_rows, s.layer_norm_width);
+    rms_norm_normalize(b.ln_x.data(), b.ln_gamma.data(), b.ln_y.data(), b.ln_rstd.data(), s.layer_norm_rows,
+                       s.layer_norm_width, s.layer_norm_width);
+  });
+  at(ElementwiseKernel::rms_norm_backward) = timed([&b, s] {
+    rms_norm_backward_sums(b.ln_dy.data(), b.ln_x.data(), b.ln_gamma.data(), b.ln_rstd.data(), b.rms_sums.data(),
+                           b.ln_dgamma.data(), s.layer_norm_rows, s.layer_norm_width);
+    rms_norm_backward_dx(b.ln_dy.data(), b.ln_x.data(), b.ln_gamma.data(), b.ln_rstd.data(), b.rms_sums.data(),
+                         b.ln_dx.data(), s.layer_norm_rows, s.layer_norm_width, s.layer_norm_width);
+  });
   // The forward overwrites its input with probabilities: the logits are restored first, untimed.
   at(ElementwiseKernel::cross_entropy_forward) = [&b, s] {
     b.work = b.logits;
@@ -159,8 +183,13 @@ ElementwiseMeasurements ElementwiseProbes::measurements(const std::vector<double
       case ElementwiseKernel::gelu_forward:
       case ElementwiseKernel::gelu_backward:
         return static_cast<double>(s.gelu_elements);
+      case ElementwiseKernel::swiglu_forward:
+      case ElementwiseKernel::swiglu_backward:
+        return static_cast<double>(s.gelu_elements / s.layer_norm_rows) * s.layer_norm_rows;
       case ElementwiseKernel::layer_norm_forward:
       case ElementwiseKernel::layer_norm_backward:
+      case ElementwiseKernel::rms_norm_forward:
+      case ElementwiseKernel::rms_norm_backward:
         return static_cast<double>(s.layer_norm_rows) * s.layer_norm_width;
       case ElementwiseKernel::softmax_forward:
       case ElementwiseKernel::softmax_backward:

@@ -118,8 +118,15 @@ void write_elementwise(std::string& y, const Calibration& c, const CalibratedFig
         case ElementwiseKernel::gelu_backward:
           how = fmt::format("{} elements", e.shapes.gelu_elements);
           break;
+        case ElementwiseKernel::swiglu_forward:
+        case ElementwiseKernel::swiglu_backward:
+          how = fmt::format("{} rows x {} outputs (gate and up in)", e.shapes.layer_norm_rows,
+                            e.shapes.gelu_elements / e.shapes.layer_norm_rows);
+          break;
         case ElementwiseKernel::layer_norm_forward:
         case ElementwiseKernel::layer_norm_backward:
+        case ElementwiseKernel::rms_norm_forward:
+        case ElementwiseKernel::rms_norm_backward:
           how = fmt::format("{} rows x {}", e.shapes.layer_norm_rows, e.shapes.layer_norm_width);
           break;
         case ElementwiseKernel::softmax_forward:

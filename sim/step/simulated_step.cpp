@@ -56,8 +56,12 @@ Time compute_task_time(const StepOp& op, const DeviceSpec& device, Precision pre
                                         static_cast<double>(scores.k), static_cast<double>(scores.count), pass));
   }
   Time t = transfer_time(static_cast<double>(op.memory_bytes), device.memory_bandwidth);
-  if (op.kernel && device.elementwise.of(*op.kernel) > 0)
-    t = max(t, shared(Time::from_seconds(op.elements / device.elementwise.of(*op.kernel))));
+  if (op.kernel) {
+    // A kernel the file has no rate for is priced at its stand-in's (elementwise_kernel.hpp).
+    double rate = device.elementwise.of(*op.kernel);
+    if (rate == 0) rate = device.elementwise.of(stand_in(*op.kernel));
+    if (rate > 0) t = max(t, shared(Time::from_seconds(op.elements / rate)));
+  }
   Time gemms;
   for (const GemmCall& g : op.gemms)
     gemms += gemm_time(device, precision, static_cast<double>(g.m), static_cast<double>(g.n),

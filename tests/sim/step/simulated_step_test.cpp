@@ -411,3 +411,32 @@ TEST(SimulatedStep, FusedAttentionPricesTheAttentionOpsAsTheKernel) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+// The Llama family's element-wise kernels have rates of their own; a file measured before they
+// existed (machines/local.yaml) prices them at their stand-ins' (SwiGLU at GELU's, RMSNorm at
+// LayerNorm's), and a file that gives them prices with them.
+TEST(SimulatedStep, LlamaKernelsUseTheirOwnRatesOrTheirStandIns) {
+  SimulatedStepConfig c = engine_sized(Layout{1, 1, 1, 1});
+  c.model.kv_heads = 4;
+  c.model = with_llama_architecture(c.model);
+  Machine local = machine("local.yaml");
+  ASSERT_EQ(local.device.elementwise.of(ElementwiseKernel::swiglu_forward), 0.0);
+  const double stand_ins = simulate_step(local, c).compute.seconds();
+  Machine same = local;
+  for (const ElementwiseKernel k : {ElementwiseKernel::swiglu_forward, ElementwiseKernel::swiglu_backward,
+                                    ElementwiseKernel::rms_norm_forward, ElementwiseKernel::rms_norm_backward})
+    same.device.elementwise.of(k) = local.device.elementwise.of(stand_in(k));
+  EXPECT_EQ(simulate_step(same, c).compute.seconds(), stand_ins);
+  Machine faster = same;
+  faster.device.elementwise.of(ElementwiseKernel::swiglu_forward) *= 4;
+  EXPECT_LT(simulate_step(faster, c).compute.seconds(), stand_ins);
+  // A GPT step never runs them.
+  SimulatedStepConfig gpt = engine_sized(Layout{1, 1, 1, 1});
+  EXPECT_EQ(simulate_step(faster, gpt).compute.seconds(), simulate_step(local, gpt).compute.seconds());
+}
+
+}  // namespace
+}  // namespace ws
