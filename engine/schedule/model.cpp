@@ -39,6 +39,8 @@ long long llama_ffn_width(long long hidden) {
   return 256 * ((two_thirds + 255) / 256);
 }
 
+const char* family_name(const ModelSpec& m) { return m.norm == NormKind::rmsnorm ? "llama" : "gpt"; }
+
 ModelSpec with_llama_architecture(ModelSpec m) {
   m.activation = Activation::swiglu, m.norm = NormKind::rmsnorm, m.position = Position::rope;
   m.tied_embeddings = false, m.biases = false;

@@ -58,6 +58,9 @@ struct ModelSpec {
 // up to a multiple of 256 (github.com/facebookresearch/llama, model.py, FeedForward; 11,008 for
 // h = 4,096).
 ModelSpec with_llama_architecture(ModelSpec model);
+// The engine's --family of a model: "llama" for RMSNorm models (with_llama_architecture), else "gpt".
+// With --kv-heads and --ffn-hidden it is what a CSV row records of the architecture.
+const char* family_name(const ModelSpec& model);
 long long llama_ffn_width(long long hidden);
 
 // "8 kv heads, swiglu ffn 28672, rmsnorm, rope, untied embeddings, no biases": what sets the model

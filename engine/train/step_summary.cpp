@@ -151,7 +151,7 @@ std::string csv_row(const RunSummary& s, const RunConfig& run) {
       s.peak_flop_per_s_per_device ? fmt::format("{:.4g}", s.percent_of_peak_hardware) : "",
       run.schedule.overlap_all_reduce ? 1 : 0, run.schedule.overlap_reduce_scatter ? 1 : 0,
       run.schedule.overlap_all_gather ? 1 : 0, run.schedule.overlap_data_parallel ? 1 : 0,
-      run.schedule.weight_gradient_tiles, m.norm == NormKind::rmsnorm ? "llama" : "gpt", m.kv_head_count(), m.ffn());
+      run.schedule.weight_gradient_tiles, family_name(m), m.kv_head_count(), m.ffn());
 }
 
 }  // namespace ws

@@ -119,7 +119,7 @@ std::vector<std::string> engine_arguments(const ValidationRun& run) {
                                 "--steps",  std::to_string(run.steps),         "--warmup", std::to_string(run.warmup),
                                 "--layout", to_string(run.layout)};
   if (!m.gpt_style()) {
-    args.insert(args.end(), {"--family", m.norm == NormKind::rmsnorm ? "llama" : "gpt", "--kv-heads",
+    args.insert(args.end(), {"--family", family_name(m), "--kv-heads",
                              std::to_string(m.kv_head_count()), "--ffn-hidden", std::to_string(m.ffn())});
   }
   const StepScheduleOptions& o = run.schedule;

@@ -77,7 +77,7 @@ std::string format_row(const ValidationRecord& r) {
                                 m.hidden, m.heads, m.sequence_length, m.vocabulary, r.run.sequences,
                                 to_string(r.run.layout), r.run.ranks(), o.recompute, o.overlap_all_reduce,
                                 o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel, r.run.steps,
-                                r.run.warmup, m.norm == NormKind::rmsnorm ? "llama" : "gpt", m.kv_head_count(), m.ffn());
+                                r.run.warmup, family_name(m), m.kv_head_count(), m.ffn());
   const auto sim = [&](auto value) { return r.simulated ? fmt::format("{}", value(*r.simulated)) : std::string(); };
   row += fmt::format(",{},{},{},{},{}", r.measured.step_s, sim([](const PhaseTimes& t) { return t.step_s; }),
                      r.simulated ? fmt::format("{}", relative_error(r.measured.step_s, r.simulated->step_s)) : "",
