@@ -1,6 +1,6 @@
 // `weakscale study` end to end: an interrupted study resumes from <name>.partial.jsonl without
 // redoing finished tasks and writes the same bytes; `mpirun -np 2 weakscale study` writes exactly
-// what the serial run writes (long: starts MPI).
+// what the serial run writes (long: starts MPI); the default options write the golden CSV.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -123,6 +123,21 @@ TEST(StudyCli, MpirunWithTwoRanksWritesWhatTheSerialRunWrites) {
   std::filesystem::remove(serial / "stderr.txt");
   std::filesystem::remove(distributed / "stderr.txt");
   expect_same_files(serial, distributed);
+}
+
+// The command as README's users run it writes the golden CSV (tests/golden/; the in-process
+// golden tests cover the same code under the sanitizers).
+TEST(StudyCli, StudyWritesTheGoldenCsv) {
+  const auto out = fresh_dir("golden");
+  const CommandRun study =
+      run("", "study benchmarks/studies/perlmutter-small.yaml --no-plot --out '" + out.string() + "'", out / "stderr.txt");
+  ASSERT_EQ(study.exit_code, 0) << study.err;
+  EXPECT_THAT(study.err, HasSubstr("[3/3] perlmutter 256 devices"));
+  EXPECT_THAT(study.out, HasSubstr("perlmutter-small.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out / "perlmutter-small.json"));
+  EXPECT_FALSE(std::filesystem::exists(out / "perlmutter-small.png"));  // --no-plot
+  EXPECT_EQ(read_file(out / "perlmutter-small.csv"), read_file(kSource + "/tests/golden/perlmutter-small.csv"))
+      << "regenerate with scripts/update-golden.sh if the change is intended";
 }
 
 }  // namespace

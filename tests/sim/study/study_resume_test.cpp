@@ -1,6 +1,6 @@
-// Properties of the task-based study run: a resumed run reuses finished tasks and writes the same
-// bytes; ranks that split the tasks give what one process gives; samples are seeded; bands
-// contain their median; the side tables are consistent with the main rows.
+// Properties of the task-based study run: resume records are checked and exact, an interrupted
+// threaded run resumes to the same bytes, samples are seeded, bands contain their median, the side
+// tables are consistent with the main rows (the two largest properties: study_split_test.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,79 +21,17 @@
 #include "sim/study/study_writers.hpp"
 #include "sim/study/task_records.hpp"
 #include "sim/study/uncertainty.hpp"
+#include "tests/sim/study/study_test_support.hpp"
 
 namespace ws {
 namespace {
 
-const std::string kResumeSource = WEAKSCALE_SOURCE_DIR;
-
-std::filesystem::path resume_temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   (std::string("weakscale-") + info->test_suite_name() + "-" + info->name() + "-" +
-                    std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-// perlmutter-small without its 20B point on 256 GPUs, which costs more than the other two together:
-// what these tests check (resume, ranks, threads, seeds, tables) needs two points, not three.
-StudySpec small_spec() {
-  StudySpec spec = load_study_spec(kResumeSource + "/benchmarks/studies/perlmutter-small.yaml");
-  spec.points.pop_back();
-  return spec;
-}
-Machine perlmutter() { return load_machine(kResumeSource + "/machines/perlmutter.yaml"); }
-
-StudyRunOptions full_options() {
-  StudyRunOptions o;
-  o.top_k = 5;
-  o.samples = 6;
-  o.seed = 42;
-  o.placement_routing = true;
-  o.sensitivity = true;
-  return o;
-}
-
-// Every output a study writes, as text, in one string.
-std::string all_outputs(const StudyResult& r) {
-  return format_study_csv(r) + format_study_json(r) + format_candidates_csv(r) +
-         format_placement_routing_csv(r) + format_sensitivity_csv(r);
-}
-
-struct Interrupted : std::runtime_error {
-  Interrupted() : std::runtime_error("interrupted") {}
-};
-
-TEST(StudyResume, InterruptedRunResumesWithoutRedoingFinishedTasksAndWritesTheSameBytes) {
-  const auto dir = resume_temp_dir();
-  const StudySpec spec = small_spec();
-  const Machine machine = perlmutter();
-  const std::string clean = all_outputs(*execute_study(spec, machine, full_options()));
-
-  StudyRunOptions first = full_options();
-  first.partial_file = dir / "perlmutter-small.partial.jsonl";
-  constexpr int kFinishedBeforeInterrupt = 7;
-  first.progress = [](const StudyProgressEvent& e) {
-    if (e.done == kFinishedBeforeInterrupt) throw Interrupted();
-  };
-  EXPECT_THROW(execute_study(spec, machine, first), Interrupted);
-  // A torn last line, as an interruption in the middle of a write would leave.
-  { std::ofstream(first.partial_file, std::ios::app) << R"({"study": "cut sh)"; }
-
-  StudyRunOptions second = full_options();
-  second.partial_file = first.partial_file;
-  int loaded = 0, computed = 0;
-  second.progress = [&](const StudyProgressEvent& e) { (e.loaded ? loaded : computed)++; };
-  const auto resumed = execute_study(spec, machine, second);
-  ASSERT_TRUE(resumed);
-  const auto tasks = plan_study_tasks(spec, machine, second);
-  EXPECT_EQ(loaded, kFinishedBeforeInterrupt);
-  EXPECT_EQ(computed, static_cast<int>(tasks.size()) - kFinishedBeforeInterrupt);
-  EXPECT_EQ(all_outputs(*resumed), clean);
-  std::filesystem::remove_all(dir);
-}
+using study_test::all_outputs;
+using study_test::full_options;
+using study_test::Interrupted;
+using study_test::perlmutter;
+using study_test::resume_temp_dir;
+using study_test::small_spec;
 
 TEST(StudyResume, RecordsOfAnotherStudyAreIgnored) {
   const StudySpec spec = small_spec();
@@ -154,52 +92,6 @@ TEST(StudyResume, RecordRoundTripIsExact) {
   }
 }
 
-std::string file_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Threads alone, and ranks that each run threads, give the serial outputs; with threads the
-// partial file holds the serial run's lines in the serial run's order. Ranks run one after the
-// other in this process; rank 0's gather receives what the others sent.
-TEST(StudyDistributed, RanksAndThreadsSplittingTheTasksGiveTheSerialResult) {
-  const auto dir = resume_temp_dir();
-  const StudySpec spec = small_spec();
-  const Machine machine = perlmutter();
-  StudyRunOptions serial_options = full_options();
-  serial_options.partial_file = dir / "serial.partial.jsonl";
-  const std::string serial = all_outputs(*execute_study(spec, machine, serial_options));
-
-  StudyRunOptions threaded = full_options();
-  threaded.jobs = 3;
-  threaded.partial_file = dir / "threads.partial.jsonl";
-  std::vector<std::string> progress;
-  threaded.progress = [&](const StudyProgressEvent& e) { progress.push_back(std::to_string(e.done) + " " + e.line); };
-  EXPECT_EQ(all_outputs(*execute_study(spec, machine, threaded)), serial) << "3 threads";
-  EXPECT_EQ(file_text(threaded.partial_file), file_text(serial_options.partial_file));
-  ASSERT_FALSE(progress.empty());
-  for (std::size_t i = 0; i < progress.size(); ++i) EXPECT_EQ(progress[i].substr(0, progress[i].find(' ')), std::to_string(i + 1));
-
-  constexpr int kRanks = 3;
-  std::vector<std::string> shares(kRanks);
-  std::optional<StudyResult> root;
-  for (int rank = kRanks - 1; rank >= 0; --rank) {
-    StudyRunOptions o = full_options();
-    o.jobs = 2;
-    o.ranks.rank = rank;
-    o.ranks.size = kRanks;
-    o.ranks.gather_to_root = [&, rank](const std::string& mine) {
-      shares[static_cast<std::size_t>(rank)] = mine;
-      return rank == 0 ? shares : std::vector<std::string>{};
-    };
-    auto r = execute_study(spec, machine, o);
-    EXPECT_EQ(r.has_value(), rank == 0);
-    if (rank == 0) root = std::move(r);
-  }
-  ASSERT_TRUE(root);
-  EXPECT_EQ(all_outputs(*root), serial) << kRanks << " ranks of 2 threads";
-  std::filesystem::remove_all(dir);
-}
 
 // An interruption (here the progress callback throwing, as a signal handler's exit would) while
 // threads are computing ends the run with the error; the rerun resumes from the lines recorded.
