@@ -20,7 +20,8 @@ void BM_FlowDataParallelAllReduce(benchmark::State& state) {
   double simulated_s = 0;
   for (auto _ : state) {
     ws::JobNetwork network(machine, devices);
-    ws::FlowPricing pricing(network, layout);
+    ws::Simulation kernel;
+    ws::FlowPricing pricing(network, layout, kernel);
     const int id = pricing.issue(ws::Time::zero(), {ws::CommGroup::data, ws::CollectiveOp::all_reduce, 1_GiB});
     simulated_s = pricing.finish(id).seconds();
     benchmark::ClobberMemory();

@@ -166,7 +166,8 @@ namespace {
 // Each call alone, queued behind the previous call on its communicator.
 class ClosedFormPricing final : public CollectivePricing {
  public:
-  ClosedFormPricing(JobNetwork& network, const Layout& layout) : network_(network), layout_(layout) {}
+  ClosedFormPricing(JobNetwork& network, const Layout& layout, Simulation& sim)
+      : CollectivePricing(sim), network_(network), layout_(layout) {}
 
   int issue(Time now, const CollectiveCall& call) override {
     const auto g = static_cast<std::size_t>(call.group);
@@ -178,7 +179,11 @@ class ClosedFormPricing final : public CollectivePricing {
     calls_.push_back({free_[g], it->second.algorithm});
     return static_cast<int>(calls_.size()) - 1;
   }
-  Time finish(int id) override { return calls_[static_cast<std::size_t>(id)].first; }
+  std::optional<Time> end(int id) const override { return calls_[static_cast<std::size_t>(id)].first; }
+  void notify_end(int id, int handler, std::uint32_t what) override {
+    sim_.schedule(max(sim_.now(), calls_[static_cast<std::size_t>(id)].first), handler, what,
+                  static_cast<std::uint64_t>(id));
+  }
   CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].second; }
 
  private:
@@ -191,9 +196,17 @@ class ClosedFormPricing final : public CollectivePricing {
 
 }  // namespace
 
-std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout) {
-  if (model == CollectiveModel::flow) return std::make_unique<FlowPricing>(network, layout);
-  return std::make_unique<ClosedFormPricing>(network, layout);
+Time CollectivePricing::finish(int id) {
+  sim_.run_until([&] { return end(id).has_value(); });
+  const std::optional<Time> t = end(id);
+  WS_CHECK(t.has_value(), "an issued call ends once the kernel has nothing left to run");
+  return *t;
+}
+
+std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout,
+                                                Simulation& sim) {
+  if (model == CollectiveModel::flow) return std::make_unique<FlowPricing>(network, layout, sim);
+  return std::make_unique<ClosedFormPricing>(network, layout, sim);
 }
 
 }  // namespace ws

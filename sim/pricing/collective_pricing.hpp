@@ -16,6 +16,7 @@
 #include "engine/schedule/layout.hpp"
 #include "engine/schedule/step_schedule.hpp"
 #include "engine/schedule/collective_op.hpp"
+#include "sim/core/simulation.hpp"
 #include "sim/pricing/job_network.hpp"
 
 namespace ws {
@@ -30,15 +31,25 @@ struct CollectiveCall {
   Bytes bytes = 0;  // per member: all-gather output, reduce-scatter input, all-reduce buffer
 };
 
+// A collective model on the simulation kernel: calls are issued by a process at the kernel's time
+// (or later), and their ends are events of the kernel.
 class CollectivePricing {
  public:
   virtual ~CollectivePricing() = default;
-  // Issues `call` at `now` (never earlier than a previous issue or finish answer); returns its id.
+  // Issues `call` at `now` (never before the kernel's time); returns its id.
   virtual int issue(Time now, const CollectiveCall& call) = 0;
-  // When call `id` finishes; the model runs as far as it needs to answer.
-  virtual Time finish(int id) = 0;
+  // When call `id` finished, once it has in the kernel's time (the closed form knows at issue).
+  virtual std::optional<Time> end(int id) const = 0;
+  // Schedules an event for `handler` (what, data = id) at the call's end, or now if it has ended.
+  virtual void notify_end(int id, int handler, std::uint32_t what) = 0;
   // The algorithm the library runs for the call.
   virtual CollectiveAlgorithm algorithm(int id) const = 0;
+  // When call `id` finishes: runs the kernel as far as it takes to know.
+  Time finish(int id);
+
+ protected:
+  explicit CollectivePricing(Simulation& sim) : sim_(sim) {}
+  Simulation& sim_;
 };
 
 // The algorithm the machine's default library runs for `op` of `bytes` on a communicator of `g`:
@@ -81,6 +92,8 @@ Time phase_time(const PricedProgram& program, const PricedPhase& phase, const Co
 // The time of `call` alone on the layout's communicators (closed form).
 Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call);
 
-std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout);
+// The model's calls run on `sim` (which must outlive it).
+std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout,
+                                                Simulation& sim);
 
 }  // namespace ws

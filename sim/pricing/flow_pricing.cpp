@@ -6,14 +6,16 @@
 
 namespace ws {
 
-FlowPricing::FlowPricing(JobNetwork& network, const Layout& layout)
-    : network_(network),
+FlowPricing::FlowPricing(JobNetwork& network, const Layout& layout, Simulation& sim)
+    : CollectivePricing(sim),
+      network_(network),
       layout_(layout),
       library_(network.machine().collective_libraries.front()),
       nic_overhead_bytes_(network.machine().node.nic_efficiency.half_bandwidth_bytes),
       flows_(network.topology(), std::vector<double>(network.capacity().begin(), network.capacity().end())) {
   flows_.set_memoization(true);
   running_.fill(-1);
+  sim.add_model(*this);
 }
 
 int FlowPricing::issue(Time now, const CollectiveCall& call) {
@@ -69,6 +71,8 @@ void FlowPricing::end_call(int id, Time t) {
   Call& c = calls_[static_cast<std::size_t>(id)];
   c.done = true;
   c.end = t;
+  for (const auto& [handler, what] : c.waiters) sim_.schedule(t, handler, what, static_cast<std::uint64_t>(id));
+  c.waiters.clear();
   const auto group = static_cast<std::size_t>(c.call.group);
   running_[group] = -1;
   if (!waiting_[group].empty()) {
@@ -78,9 +82,7 @@ void FlowPricing::end_call(int id, Time t) {
   }
 }
 
-void FlowPricing::step_network() {
-  const Time t = flows_.next_event_time();
-  WS_CHECK(t != Time::max(), "a call is unfinished with nothing in flight");
+void FlowPricing::advance(Simulation&, Time t) {
   completed_.clear();
   flows_.advance(t, completed_);
   for (const CompletedFlow& f : completed_) {
@@ -94,9 +96,18 @@ void FlowPricing::step_network() {
   }
 }
 
-Time FlowPricing::finish(int id) {
-  while (!calls_[static_cast<std::size_t>(id)].done) step_network();
-  return calls_[static_cast<std::size_t>(id)].end;
+std::optional<Time> FlowPricing::end(int id) const {
+  const Call& c = calls_[static_cast<std::size_t>(id)];
+  return c.done ? std::optional<Time>(c.end) : std::nullopt;
+}
+
+void FlowPricing::notify_end(int id, int handler, std::uint32_t what) {
+  Call& c = calls_[static_cast<std::size_t>(id)];
+  if (c.done) {
+    sim_.schedule(max(sim_.now(), c.end), handler, what, static_cast<std::uint64_t>(id));
+  } else {
+    c.waiters.emplace_back(handler, what);
+  }
 }
 
 }  // namespace ws

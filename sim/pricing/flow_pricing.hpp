@@ -8,6 +8,8 @@
 #include <array>
 #include <deque>
 #include <map>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/net/flow_network.hpp"
@@ -15,13 +17,19 @@
 
 namespace ws {
 
-class FlowPricing final : public CollectivePricing {
+// On the kernel, the network is a model: its completions end phases and calls, and a call's end is
+// an event for whoever waits for it.
+class FlowPricing final : public CollectivePricing, public TimedModel {
  public:
-  FlowPricing(JobNetwork& network, const Layout& layout);
+  FlowPricing(JobNetwork& network, const Layout& layout, Simulation& sim);
 
   int issue(Time now, const CollectiveCall& call) override;
-  Time finish(int id) override;
+  std::optional<Time> end(int id) const override;
+  void notify_end(int id, int handler, std::uint32_t what) override;
   CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].algorithm; }
+
+  Time next_event_time() override { return flows_.next_event_time(); }
+  void advance(Simulation& sim, Time t) override;
 
   const FlowNetwork& flows() const { return flows_; }
 
@@ -35,11 +43,11 @@ class FlowPricing final : public CollectivePricing {
     int protocol = kOwnProtocol;  // which of the library's protocols runs it (fastest_protocol)
     std::size_t phase = 0;
     bool done = false;
+    std::vector<std::pair<int, std::uint32_t>> waiters;  // (handler, what) told of the end
   };
   void start_call(int id, Time t);
   void start_phase(int id, Time t);
   void end_call(int id, Time t);
-  void step_network();
 
   JobNetwork& network_;
   Layout layout_;

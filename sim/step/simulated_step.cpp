@@ -31,6 +31,7 @@
 #include <stdexcept>
 
 #include "sim/compute/fused_attention.hpp"
+#include "sim/core/simulation.hpp"
 #include "sim/compute/gemm_efficiency.hpp"
 #include "base/statistics.hpp"
 #include "base/check.hpp"
@@ -87,15 +88,21 @@ double busy_node_share(const Machine& machine, const Layout& layout) {
 
 double microseconds(Time t) { return t.seconds() * 1e6; }
 
-class StepExecution {
+// A rank on the simulation kernel: it runs its schedule's compute on its own clock, and meets the
+// kernel's time before each collective and wait (it jumps the kernel's clock when no one else
+// acts meanwhile, else it resumes from an event); a call still in flight resumes it at its end.
+// The 4D step runs one such process for the representative rank; ranks whose schedules differ
+// (a pipeline's stages) are processes of their own on the same kernel and collective model.
+class RankProcess final : public EventHandler {
  public:
-  StepExecution(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options, bool trace,
-                CollectiveModel collectives)
-      : machine_(network.machine()),
+  RankProcess(Simulation& sim, CollectivePricing& pricing, JobNetwork& network, const StepSchedule& schedule,
+              const StepOptions& options, bool trace)
+      : sim_(sim),
+        pricing_(pricing),
+        machine_(network.machine()),
         schedule_(schedule),
         precision_(options.precision),
         trace_(trace),
-        pricing_(make_pricing(collectives, network, schedule.layout)),
         arithmetic_share_(busy_node_share(machine_, schedule.layout)),
         host_progress_(host_progressed(machine_)),
         compute_slowdown_(host_progress_ || machine_.collective_libraries.empty()
@@ -111,26 +118,21 @@ class StepExecution {
         slowest_member_[static_cast<std::size_t>(g)] =
             network.expected_max_of_normals(group_size(schedule.layout, static_cast<CommGroup>(g)));
     }
+    handler_ = sim_.add_handler(*this);
   }
 
-  SimulatedStep run() && {
-    for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
-      const StepOp& op = schedule_.ops[i];
-      switch (op.kind) {
-        case StepOpKind::compute:
-          run_compute(op);
-          break;
-        case StepOpKind::collective:
-          run_collective(op, i);
-          break;
-        case StepOpKind::wait:
-          run_wait(op);
-          break;
-      }
-    }
+  // Runs the schedule from the kernel's current time as far as it can without waiting.
+  void start() {
+    now_ = sim_.now();
+    resume();
+  }
+  bool finished() const { return next_op_ == schedule_.ops.size() && !waiting_; }
+
+  // After the kernel ran out of events: the rank's step.
+  SimulatedStep result() && {
+    WS_CHECK(finished(), "the rank ran its whole schedule");
     // Comm events were recorded at issue; their ends are known now.
-    for (const auto& [event, call] : pending_comm_events_)
-      events_[event].end = pricing_->finish(call);
+    for (const auto& [event, call] : pending_comm_events_) events_[event].end = pricing_.finish(call);
     SimulatedStep step;
     step.step = now_;
     step.compute = compute_;
@@ -140,6 +142,76 @@ class StepExecution {
     if (host_progress_) step.progress_comm = progress_;
     step.events = std::move(events_);
     return step;
+  }
+
+  // The call this rank waits for has ended (what = kResume: the clock reached the rank's time).
+  void on_event(Simulation&, std::uint32_t what, std::uint64_t) override {
+    if (what == kCallEnded) {
+      waiting_ = false;
+      finish_op(*pricing_.end(call_awaited_));
+      ++next_op_;
+    }
+    resume();
+  }
+
+ private:
+  enum : std::uint32_t { kResume = 0, kCallEnded = 1 };
+
+  void resume() {
+    const auto& ops = schedule_.ops;
+    while (next_op_ < ops.size()) {
+      const StepOp& op = ops[next_op_];
+      if (op.kind == StepOpKind::compute) {
+        run_compute(op);
+        ++next_op_;
+        continue;
+      }
+      // Collectives and waits act on the network at the rank's time.
+      if (now_ > sim_.now() && !sim_.jump_to(now_)) {
+        sim_.schedule(now_, handler_, kResume);
+        return;
+      }
+      if (op.kind == StepOpKind::collective) {
+        run_collective(op, next_op_);
+      } else {
+        WS_CHECK(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0,
+                 "an operation's partner call was issued before it");
+      }
+      if (needs_end(op)) {
+        const int call = op.kind == StepOpKind::collective ? call_of_op_[next_op_] : call_of_op_[op.partner];
+        if (const std::optional<Time> end = pricing_.end(call)) {
+          finish_op(*end);
+        } else {
+          call_awaited_ = call;
+          waiting_ = true;
+          pricing_.notify_end(call, handler_, kCallEnded);
+          return;  // on_event finishes the op
+        }
+      }
+      ++next_op_;
+    }
+  }
+
+  // Whether the op holds the rank until a call's end: a wait, a blocking call, or any call the
+  // host progresses.
+  bool needs_end(const StepOp& op) const {
+    return op.kind == StepOpKind::wait || op.blocking || host_progress_;
+  }
+
+  // The op at next_op_ learned its call's end.
+  void finish_op(Time end) {
+    const StepOp& op = schedule_.ops[next_op_];
+    if (op.kind == StepOpKind::wait) {
+      run_wait(op, end);
+    } else if (op.blocking) {
+      block_until(end, static_cast<std::size_t>(op.group));
+    } else {
+      // The core runs it now; the engine's trace shows no compute span there, only a gap.
+      const Time busy = end - now_;
+      progress_[static_cast<std::size_t>(op.group)] += busy;
+      compute_ += busy;
+      now_ = end;
+    }
   }
 
  private:
@@ -182,7 +254,6 @@ class StepExecution {
   }
 
   void run_collective(const StepOp& op, std::size_t index) {
-    const auto g = static_cast<std::size_t>(op.group);
     // The call starts when the group's slowest member arrives. A blocking call (or one the core
     // runs) holds this rank until then; a non-blocking one starts late while it computes on.
     const Time wait = synchronization_wait(op.group);
@@ -191,7 +262,7 @@ class StepExecution {
       skew_ += wait;
     }
     const Time issue = op.blocking || host_progress_ ? now_ : now_ + wait;
-    const int call = pricing_->issue(issue, CollectiveCall{op.group, op.collective, op.bytes});
+    const int call = pricing_.issue(issue, CollectiveCall{op.group, op.collective, op.bytes});
     call_of_op_[index] = call;
     issued_at_[index] = issue;
     // As the engine records it: from the moment the rank reached the call to completion.
@@ -199,21 +270,9 @@ class StepExecution {
       pending_comm_events_.emplace_back(events_.size(), call);
       record(op, true, op.bytes, now_, now_);
     }
-    if (op.blocking) {
-      block_until(pricing_->finish(call), g);
-    } else if (host_progress_) {
-      const Time end = pricing_->finish(call);
-      // The core runs it now; the engine's trace shows no compute span there, only a gap.
-      const Time busy = end - now_;
-      progress_[g] += busy;
-      compute_ += busy;
-      now_ = end;
-    }
   }
 
-  void run_wait(const StepOp& op) {
-    WS_CHECK(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0, "an operation's partner call was issued before it");
-    const Time done = pricing_->finish(call_of_op_[op.partner]);
+  void run_wait(const StepOp& op, Time done) {
     if (compute_slowdown_ > 0.0) slow_overlapped_compute(issued_at_[op.partner], done);
     // The engine records a wait only when the collective was still in flight.
     if (done > now_) record(op, false, op.bytes, now_, done);
@@ -245,11 +304,16 @@ class StepExecution {
     now_ = t;
   }
 
+  Simulation& sim_;
+  CollectivePricing& pricing_;
   const Machine& machine_;
   const StepSchedule& schedule_;
   Precision precision_;
   bool trace_;
-  std::unique_ptr<CollectivePricing> pricing_;
+  int handler_ = -1;
+  std::size_t next_op_ = 0;  // the schedule's next op to run (or the one waiting for its call)
+  bool waiting_ = false;     // for call_awaited_'s end
+  int call_awaited_ = -1;
   double arithmetic_share_;
   bool host_progress_;
   double compute_slowdown_;  // the default library's, where the device progresses its collectives
@@ -286,7 +350,12 @@ nlohmann::json metadata(const char* what, int tid, const std::string& name) {
 SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,
                                 bool trace, CollectiveModel collectives) {
   WS_CHECK(network.devices() == schedule.layout.devices(), "the network holds the layout's devices");
-  return StepExecution(network, schedule, options, trace, collectives).run();
+  Simulation sim;
+  const std::unique_ptr<CollectivePricing> pricing = make_pricing(collectives, network, schedule.layout, sim);
+  RankProcess rank(sim, *pricing, network, schedule, options, trace);
+  rank.start();
+  sim.run();
+  return std::move(rank).result();
 }
 
 StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& model, const Layout& layout,

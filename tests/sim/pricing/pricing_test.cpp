@@ -100,7 +100,8 @@ TEST(FlowModel, MergedRingStepsAndSymmetricGroupsStayWithinOnePercentOfEveryStep
       const GroupGeometry g = geometry(layout, group);
       for (const CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
         for (const Bytes bytes : {Bytes{16} << 20, Bytes{64} << 20}) {
-          FlowPricing pricing(network, layout);
+          Simulation sim;
+          FlowPricing pricing(network, layout, sim);
           const Time flow = pricing.finish(pricing.issue(Time::zero(), CollectiveCall{group, op, bytes}));
           if (pricing.algorithm(0) != CollectiveAlgorithm::ring) continue;
           ++compared;
@@ -132,7 +133,8 @@ TEST(FlowModel, EveryStepRingsMatchThePhasesOnUniformDragonfliesAtScale) {
     JobNetwork network(m, layout.devices());
     for (const CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::all_reduce}) {
       const Bytes bytes = Bytes{1} << 30;
-      FlowPricing pricing(network, layout);
+      Simulation pricing_kernel;
+      FlowPricing pricing(network, layout, pricing_kernel);
       const Time phases = pricing.finish(pricing.issue(Time::zero(), CollectiveCall{CommGroup::data, op, bytes}));
       ASSERT_EQ(pricing.algorithm(0), CollectiveAlgorithm::ring);
       const Time every = every_step_collective(network, geometry(layout, CommGroup::data), CollectiveAlgorithm::ring, op,
@@ -172,16 +174,19 @@ TEST(FlowModel, TwoCollectivesSharingANicEachTakeLongerThanAloneAndNoLongerThanB
   JobNetwork network(m, layout.devices());
   Time alone_z, alone_data;
   {
-    FlowPricing p(network, layout);
+    Simulation p_kernel;
+    FlowPricing p(network, layout, p_kernel);
     alone_z = p.finish(p.issue(Time::zero(), z));
   }
   {
-    FlowPricing p(network, layout);
+    Simulation p_kernel;
+    FlowPricing p(network, layout, p_kernel);
     alone_data = p.finish(p.issue(Time::zero(), data));
   }
   EXPECT_EQ(alone_z, collective_time(network, layout, z));
   EXPECT_EQ(alone_data, collective_time(network, layout, data));
-  FlowPricing both(network, layout);
+  Simulation both_kernel;
+  FlowPricing both(network, layout, both_kernel);
   const int a = both.issue(Time::zero(), z);
   const int b = both.issue(Time::zero(), data);
   const Time end_a = both.finish(a), end_b = both.finish(b);
@@ -217,7 +222,8 @@ TEST(Pipelining, APhaseCostsTheQuadratureOfItsLatencyAndTransfer) {
 
     m.collective_libraries.front() = piped;
     JobNetwork piped_network(m, layout.devices());
-    FlowPricing flow(piped_network, layout);
+    Simulation flow_kernel;
+    FlowPricing flow(piped_network, layout, flow_kernel);
     const CollectiveCall call{CommGroup::z, CollectiveOp::all_gather, bytes};
     EXPECT_EQ(flow.finish(flow.issue(Time::zero(), call)), collective_time(piped_network, layout, call)) << bytes;
   }
@@ -246,7 +252,8 @@ TEST(Protocols, EachCallRunsTheProtocolThatPricesFastest) {
     for (int p = 0; p < 2; ++p) cheapest = std::min(cheapest, program_time(program, protocol_variant(library, p), bytes, 0));
     EXPECT_EQ(program_time(program, library, bytes, 0), cheapest) << bytes;
     JobNetwork flow_network(m, layout.devices());
-    FlowPricing flow(flow_network, layout);
+    Simulation flow_kernel;
+    FlowPricing flow(flow_network, layout, flow_kernel);
     const CollectiveCall call{CommGroup::z, CollectiveOp::all_gather, bytes};
     EXPECT_EQ(flow.finish(flow.issue(Time::zero(), call)), collective_time(flow_network, layout, call)) << bytes;
   }
@@ -301,7 +308,8 @@ TEST(Protocols, SmallLlStepsRunOnFewerChannels) {
   library.protocols = {ProtocolTerms{"LL", 3_us, 0.05, Bytes{4} << 10}};
   for (const Bytes bytes : {Bytes{4} << 10, Bytes{64} << 10}) {
     JobNetwork flow_network(m, layout.devices());
-    FlowPricing flow(flow_network, layout);
+    Simulation flow_kernel;
+    FlowPricing flow(flow_network, layout, flow_kernel);
     const CollectiveCall call{CommGroup::z, CollectiveOp::all_gather, bytes};
     const int id = flow.issue(Time::zero(), call);
     EXPECT_EQ(flow.finish(id), collective_time(flow_network, layout, call)) << bytes;
@@ -330,7 +338,8 @@ TEST(FlowModel, ConservesBytesAndRepeatsExactly) {
                                           {CommGroup::data_z, CollectiveOp::all_reduce, 8},
                                           {CommGroup::z, CollectiveOp::reduce_scatter, 3_MiB}};
   auto run = [&] {
-    FlowPricing p(network, layout);
+    Simulation p_kernel;
+    FlowPricing p(network, layout, p_kernel);
     std::vector<Time> ends;
     std::vector<int> ids;
     Time now;
@@ -363,7 +372,8 @@ TEST(FlowModel, CallsOnOneCommunicatorRunInIssueOrder) {
   const Machine m = small(RoutingPolicy::minimal);
   const Layout layout{3, 2, 2, 2};
   JobNetwork network(m, layout.devices());
-  FlowPricing p(network, layout);
+  Simulation p_kernel;
+  FlowPricing p(network, layout, p_kernel);
   const CollectiveCall call{CommGroup::data, CollectiveOp::all_reduce, 4_MiB};
   const int first = p.issue(Time::zero(), call);
   const int second = p.issue(1_us, call);
