@@ -25,6 +25,7 @@ void EventQueue::put(const Event& e) {
 }
 
 void EventQueue::push(Time time, EventPayload payload) {
+  if (buckets_.empty()) buckets_.resize(kBuckets);
   ++pushed_;
   ++size_;
   const std::uint64_t key = key_of(time);
