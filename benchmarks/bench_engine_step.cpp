@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/kernels/gemm.hpp"
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace {

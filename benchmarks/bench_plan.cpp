@@ -4,7 +4,7 @@
 // Reproduce: cmake --build <build> --target bench_plan && <build>/benchmarks/bench_plan
 #include <benchmark/benchmark.h>
 
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 #include "sim/analytic/plan.hpp"
 #include "sim/machine/machine_loader.hpp"
 

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 

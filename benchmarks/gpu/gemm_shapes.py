@@ -10,7 +10,7 @@ interpolated grid can be checked against shapes it was not measured at.
 `list` writes, for three points of benchmarks/studies/alps-weak-scaling.yaml with their chosen layouts
 (results/alps-weak-scaling.csv), every FC layer's forward product (NN, m x n_local x k_local), input
 gradient (NT, m x k_local x n_local) and weight-gradient row tile (TN, k_local/4 x n_local x m), and the
-LM head's three, as engine/schedule/step_schedule.cpp lists them.
+LM head's three, as workload/step_schedule.cpp lists them.
 """
 import argparse
 import csv

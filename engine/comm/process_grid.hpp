@@ -1,6 +1,6 @@
 // The 4D process grid Gdata x Gx x Gy x Gz of ../shared/docs/4d-algorithm.md: this rank's
 // coordinates and one Communicator per group, split from a parent communicator with ranks laid
-// out X fastest (engine/schedule/layout.hpp).
+// out X fastest (workload/layout.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -9,7 +9,7 @@
 
 #include "engine/comm/communicator.hpp"
 #include "engine/comm/timeline.hpp"
-#include "engine/schedule/layout.hpp"
+#include "workload/layout.hpp"
 
 namespace ws {
 

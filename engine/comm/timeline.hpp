@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/collective_op.hpp"
-#include "engine/schedule/comm_group.hpp"
+#include "workload/collective_op.hpp"
+#include "workload/comm_group.hpp"
 
 namespace ws {
 

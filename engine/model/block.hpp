@@ -17,7 +17,7 @@
 #include "engine/kernels/attention.hpp"
 #include "engine/kernels/layer_norm.hpp"
 #include "engine/model/fc_layer.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 
 namespace ws {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/random.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 

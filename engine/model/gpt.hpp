@@ -15,7 +15,7 @@
 
 #include "engine/model/block.hpp"
 #include "engine/model/schedule_runner.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 

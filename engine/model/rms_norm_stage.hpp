@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/kernels/rms_norm.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 

@@ -1,4 +1,4 @@
-// Runs the ops of a step schedule (engine/schedule/step_schedule.hpp) on this rank, in their
+// Runs the ops of a step schedule (workload/step_schedule.hpp) on this rank, in their
 // order: the schedule is the engine's step, not a copy of it. A compute op runs the code its
 // handler owns for the op's task, inside a timeline span when the op is traced; a collective runs
 // on the process grid's communicator for the op's group, with the buffers the handler names,
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/comm/process_grid.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 

@@ -1,6 +1,6 @@
 #include "engine/train/run_config.hpp"
 
-#include "engine/schedule/memory.hpp"
+#include "workload/memory.hpp"
 
 #include <fmt/format.h>
 

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "base/input_error.hpp"
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
+#include "workload/step_schedule.hpp"
 #include "engine/train/goldfish.hpp"
 
 namespace ws {
@@ -45,7 +45,7 @@ void validate_run(const RunConfig& run, int world_size);
 inline constexpr long long kMaxDimension = 1 << 24;
 
 // Bytes one rank allocates for the run: sharded weights, gradients, AdamW moments, activations
-// and communication buffers (engine/schedule/memory.hpp, fp32), plus the engine's complete
+// and communication buffers (workload/memory.hpp, fp32), plus the engine's complete
 // logits and their gradient (tokens of the rank x vocabulary, twice).
 Bytes engine_memory_bytes(const RunConfig& run);
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "engine/comm/mpi_check.hpp"
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 
 namespace ws {
 

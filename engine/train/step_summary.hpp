@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/comm/communicator.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace ws {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
+#include "workload/layout.hpp"
 
 namespace ws {
 

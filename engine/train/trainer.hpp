@@ -1,4 +1,4 @@
-// One rank's training loop. A step runs the step schedule's ops in order (engine/schedule/
+// One rank's training loop. A step runs the step schedule's ops in order (workload/
 // step_schedule.hpp): load this rank's shard of the global batch, forward, backward, complete the
 // gradients over data (Z-sharded weights) or data x Z (the rest) in buckets started block by
 // block during backward; clip by the global norm; AdamW. The trainer runs its own tasks (batch,

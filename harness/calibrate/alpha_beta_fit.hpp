@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "engine/schedule/collective_op.hpp"
+#include "workload/collective_op.hpp"
 #include "base/units.hpp"
 
 namespace ws {

@@ -24,7 +24,7 @@ GemmEfficiencyTable gemm_table(const Calibration& c, double peak_fp32_flops) {
 }
 
 // The GEMMs of the attention kernel at the probe's shape, as the step schedule lists them
-// (engine/schedule/step_schedule.cpp): Q K^T and P V forward; dP, dV, dQ, dK backward.
+// (workload/step_schedule.cpp): Q K^T and P V forward; dP, dV, dQ, dK backward.
 double attention_gemm_seconds(const DeviceSpec& device, const ElementwiseShapes& s, bool backward) {
   const double seq = s.attention_seq, d = s.attention_head_dim,
                count = static_cast<double>(s.attention_sequences) * s.attention_heads;

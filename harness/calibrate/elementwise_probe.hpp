@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/schedule/elementwise_kernel.hpp"
+#include "workload/elementwise_kernel.hpp"
 #include "harness/calibrate/interleaved_timing.hpp"
 
 namespace ws {

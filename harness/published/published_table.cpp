@@ -12,7 +12,7 @@
 #include <fstream>
 #include <optional>
 
-#include "engine/schedule/collective_op.hpp"
+#include "workload/collective_op.hpp"
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
 #include "base/input_file.hpp"

@@ -1,13 +1,13 @@
 // Measured compute time per kind ("gemm", "gelu", "attention", ...) from the engine's trace, so
 // that a step-time error can be traced to the kind of op the simulator prices wrongly. The step
-// schedule (engine/schedule/step_schedule.hpp) names every compute event the engine writes and
+// schedule (workload/step_schedule.hpp) names every compute event the engine writes and
 // says what kind it is.
 #pragma once
 
 #include <map>
 #include <string>
 
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "base/input_error.hpp"
-#include "engine/schedule/comm_group.hpp"
+#include "workload/comm_group.hpp"
 #include "engine/train/run_config.hpp"
 #include "report/csv.hpp"
 #include "base/input_file.hpp"

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 
-// Exposed communication is kept per CommGroup name (kAllCommGroups, engine/schedule/comm_group.hpp),
+// Exposed communication is kept per CommGroup name (kAllCommGroups, workload/comm_group.hpp),
 // in that order. "world" is the gradient-norm sum; the simulator may leave it out (then it counts as 0).
 
 // Every ComputeKind's name, in the enum's order.
@@ -30,7 +30,7 @@ struct PhaseTimes {
   // Measured only: process CPU time per step and rank. cpu_s / step_s is the share of a core each
   // rank got; well below 1, the host was busy and the wall time measures the load as well.
   double cpu_s = 0;
-  // Compute per kind of op ("gemm", "gelu", ...; engine/schedule/step_schedule.hpp ComputeKind),
+  // Compute per kind of op ("gemm", "gelu", ...; workload/step_schedule.hpp ComputeKind),
   // measured from rank 0's trace or simulated; a missing kind is 0.
   std::map<std::string, double> compute_by_kind_s{};
   // Part of compute_s spent inside MPI moving non-blocking collectives' data, summed over groups:

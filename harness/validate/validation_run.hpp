@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
+#include "workload/step_schedule.hpp"
 
 namespace ws {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
 
 namespace ws {
 

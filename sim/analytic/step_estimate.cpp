@@ -1,5 +1,5 @@
 // The closed-form evaluation of one layout: the engine's own step schedule
-// (engine/schedule/step_schedule.hpp, the list of ops weakscale-engine runs) executed by the step
+// (workload/step_schedule.hpp, the list of ops weakscale-engine runs) executed by the step
 // simulator with every collective priced alone in closed form (sim/pricing: launch, set-up per
 // member, per-phase latency and bytes over the phase's bottleneck on the job's placement).
 // Overlap, ordering on each communicator (an all-gather queued behind a reduce-scatter on Z),
@@ -12,7 +12,7 @@
 // once per group shape), a layout's schedule costs about what that formula did.
 #include "sim/analytic/step_estimate.hpp"
 
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 #include "sim/step/simulated_step.hpp"
 
 namespace ws {

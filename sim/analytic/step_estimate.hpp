@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/memory.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/layout.hpp"
+#include "workload/memory.hpp"
+#include "workload/model.hpp"
 #include "sim/pricing/job_network.hpp"
 #include "sim/step/step_options.hpp"
 #include "sim/machine/machine.hpp"

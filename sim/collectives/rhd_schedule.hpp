@@ -5,7 +5,7 @@
 #include <span>
 
 #include "sim/collectives/flow_schedule.hpp"
-#include "engine/schedule/collective_op.hpp"
+#include "workload/collective_op.hpp"
 
 namespace ws {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/collectives/flow_schedule.hpp"
-#include "engine/schedule/collective_op.hpp"
+#include "workload/collective_op.hpp"
 
 namespace ws {
 

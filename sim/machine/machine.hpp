@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/elementwise_kernel.hpp"
-#include "engine/schedule/collective_op.hpp"
-#include "engine/schedule/precision.hpp"
+#include "workload/elementwise_kernel.hpp"
+#include "workload/collective_op.hpp"
+#include "workload/precision.hpp"
 #include "base/units.hpp"
 
 namespace ws {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
+#include "workload/layout.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/pricing/job_network.hpp"
 

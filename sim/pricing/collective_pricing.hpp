@@ -13,9 +13,9 @@
 #include <optional>
 #include <string_view>
 
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/step_schedule.hpp"
-#include "engine/schedule/collective_op.hpp"
+#include "workload/layout.hpp"
+#include "workload/step_schedule.hpp"
+#include "workload/collective_op.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/pricing/job_network.hpp"
 

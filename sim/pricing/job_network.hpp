@@ -12,8 +12,8 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/layout.hpp"
+#include "workload/step_schedule.hpp"
 #include "sim/collectives/collective_program.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/placement.hpp"

@@ -1,4 +1,4 @@
-// One training step of the engine, simulated: the shared step schedule (engine/schedule/
+// One training step of the engine, simulated: the shared step schedule (workload/
 // step_schedule.hpp) turned into a task graph per rank on top of the machine's compute and network
 // model. Compute tasks run one at a time on the device (GEMMs from the machine's shape-dependent
 // efficiency, everything else from a memory-bandwidth roofline); collectives go to a collective
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
+#include "workload/step_schedule.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/pricing/collective_pricing.hpp"
 #include "sim/step/step_options.hpp"

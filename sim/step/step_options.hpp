@@ -1,10 +1,10 @@
 // Switches of one simulated training step: the schedule's (precision, recomputation, the overlap
-// schemes: engine/schedule/step_schedule.hpp StepScheduleOptions) and the machine-side ones (which
+// schemes: workload/step_schedule.hpp StepScheduleOptions) and the machine-side ones (which
 // nodes the job gets, variability). Defaults are a GPU training run's: bf16, recompute, no
 // data-parallel overlap.
 #pragma once
 
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/pricing/job_network.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 #include "base/input_error.hpp"
 #include "sim/machine/machine.hpp"
 

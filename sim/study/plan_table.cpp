@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 
 namespace ws {
 namespace {

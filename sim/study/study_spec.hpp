@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "base/input_error.hpp"
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/step/step_options.hpp"
 

@@ -12,7 +12,7 @@
 #include <system_error>
 #include <variant>
 
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 #include "base/input_error.hpp"
 
 

@@ -3,7 +3,7 @@
 // rotary positions, untied LM head, no biases).
 #pragma once
 
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 
 namespace ws {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/model/gpt.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 #include "engine/train/token_source.hpp"
 #include "tests/engine/model/central_differences.hpp"
 #include "tests/engine/tiny_models.hpp"

@@ -1,4 +1,4 @@
-// Compares one traced engine step with the step schedule (engine/schedule/step_schedule.hpp): the
+// Compares one traced engine step with the step schedule (workload/step_schedule.hpp): the
 // engine runs the schedule's ops, so its trace must be the schedule's op list, the one the
 // simulator executes. Per thread of
 // the trace: compute phases in program order (the schedule's untraced work, done between spans,
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/comm/timeline.hpp"
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 #include "engine/train/run_config.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/engine/tiny_models.hpp"

@@ -2,8 +2,8 @@
 // number of collectives and the bytes they carry follow in closed form from the model and layout;
 // every non-blocking collective is waited exactly once, later; overlap switches move waits, not
 // collectives.
-#include "engine/schedule/step_schedule.hpp"
-#include "engine/schedule/flops.hpp"
+#include "workload/step_schedule.hpp"
+#include "workload/flops.hpp"
 
 #include <gtest/gtest.h>
 
@@ -300,7 +300,7 @@ TEST(StepSchedule, LlamaCollectivesAndBytesFollowTheClosedForm) {
     for (const StepScheduleOptions& o : option_sets()) expect_closed_form(model, layout, 16, o, llama_closed_form);
 }
 
-// One rank runs the model flops of engine/schedule/flops.hpp in its GEMMs, in either family; its
+// One rank runs the model flops of workload/flops.hpp in its GEMMs, in either family; its
 // tensors are the parameter count; the rotary turns come in pairs around attention.
 TEST(StepSchedule, OneRankOfEitherFamilyRunsTheFlopCountAndHoldsEveryParameter) {
   for (const ModelSpec& model : {kModel, small_llama()}) {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 
 namespace ws {
 namespace {

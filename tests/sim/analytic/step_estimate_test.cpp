@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 #include "fake_machine.hpp"
 #include "sim/step/simulated_step.hpp"
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/schedule/collective_op.hpp"
+#include "workload/collective_op.hpp"
 #include "base/units.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/flow_network.hpp"

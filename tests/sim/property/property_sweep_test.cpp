@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/input_error.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/pricing/collective_job.hpp"
 #include "sim/step/simulated_step.hpp"

@@ -1,4 +1,4 @@
-#include "engine/schedule/memory.hpp"
+#include "workload/memory.hpp"
 
 #include <gtest/gtest.h>
 

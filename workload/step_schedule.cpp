@@ -2,7 +2,7 @@
 // simulator prices. Each section below names the engine code that runs its ops. Memory traffic
 // of element-wise phases counts the passes each kernel makes over its operands (reads + writes,
 // whole rows); GEMMs carry their exact shapes.
-#include "engine/schedule/step_schedule.hpp"
+#include "workload/step_schedule.hpp"
 
 #include <algorithm>
 #include <array>

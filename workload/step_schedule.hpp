@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "base/units.hpp"
-#include "engine/schedule/collective_op.hpp"
-#include "engine/schedule/comm_group.hpp"
-#include "engine/schedule/elementwise_kernel.hpp"
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
-#include "engine/schedule/precision.hpp"
+#include "workload/collective_op.hpp"
+#include "workload/comm_group.hpp"
+#include "workload/elementwise_kernel.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
+#include "workload/precision.hpp"
 
 namespace ws {
 

@@ -1,4 +1,4 @@
-#include "engine/schedule/flops.hpp"
+#include "workload/flops.hpp"
 
 #include <gtest/gtest.h>
 

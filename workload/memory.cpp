@@ -25,7 +25,7 @@
 // prefetched next one (OAG), both taken at the largest layer, the unsharded dW block that is
 // reduce-scattered, and one output scratch for the all-reduces (m x the larger of the layer's
 // local in/out features).
-#include "engine/schedule/memory.hpp"
+#include "workload/memory.hpp"
 
 #include <algorithm>
 #include <cmath>

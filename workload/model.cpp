@@ -1,4 +1,4 @@
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "engine/schedule/comm_group.hpp"
+#include "workload/comm_group.hpp"
 
 namespace ws {
 

@@ -1,4 +1,4 @@
-#include "engine/schedule/layout.hpp"
+#include "workload/layout.hpp"
 
 #include <charconv>
 #include <fmt/format.h>

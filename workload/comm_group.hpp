@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "engine/schedule/layout.hpp"
+#include "workload/layout.hpp"
 
 namespace ws {
 

@@ -10,7 +10,7 @@
 //   hardware = 96 B S l h^2 (1 + S/(6h) + V/(16 l h)), model = 72 B S l h^2 (1 + S/(6h) + V/(12 l h)).
 #pragma once
 
-#include "engine/schedule/model.hpp"
+#include "workload/model.hpp"
 
 namespace ws {
 

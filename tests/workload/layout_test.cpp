@@ -1,8 +1,8 @@
-#include "engine/schedule/layout.hpp"
+#include "workload/layout.hpp"
 
 #include <gtest/gtest.h>
 
-#include "engine/schedule/comm_group.hpp"
+#include "workload/comm_group.hpp"
 
 namespace ws {
 namespace {

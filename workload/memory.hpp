@@ -3,8 +3,8 @@
 #pragma once
 
 #include "base/units.hpp"
-#include "engine/schedule/layout.hpp"
-#include "engine/schedule/model.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
 
 namespace ws {
 
