@@ -5,7 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "workload/model.hpp"
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 #include "base/input_error.hpp"
 #include "report/text_file.hpp"
 #include "sim/machine/machine_loader.hpp"

@@ -1,5 +1,5 @@
 // `weakscale plan`: ranks every 4D layout of one (machine, model, devices, batch) point and prints
-// the table. The arguments as parsed; the work is done by sim/analytic and sim/study.
+// the table. The arguments as parsed; the work is done by sim/layout_search and sim/study.
 #pragma once
 
 #include <CLI/CLI.hpp>

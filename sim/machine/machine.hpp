@@ -242,7 +242,7 @@ Time large_job_step_overhead(const CollectiveLibrary& library, CollectiveOp op, 
 // Which library family a CollectiveLibrary is, told by its name: names containing "nccl" or
 // "rccl" are NCCL-like, names containing "openmpi" are Open MPI (its non-blocking collectives,
 // coll/libnbc: what the engine calls; the calibrated local machine files), any other (cray-mpich,
-// mpich) MPICH-like. The family decides the collective algorithms (sim/collectives, sim/analytic).
+// mpich) MPICH-like. The family decides the collective algorithms (sim/collectives, sim/layout_search).
 enum class CollectiveFamily { nccl, mpich, open_mpi };
 CollectiveFamily collective_family(const CollectiveLibrary& library);
 

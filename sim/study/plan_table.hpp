@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 
 namespace ws {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 #include "base/input_error.hpp"
 #include "sim/step/simulated_step.hpp"
 

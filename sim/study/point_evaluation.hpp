@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/analytic/step_estimate.hpp"
+#include "sim/step/step_estimate.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/pricing/job_network.hpp"
 #include "sim/study/study_spec.hpp"
@@ -34,7 +34,7 @@ struct StudyEvaluator {
   std::function<PointEvaluator()> make_worker;
 };
 
-// Every valid layout ranked by the closed-form step model (sim/analytic/plan.hpp). `networks`, if
+// Every valid layout ranked by the closed-form step model (sim/layout_search/plan.hpp). `networks`, if
 // given, keeps the point's job network for later points on the same network.
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
                                         const StepOptions& options, int top_k, JobNetworks* networks = nullptr);

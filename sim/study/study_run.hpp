@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/analytic/step_estimate.hpp"
+#include "sim/step/step_estimate.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/study/point_evaluation.hpp"
 #include "sim/study/rank_group.hpp"

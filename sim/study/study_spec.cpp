@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "base/input_error.hpp"
-#include "sim/analytic/layout_enumeration.hpp"
+#include "sim/layout_search/layout_enumeration.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/model_input.hpp"
 #include "base/input_file.hpp"

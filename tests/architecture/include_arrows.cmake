@@ -14,7 +14,7 @@ set(allowed_sim "base;report;workload;sim")
 set(allowed_harness "base;report;workload;engine;sim;harness")
 set(allowed_cli "base;report;workload;sim;harness;cli")
 # sim/'s folders, lowest first.
-set(sim_order core machine compute net collectives pricing step analytic study)
+set(sim_order core machine compute net collectives pricing step layout_search study)
 set(problems "")
 set(checked 0)
 foreach(part base report workload engine sim harness cli)

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"

@@ -1,9 +1,9 @@
-#include "sim/analytic/step_estimate.hpp"
+#include "sim/step/step_estimate.hpp"
 
 #include <gtest/gtest.h>
 
 #include "workload/flops.hpp"
-#include "fake_machine.hpp"
+#include "tests/sim/step/fake_machine.hpp"
 #include "sim/step/simulated_step.hpp"
 
 namespace ws {

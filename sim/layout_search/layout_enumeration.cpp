@@ -1,4 +1,4 @@
-#include "sim/analytic/layout_enumeration.hpp"
+#include "sim/layout_search/layout_enumeration.hpp"
 
 #include <fmt/format.h>
 

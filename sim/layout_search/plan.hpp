@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "sim/analytic/layout_enumeration.hpp"
-#include "sim/analytic/step_estimate.hpp"
+#include "sim/layout_search/layout_enumeration.hpp"
+#include "sim/step/step_estimate.hpp"
 
 namespace ws {
 

@@ -10,7 +10,7 @@
 // 512 GH200s, 8x1x1x64) it priced exposed Z at 0.32 s where the schedule takes 0.55 s, ranking
 // Z-heavy layouts first. Priced on a job network kept for the point (collective programs routed
 // once per group shape), a layout's schedule costs about what that formula did.
-#include "sim/analytic/step_estimate.hpp"
+#include "sim/step/step_estimate.hpp"
 
 #include "workload/flops.hpp"
 #include "sim/step/simulated_step.hpp"

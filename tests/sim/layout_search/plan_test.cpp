@@ -1,8 +1,8 @@
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 
 #include <gtest/gtest.h>
 
-#include "fake_machine.hpp"
+#include "tests/sim/step/fake_machine.hpp"
 #include "base/input_error.hpp"
 
 namespace ws {

@@ -1,4 +1,4 @@
-#include "sim/analytic/plan.hpp"
+#include "sim/layout_search/plan.hpp"
 
 #include <algorithm>
 #include <string>
