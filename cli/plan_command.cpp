@@ -23,6 +23,11 @@
 
 namespace ws::cli {
 
+namespace {
+// The per-send evaluator's limit: its time grows with sends x flows in flight.
+constexpr int kEveryStepMaxDevices = 64;
+}  // namespace
+
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   // CLI11's PositiveNumber prints the upper bound as a 300-digit double; this prints 2147483647.
   const CLI::Range kPositive(1, std::numeric_limits<int>::max());
@@ -78,8 +83,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   plan->add_option("--evaluator", a.evaluator,
                    "'closed-form' (every layout priced alone, each collective in closed form) or 'flow' (the "
                    "fastest --simulate-top layouts re-ranked by the step simulator, every collective of the step "
-                   "in flight on one flow network)")
-      ->check(CLI::IsMember({"closed-form", "flow"}))
+                   "in flight on one flow network) or 'every-step' (those layouts re-ranked with every send of "
+                   "every collective its own flow: the per-send reference the flow network's phases are checked "
+                   "against, for jobs of at most " + std::to_string(kEveryStepMaxDevices) + " devices)")
+      ->check(CLI::IsMember({"closed-form", "flow", "every-step"}))
       ->capture_default_str();
   plan->add_option("--simulate-top", a.simulate_top, "layouts the flow evaluator re-ranks (at least --top)")
       ->check(kPositive)
@@ -169,20 +176,22 @@ AskedRow closed_form_row(const Plan& plan, const Layout& asked, const PlanArgs& 
 // The row with its step simulated on the flow network: taken from `simulated` (the flow
 // evaluator's re-ranked top, of `fitting` layouts) when it is there, else simulated now.
 void simulate_row(AskedRow& row, const std::vector<LayoutEstimate>& simulated, std::size_t fitting,
-                  JobNetwork& network, const StudyPoint& point, const StepOptions& step) {
+                  JobNetwork& network, const StudyPoint& point, const StepOptions& step, CollectiveModel model) {
+  const char* where = model == CollectiveModel::every_step ? "with every send its own flow" : "on the flow network";
   if (const auto i = index_of(simulated, row.estimate.layout)) {
     row.estimate = simulated[*i];
     row.rank = fmt::format("{}", *i + 1);
-    row.note = fmt::format("rank {} of the {} simulated on the flow network (rank {} of {} by the closed form)",
-                           *i + 1, simulated.size(), row.closed_form_rank.value() + 1, fitting);
+    row.note = fmt::format("rank {} of the {} simulated {} (rank {} of {} by the closed form)", *i + 1,
+                           simulated.size(), where, row.closed_form_rank.value() + 1, fitting);
     return;
   }
-  row.estimate = simulate_candidate(network, point, step, row.estimate);
+  row.estimate = simulate_candidate(network, point, step, row.estimate, model);
   row.rank = "-";
-  row.note = row.closed_form_rank ? fmt::format("simulated on the flow network too; rank {} of {} by the closed "
-                                                "form, outside the {} the flow evaluator re-ranks",
-                                                *row.closed_form_rank + 1, fitting, simulated.size())
-                                  : "simulated on the flow network too";
+  row.note = row.closed_form_rank ? fmt::format("simulated {} too; rank {} of {} by the closed form, outside the {} "
+                                                "the {} evaluator re-ranks",
+                                                where, *row.closed_form_rank + 1, fitting, simulated.size(),
+                                                to_string(model))
+                                  : fmt::format("simulated {} too", where);
 }
 
 // The closing line: the asked layout's step and percent of peak, where it stands, and its
@@ -245,18 +254,26 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
 
   std::optional<AskedRow> asked_row;
   if (asked) asked_row = closed_form_row(plan, *asked, a, model, batch);
-  if (a.evaluator == "flow" && !plan.ranked.empty()) {
+  const CollectiveModel evaluator = parse_collective_model(a.evaluator).value();
+  if (evaluator == CollectiveModel::every_step && a.devices > kEveryStepMaxDevices) {
+    throw InputError(InputLocation{"", 0, "--evaluator"}, "every-step",
+                     fmt::format("'flow' or 'closed-form' for {} devices ('every-step' takes jobs of at most {} "
+                                 "devices: the per-send reference's time grows with sends x flows in flight)",
+                                 a.devices, kEveryStepMaxDevices));
+  }
+  if (evaluator != CollectiveModel::closed_form && !plan.ranked.empty()) {
     // The closed form's fastest layouts simulated on the flow network and re-ranked; the table then
     // lists those (the rest stay counted below it).
     const StudyPoint point{a.devices, model, batch, 0, std::nullopt};  // ranked: --layout is compared, not pinned
     JobNetworks networks;
     const std::size_t fitting = plan.ranked.size();
     const int simulated = std::max(a.top, a.simulate_top);
-    plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated, &networks).candidates;
-    out << fmt::format("flow evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
-                       plan.ranked.size(), fitting);
+    plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated, &networks, evaluator).candidates;
+    out << fmt::format("{} evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
+                       to_string(evaluator), plan.ranked.size(), fitting);
     if (asked_row) {
-      simulate_row(*asked_row, plan.ranked, fitting, networks.get(machine, a.devices, step.allocation), point, step);
+      simulate_row(*asked_row, plan.ranked, fitting, networks.get(machine, a.devices, step.allocation), point, step,
+                   evaluator);
     }
   }
   if (asked_row) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/units.hpp"
+#include "sim/core/simulation.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/flow_network.hpp"
 
@@ -78,11 +79,51 @@ struct ScheduleResult {
   Bytes wire_bytes = 0;  // bytes given to the network
 };
 
-// How a send becomes a flow: started on the network at `start` from device src to dst with `wire`
-// bytes and `tag`; returns the flow id and its path latency. Empty: network.start_flow (routed by
-// the network's Router).
+// How a send of schedule `schedule` becomes a flow: started on the network at `start` from device
+// src to dst with `wire` bytes and `tag`; returns the flow id and its path latency. Empty:
+// network.start_flow (routed by the network's Router).
 using StartSend = std::function<std::pair<int, Time>(FlowNetwork& network, Time start, int src, int dst, Bytes wire,
-                                                     std::uint64_t tag)>;
+                                                     std::uint64_t tag, int schedule)>;
+
+// Schedules as a process on the simulation kernel, sharing `network` (a model of the same kernel):
+// schedules may be added while others run (a step's calls as they are issued). Time per send as
+// run_flow_schedules says. `on_end(schedule, t)`: told when a schedule's last send is received (or,
+// with no sends, after its launch latency).
+using ScheduleEnded = std::function<void(int schedule, Time end)>;
+class ScheduleRunner final : public EventHandler, public TimedModel {
+ public:
+  ScheduleRunner(Simulation& sim, FlowNetwork& network, const CollectiveLibrary& library, const WireModel& wire = {},
+                 StartSend start_send = {}, ScheduleEnded on_end = {});
+  // Starts `schedule` at its start (never before the kernel's time); returns its index.
+  int add(FlowSchedule schedule);
+  std::span<const ScheduleResult> results() const { return results_; }
+
+  Time next_event_time() override { return network_.next_event_time(); }
+  void advance(Simulation& sim, Time t) override;
+  void on_event(Simulation& sim, std::uint32_t what, std::uint64_t data) override;
+
+ private:
+  enum : std::uint32_t { kSend = 0, kReceive = 1, kEnd = 2 };
+  void receive(Simulation& sim, std::size_t g, Time t);
+
+  Simulation& sim_;
+  FlowNetwork& network_;
+  const CollectiveLibrary& library_;
+  WireModel wire_;
+  StartSend start_send_;
+  ScheduleEnded on_end_;
+  int handler_ = -1;
+  std::vector<FlowSchedule> schedules_;
+  std::vector<ScheduleResult> results_;
+  std::vector<std::size_t> base_{0};             // schedule -> its first global send index
+  std::vector<std::size_t> unreceived_;          // per schedule: sends not yet received
+  std::vector<int> waiting_;                     // per send: dependencies not yet received
+  std::vector<std::uint32_t> schedule_of_;       // per send
+  std::vector<std::size_t> dependents_begin_{0};  // per send, compressed rows into dependents_
+  std::vector<std::size_t> dependents_;
+  std::vector<Time> merged_delay_;               // per send with merged steps, set when its flow starts
+  std::vector<CompletedFlow> done_;
+};
 
 // Runs all schedules to completion together (network time must not be past any start). Time per
 // send: its dependencies' receives + library step latency, then path latency + wire bytes at the

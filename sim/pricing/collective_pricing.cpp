@@ -7,16 +7,28 @@
 #include <map>
 #include <tuple>
 
+#include "sim/pricing/every_step.hpp"
 #include "sim/pricing/flow_pricing.hpp"
 #include "base/check.hpp"
 
 namespace ws {
 
-const char* to_string(CollectiveModel model) { return model == CollectiveModel::flow ? "flow" : "closed-form"; }
+const char* to_string(CollectiveModel model) {
+  switch (model) {
+    case CollectiveModel::flow:
+      return "flow";
+    case CollectiveModel::every_step:
+      return "every-step";
+    case CollectiveModel::closed_form:
+      break;
+  }
+  return "closed-form";
+}
 
 std::optional<CollectiveModel> parse_collective_model(std::string_view text) {
   if (text == "flow") return CollectiveModel::flow;
   if (text == "closed-form") return CollectiveModel::closed_form;
+  if (text == "every-step") return CollectiveModel::every_step;
   return std::nullopt;
 }
 
@@ -206,6 +218,7 @@ Time CollectivePricing::finish(int id) {
 std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout,
                                                 Simulation& sim) {
   if (model == CollectiveModel::flow) return std::make_unique<FlowPricing>(network, layout, sim);
+  if (model == CollectiveModel::every_step) return make_every_step_pricing(network, layout, sim);
   return std::make_unique<ClosedFormPricing>(network, layout, sim);
 }
 

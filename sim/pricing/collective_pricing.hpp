@@ -21,8 +21,10 @@
 
 namespace ws {
 
-enum class CollectiveModel { closed_form, flow };
-const char* to_string(CollectiveModel model);                    // "closed-form", "flow"
+// How a step's collectives are timed: each call alone in closed form; every call in flight as
+// phase flows on one network; or the per-send reference, every send its own flow (small jobs).
+enum class CollectiveModel { closed_form, flow, every_step };
+const char* to_string(CollectiveModel model);                    // "closed-form", "flow", "every-step"
 std::optional<CollectiveModel> parse_collective_model(std::string_view text);
 
 struct CollectiveCall {

@@ -3,8 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 #include "base/input_error.hpp"
 #include "sim/collectives/flow_schedule.hpp"
@@ -13,6 +19,158 @@
 
 namespace ws {
 
+namespace {
+
+// The phases' largest Valiant share: what adaptive routing gives this traffic; one per send keeps
+// the reference simple.
+double program_valiant_share(const PricedProgram& program) {
+  double valiant = 0.0;
+  for (const PricedPhase& p : program.phases) valiant = std::max(valiant, p.valiant_share);
+  return valiant;
+}
+
+// Each send a flow sprayed over the traffic model's routes at its program's Valiant share: one
+// shape per (source, destination, share), made at the first send.
+class SprayedSends {
+ public:
+  explicit SprayedSends(const Topology& topology) : router_(topology) {}
+
+  std::pair<int, Time> start(FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag,
+                             double valiant) {
+    auto [it, fresh] = shapes_.try_emplace({src, dst, valiant});
+    if (fresh) {
+      const TrafficDemand demand{src, dst, 1.0};
+      const TrafficLoads loads = router_.route({&demand, 1}, valiant > 0.0);
+      const Time latency = Time::from_ps(static_cast<std::int64_t>(
+          (1.0 - valiant) * static_cast<double>(loads.minimal_latency.ps()) +
+          valiant * static_cast<double>(loads.valiant_latency.ps())));
+      it->second = {net.add_shape(mix_routes(loads, valiant)), latency};
+    }
+    const auto [shape, latency] = it->second;
+    return {net.start_shaped_flow(at, shape, latency, static_cast<double>(wire), wire, tag), latency};
+  }
+
+ private:
+  TrafficRouter router_;
+  std::map<std::tuple<int, int, double>, std::pair<int, Time>> shapes_;  // -> (shape, latency)
+};
+
+// Calls in MPI's order per communicator; a call's schedules (one per communicator of its kind)
+// start together and it ends with the last of them.
+class EveryStepPricing final : public CollectivePricing {
+ public:
+  EveryStepPricing(JobNetwork& network, const Layout& layout, Simulation& sim)
+      : CollectivePricing(sim),
+        network_(network),
+        layout_(layout),
+        library_(network.machine().collective_libraries.front()),
+        flows_(network.topology(), std::vector<double>(network.capacity().begin(), network.capacity().end())),
+        sends_(network.topology()),
+        runner_(sim, flows_, library_, wire_model(network.machine(), library_),
+                [this](FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag, int schedule) {
+                  return sends_.start(net, at, src, dst, wire, tag,
+                                      valiant_[static_cast<std::size_t>(call_of_schedule_[static_cast<std::size_t>(schedule)])]);
+                },
+                [this](int schedule, Time end) { schedule_ended(schedule, end); }) {
+    running_.fill(-1);
+  }
+
+  int issue(Time now, const CollectiveCall& call) override {
+    Call c;
+    c.call = call;
+    c.issued = now;
+    calls_.push_back(std::move(c));
+    valiant_.push_back(0.0);
+    const int id = static_cast<int>(calls_.size()) - 1;
+    const auto group = static_cast<std::size_t>(call.group);
+    if (running_[group] < 0) {
+      start_call(id, now);
+    } else {
+      waiting_[group].push_back(id);
+    }
+    return id;
+  }
+  std::optional<Time> end(int id) const override {
+    const Call& c = calls_[static_cast<std::size_t>(id)];
+    return c.done ? std::optional<Time>(c.end) : std::nullopt;
+  }
+  void notify_end(int id, int handler, std::uint32_t what) override {
+    Call& c = calls_[static_cast<std::size_t>(id)];
+    if (c.done) {
+      sim_.schedule(max(sim_.now(), c.end), handler, what, static_cast<std::uint64_t>(id));
+    } else {
+      c.waiters.emplace_back(handler, what);
+    }
+  }
+  CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].algorithm; }
+
+ private:
+  struct Call {
+    CollectiveCall call;
+    Time issued;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    std::size_t schedules_left = 0;
+    Time end;
+    bool done = false;
+    std::vector<std::pair<int, std::uint32_t>> waiters;
+  };
+
+  void start_call(int id, Time t) {
+    Call& c = calls_[static_cast<std::size_t>(id)];
+    running_[static_cast<std::size_t>(c.call.group)] = id;
+    const GroupGeometry g = geometry(layout_, c.call.group);
+    const auto comms = g.size >= 2 ? network_.communicators(g) : std::vector<std::vector<int>>{};
+    if (comms.empty()) {
+      end_call(id, t);
+      return;
+    }
+    c.algorithm = choose_algorithm(network_, library_, g, c.call.op, c.call.bytes);
+    valiant_[static_cast<std::size_t>(id)] =
+        program_valiant_share(network_.program(g, c.algorithm, c.call.op, c.call.bytes, false));
+    c.schedules_left = comms.size();
+    for (const auto& devices : comms) {
+      FlowSchedule schedule = build_schedule(c.algorithm, c.call.op, devices, c.call.bytes, network_.schedule_options());
+      schedule.start = t;
+      call_of_schedule_.push_back(id);
+      runner_.add(std::move(schedule));
+    }
+  }
+
+  void schedule_ended(int schedule, Time t) {
+    const int id = call_of_schedule_[static_cast<std::size_t>(schedule)];
+    if (--calls_[static_cast<std::size_t>(id)].schedules_left == 0) end_call(id, t);
+  }
+
+  void end_call(int id, Time t) {
+    Call& c = calls_[static_cast<std::size_t>(id)];
+    c.done = true;
+    c.end = t;
+    for (const auto& [handler, what] : c.waiters) sim_.schedule(t, handler, what, static_cast<std::uint64_t>(id));
+    c.waiters.clear();
+    const auto group = static_cast<std::size_t>(c.call.group);
+    running_[group] = -1;
+    if (!waiting_[group].empty()) {
+      const int next = waiting_[group].front();
+      waiting_[group].pop_front();
+      start_call(next, max(t, calls_[static_cast<std::size_t>(next)].issued));
+    }
+  }
+
+  JobNetwork& network_;
+  Layout layout_;
+  const CollectiveLibrary& library_;
+  FlowNetwork flows_;
+  SprayedSends sends_;
+  std::vector<Call> calls_;
+  std::vector<double> valiant_;          // per call: its program's Valiant share
+  std::vector<int> call_of_schedule_;    // per schedule the runner holds
+  ScheduleRunner runner_;
+  std::array<int, kStepGroups> running_;
+  std::array<std::deque<int>, kStepGroups> waiting_;
+};
+
+}  // namespace
+
 EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, CollectiveAlgorithm algorithm,
                                       CollectiveOp op, Bytes bytes, std::uint64_t max_sends) {
   EveryStepResult result;
@@ -20,11 +178,7 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
   if (comms.empty() || g.size < 2) return result;
   const Machine& machine = network.machine();
   const CollectiveLibrary& library = machine.collective_libraries.front();
-  const PricedProgram& program = network.program(g, algorithm, op, bytes, false);
-  // The Valiant share of the whole program (its phases' largest): what adaptive routing gives this
-  // traffic; one per send keeps the reference simple.
-  double valiant = 0.0;
-  for (const PricedPhase& p : program.phases) valiant = std::max(valiant, p.valiant_share);
+  const double valiant = program_valiant_share(network.program(g, algorithm, op, bytes, false));
 
   std::vector<FlowSchedule> schedules;
   std::uint64_t sends = 0;
@@ -41,20 +195,9 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
   }
   const auto capacity = network.capacity();
   FlowNetwork flows(network.topology(), std::vector<double>(capacity.begin(), capacity.end()));
-  TrafficRouter router(network.topology());
-  std::map<std::pair<int, int>, std::pair<int, Time>> shapes;  // (src, dst) -> (shape, latency)
-  const StartSend start = [&](FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag) {
-    auto [it, fresh] = shapes.try_emplace({src, dst});
-    if (fresh) {
-      const TrafficDemand demand{src, dst, 1.0};
-      const TrafficLoads loads = router.route({&demand, 1}, valiant > 0.0);
-      const Time latency = Time::from_ps(static_cast<std::int64_t>(
-          (1.0 - valiant) * static_cast<double>(loads.minimal_latency.ps()) +
-          valiant * static_cast<double>(loads.valiant_latency.ps())));
-      it->second = {net.add_shape(mix_routes(loads, valiant)), latency};
-    }
-    const auto [shape, latency] = it->second;
-    return std::make_pair(net.start_shaped_flow(at, shape, latency, static_cast<double>(wire), wire, tag), latency);
+  SprayedSends sprayed(network.topology());
+  const StartSend start = [&](FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag, int) {
+    return sprayed.start(net, at, src, dst, wire, tag, valiant);
   };
   const auto results = run_flow_schedules(flows, schedules, library, wire_model(machine, library), start);
   for (const ScheduleResult& r : results) {
@@ -66,6 +209,10 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
   result.link_bytes.resize(network.topology().links.size());
   for (std::size_t l = 0; l < result.link_bytes.size(); ++l) result.link_bytes[l] = flows.link_bytes_delivered(static_cast<int>(l));
   return result;
+}
+
+std::unique_ptr<CollectivePricing> make_every_step_pricing(JobNetwork& network, const Layout& layout, Simulation& sim) {
+  return std::make_unique<EveryStepPricing>(network, layout, sim);
 }
 
 }  // namespace ws

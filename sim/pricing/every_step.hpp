@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "sim/pricing/collective_pricing.hpp"
 #include "sim/pricing/job_network.hpp"
 
 namespace ws {
@@ -25,5 +26,11 @@ struct EveryStepResult {
 EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, CollectiveAlgorithm algorithm,
                                       CollectiveOp op, Bytes bytes,
                                       std::uint64_t max_sends = std::numeric_limits<std::uint64_t>::max());
+
+// The every-step reference as a step's collective model (CollectiveModel::every_step): each call
+// runs its algorithm's sends, every communicator of its kind, on one FlowNetwork shared by all
+// calls in flight (on the kernel, beside the step's rank), in MPI's order per communicator. Slow
+// (sends x flows in flight): a reference for small jobs, to hold the phase model of a whole step to.
+std::unique_ptr<CollectivePricing> make_every_step_pricing(JobNetwork& network, const Layout& layout, Simulation& sim);
 
 }  // namespace ws

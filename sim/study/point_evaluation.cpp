@@ -109,19 +109,19 @@ LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const Simulat
 }  // namespace
 
 LayoutEstimate simulate_candidate(JobNetwork& network, const StudyPoint& point, const StepOptions& options,
-                                  const LayoutEstimate& candidate) {
+                                  const LayoutEstimate& candidate, CollectiveModel collectives) {
   const StepSchedule schedule = machine_step_schedule(network.machine(), point.model, candidate.layout,
                                                       point.batch.sequences, options, OpNames::none);
-  return with_simulated_step(candidate, simulate_schedule(network, schedule, options, false, CollectiveModel::flow));
+  return with_simulated_step(candidate, simulate_schedule(network, schedule, options, false, collectives));
 }
 
 PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
                                          const StepOptions& options, int top_k, int simulated,
-                                         JobNetworks* networks) {
+                                         JobNetworks* networks, CollectiveModel collectives) {
   std::optional<JobNetwork> own;
   JobNetwork& network = point_network(machine, point, options, networks, own);
   PointEvaluation e = evaluate_on(network, point, options, std::max(top_k, simulated));
-  for (LayoutEstimate& c : e.candidates) c = simulate_candidate(network, point, options, c);
+  for (LayoutEstimate& c : e.candidates) c = simulate_candidate(network, point, options, c, collectives);
   // Ties keep the analytic order.
   std::stable_sort(e.candidates.begin(), e.candidates.end(),
                    [](const LayoutEstimate& a, const LayoutEstimate& b) { return a.step.total() < b.step.total(); });

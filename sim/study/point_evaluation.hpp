@@ -9,6 +9,7 @@
 
 #include "sim/step/step_estimate.hpp"
 #include "sim/machine/machine.hpp"
+#include "sim/pricing/collective_pricing.hpp"
 #include "sim/pricing/job_network.hpp"
 #include "sim/study/study_spec.hpp"
 
@@ -46,16 +47,19 @@ StudyEvaluator analytic_evaluator();
 // kept matters where only the best is wanted (placement, samples, sensitivity ask for one): the
 // closed form's first is often not the simulator's. Each candidate keeps its closed-form step in
 // analytic_step.
+// `collectives`: the flow network's phases (the default), or the per-send reference (small jobs).
 PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
                                          const StepOptions& options, int top_k, int simulated,
-                                         JobNetworks* networks = nullptr);
+                                         JobNetworks* networks = nullptr,
+                                         CollectiveModel collectives = CollectiveModel::flow);
 inline constexpr int kDefaultSimulatedLayouts = 16;
 
 // `candidate` (a closed-form estimate of the point) with its step simulated on the flow network by
 // the step simulator; flops and memory stay, the rates follow the new step, and analytic_step keeps
 // the closed form's.
 LayoutEstimate simulate_candidate(JobNetwork& network, const StudyPoint& point, const StepOptions& options,
-                                  const LayoutEstimate& candidate);
+                                  const LayoutEstimate& candidate,
+                                  CollectiveModel collectives = CollectiveModel::flow);
 StudyEvaluator simulated_evaluator(int simulated = kDefaultSimulatedLayouts);
 
 }  // namespace ws

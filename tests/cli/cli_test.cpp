@@ -197,6 +197,26 @@ TEST(Cli, PlanWithTheFlowEvaluatorReRanksTheClosedFormsTop) {
   expect_one_line_error(weakscale(args + " --evaluator fluid"));
 }
 
+// --evaluator every-step re-ranks with the per-send reference: on a small job its steps are the
+// flow evaluator's within 5 % (the test SimulatedStep.EveryStepReferenceAgrees... holds whole steps
+// to 2 %), and a job above its limit is a one-line error naming --evaluator and the choices.
+TEST(Cli, PlanWithTheEveryStepEvaluatorAgreesWithTheFlowEvaluatorOnASmallJob) {
+  const std::string args = "plan --machine perlmutter --model 5B --devices 16 --batch 16 --top 2 --simulate-top 2";
+  const auto flow = weakscale(args + " --evaluator flow");
+  const auto every = weakscale(args + " --evaluator every-step --layout 1x1x2x8");
+  ASSERT_EQ(every.exit_code, 0) << every.err;
+  EXPECT_THAT(every.out, HasSubstr("every-step evaluator: the closed form's fastest 2 of "));
+  EXPECT_THAT(every.out, HasSubstr("with every send its own flow"));
+  const auto flow_rows = plan_rows(flow.out), every_rows = plan_rows(every.out);
+  ASSERT_EQ(flow_rows.size(), 2u) << flow.out;
+  ASSERT_GE(every_rows.size(), 2u) << every.out;
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_NEAR(every_rows[i].step / flow_rows[i].step, 1.0, 0.05) << every.out;
+  const auto big = weakscale("plan --machine perlmutter --model 5B --devices 128 --batch 128 --evaluator every-step");
+  expect_one_line_error(big);
+  EXPECT_THAT(big.err, HasSubstr("'--evaluator'"));
+  EXPECT_THAT(big.err, HasSubstr("at most 64 devices"));
+}
+
 // --layout prices one layout beside the table: its row carries its rank and step as the full table
 // has them, the closing line its distance to the fastest; over memory it is priced and exits 3
 // (nothing asked for fits); a layout that is not one of the point's is a one-line error with the

@@ -438,5 +438,29 @@ TEST(SimulatedStep, LlamaKernelsUseTheirOwnRatesOrTheirStandIns) {
   EXPECT_EQ(simulate_step(faster, gpt).compute.seconds(), simulate_step(local, gpt).compute.seconds());
 }
 
+// The whole step on the per-send reference (every send of every call its own flow, all calls in
+// flight sharing one network beside the rank on the kernel) agrees with the phase model it checks:
+// the same compute to the picosecond (without the libraries' compute slowdown, which follows the
+// network), and the step within 2 % on small jobs of Frontier and
+// Perlmutter (GPU libraries: every collective overlapped where the engine overlaps it).
+TEST(SimulatedStep, EveryStepReferenceAgreesWithThePhaseModelOnWholeSteps) {
+  for (const char* file : {"frontier.yaml", "perlmutter.yaml"}) {
+    Machine m = machine(file);
+    m.collective_libraries.front().compute_slowdown = 0;  // compute then does not depend on the network
+    for (const Layout& layout : {Layout{8, 1, 1, 1}, Layout{2, 2, 1, 2}, Layout{1, 2, 2, 2}, Layout{2, 1, 1, 8}}) {
+      SimulatedStepConfig c = frontier_sized(layout);
+      c.model.layers = 4;
+      c.collectives = CollectiveModel::flow;
+      const SimulatedStep phases = simulate_step(m, c);
+      c.collectives = CollectiveModel::every_step;
+      const SimulatedStep every = simulate_step(m, c);
+      EXPECT_EQ(every.compute, phases.compute) << file << " " << to_string(layout);
+      EXPECT_NEAR(every.step.seconds() / phases.step.seconds(), 1.0, 0.02)
+          << file << " " << to_string(layout) << ": every step " << every.step.seconds() << " s, phases "
+          << phases.step.seconds() << " s";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ws
