@@ -208,6 +208,55 @@ class ClosedFormPricing final : public CollectivePricing {
 
 }  // namespace
 
+OrderedPricing::OrderedPricing(Simulation& sim) : CollectivePricing(sim) { running_.fill(-1); }
+
+int OrderedPricing::issue(Time now, const CollectiveCall& call) {
+  Call c;
+  c.call = call;
+  c.issued = now;
+  calls_.push_back(std::move(c));
+  const int id = static_cast<int>(calls_.size()) - 1;
+  prepare(id);
+  const auto group = static_cast<std::size_t>(call.group);
+  if (running_[group] < 0) {
+    running_[group] = id;
+    start(id, now);
+  } else {
+    waiting_[group].push_back(id);
+  }
+  return id;
+}
+
+std::optional<Time> OrderedPricing::end(int id) const {
+  const Call& c = calls_[static_cast<std::size_t>(id)];
+  return c.done ? std::optional<Time>(c.end) : std::nullopt;
+}
+
+void OrderedPricing::notify_end(int id, int handler, std::uint32_t what) {
+  Call& c = calls_[static_cast<std::size_t>(id)];
+  if (c.done) {
+    sim_.schedule(max(sim_.now(), c.end), handler, what, static_cast<std::uint64_t>(id));
+  } else {
+    c.waiters.emplace_back(handler, what);
+  }
+}
+
+void OrderedPricing::finish_call(int id, Time t) {
+  Call& c = calls_[static_cast<std::size_t>(id)];
+  c.done = true;
+  c.end = t;
+  for (const auto& [handler, what] : c.waiters) sim_.schedule(t, handler, what, static_cast<std::uint64_t>(id));
+  c.waiters.clear();
+  const auto group = static_cast<std::size_t>(c.call.group);
+  running_[group] = -1;
+  if (!waiting_[group].empty()) {
+    const int next = waiting_[group].front();
+    waiting_[group].pop_front();
+    running_[group] = next;
+    start(next, max(t, calls_[static_cast<std::size_t>(next)].issued));
+  }
+}
+
 Time CollectivePricing::finish(int id) {
   sim_.run_until([&] { return end(id).has_value(); });
   const std::optional<Time> t = end(id);

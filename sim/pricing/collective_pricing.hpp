@@ -9,7 +9,11 @@
 // communicator (a call starts when the previous call on its communicator has finished).
 #pragma once
 
+#include <array>
+#include <deque>
 #include <memory>
+#include <utility>
+#include <vector>
 #include <optional>
 #include <string_view>
 
@@ -52,6 +56,38 @@ class CollectivePricing {
  protected:
   explicit CollectivePricing(Simulation& sim) : sim_(sim) {}
   Simulation& sim_;
+};
+
+// What the models that run calls in simulated time share (flow, every step): MPI's order per
+// communicator (a call starts when the previous call on its communicator has ended) and telling
+// whoever waits for a call's end.
+class OrderedPricing : public CollectivePricing {
+ public:
+  int issue(Time now, const CollectiveCall& call) final;
+  std::optional<Time> end(int id) const final;
+  void notify_end(int id, int handler, std::uint32_t what) final;
+
+ protected:
+  explicit OrderedPricing(Simulation& sim);
+  const CollectiveCall& call(int id) const { return calls_[static_cast<std::size_t>(id)].call; }
+  // Call `id` was issued: the model sets up what it keeps for it (called before start).
+  virtual void prepare(int id) = 0;
+  // Its communicator is free: the call starts at t (no earlier than its issue).
+  virtual void start(int id, Time t) = 0;
+  // The model ended call `id` at t (the kernel's time): its waiters are told, and the next call
+  // on its communicator starts.
+  void finish_call(int id, Time t);
+
+ private:
+  struct Call {
+    CollectiveCall call;
+    Time issued, end;
+    bool done = false;
+    std::vector<std::pair<int, std::uint32_t>> waiters;  // (handler, what) told of the end
+  };
+  std::vector<Call> calls_;
+  std::array<int, kStepGroups> running_;
+  std::array<std::deque<int>, kStepGroups> waiting_;
 };
 
 // The algorithm the machine's default library runs for `op` of `bytes` on a communicator of `g`:

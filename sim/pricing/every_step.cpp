@@ -55,12 +55,12 @@ class SprayedSends {
   std::map<std::tuple<int, int, double>, std::pair<int, Time>> shapes_;  // -> (shape, latency)
 };
 
-// Calls in MPI's order per communicator; a call's schedules (one per communicator of its kind)
-// start together and it ends with the last of them.
-class EveryStepPricing final : public CollectivePricing {
+// A call's schedules (one per communicator of its kind) start together and it ends with the last
+// of them; OrderedPricing keeps MPI's order per communicator.
+class EveryStepPricing final : public OrderedPricing {
  public:
   EveryStepPricing(JobNetwork& network, const Layout& layout, Simulation& sim)
-      : CollectivePricing(sim),
+      : OrderedPricing(sim),
         network_(network),
         layout_(layout),
         library_(network.machine().collective_libraries.front()),
@@ -68,68 +68,36 @@ class EveryStepPricing final : public CollectivePricing {
         sends_(network.topology()),
         runner_(sim, flows_, library_, wire_model(network.machine(), library_),
                 [this](FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag, int schedule) {
-                  return sends_.start(net, at, src, dst, wire, tag,
-                                      valiant_[static_cast<std::size_t>(call_of_schedule_[static_cast<std::size_t>(schedule)])]);
+                  const int id = call_of_schedule_[static_cast<std::size_t>(schedule)];
+                  return sends_.start(net, at, src, dst, wire, tag, calls_[static_cast<std::size_t>(id)].valiant);
                 },
-                [this](int schedule, Time end) { schedule_ended(schedule, end); }) {
-    running_.fill(-1);
-  }
+                [this](int schedule, Time end) { schedule_ended(schedule, end); }) {}
 
-  int issue(Time now, const CollectiveCall& call) override {
-    Call c;
-    c.call = call;
-    c.issued = now;
-    calls_.push_back(std::move(c));
-    valiant_.push_back(0.0);
-    const int id = static_cast<int>(calls_.size()) - 1;
-    const auto group = static_cast<std::size_t>(call.group);
-    if (running_[group] < 0) {
-      start_call(id, now);
-    } else {
-      waiting_[group].push_back(id);
-    }
-    return id;
-  }
-  std::optional<Time> end(int id) const override {
-    const Call& c = calls_[static_cast<std::size_t>(id)];
-    return c.done ? std::optional<Time>(c.end) : std::nullopt;
-  }
-  void notify_end(int id, int handler, std::uint32_t what) override {
-    Call& c = calls_[static_cast<std::size_t>(id)];
-    if (c.done) {
-      sim_.schedule(max(sim_.now(), c.end), handler, what, static_cast<std::uint64_t>(id));
-    } else {
-      c.waiters.emplace_back(handler, what);
-    }
-  }
   CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].algorithm; }
 
  private:
   struct Call {
-    CollectiveCall call;
-    Time issued;
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    double valiant = 0.0;  // its program's Valiant share
     std::size_t schedules_left = 0;
-    Time end;
-    bool done = false;
-    std::vector<std::pair<int, std::uint32_t>> waiters;
   };
 
-  void start_call(int id, Time t) {
+  void prepare(int) override { calls_.emplace_back(); }
+
+  void start(int id, Time t) override {
+    const CollectiveCall& call = this->call(id);
     Call& c = calls_[static_cast<std::size_t>(id)];
-    running_[static_cast<std::size_t>(c.call.group)] = id;
-    const GroupGeometry g = geometry(layout_, c.call.group);
+    const GroupGeometry g = geometry(layout_, call.group);
     const auto comms = g.size >= 2 ? network_.communicators(g) : std::vector<std::vector<int>>{};
     if (comms.empty()) {
-      end_call(id, t);
+      finish_call(id, t);
       return;
     }
-    c.algorithm = choose_algorithm(network_, library_, g, c.call.op, c.call.bytes);
-    valiant_[static_cast<std::size_t>(id)] =
-        program_valiant_share(network_.program(g, c.algorithm, c.call.op, c.call.bytes, false));
+    c.algorithm = choose_algorithm(network_, library_, g, call.op, call.bytes);
+    c.valiant = program_valiant_share(network_.program(g, c.algorithm, call.op, call.bytes, false));
     c.schedules_left = comms.size();
     for (const auto& devices : comms) {
-      FlowSchedule schedule = build_schedule(c.algorithm, c.call.op, devices, c.call.bytes, network_.schedule_options());
+      FlowSchedule schedule = build_schedule(c.algorithm, call.op, devices, call.bytes, network_.schedule_options());
       schedule.start = t;
       call_of_schedule_.push_back(id);
       runner_.add(std::move(schedule));
@@ -138,22 +106,7 @@ class EveryStepPricing final : public CollectivePricing {
 
   void schedule_ended(int schedule, Time t) {
     const int id = call_of_schedule_[static_cast<std::size_t>(schedule)];
-    if (--calls_[static_cast<std::size_t>(id)].schedules_left == 0) end_call(id, t);
-  }
-
-  void end_call(int id, Time t) {
-    Call& c = calls_[static_cast<std::size_t>(id)];
-    c.done = true;
-    c.end = t;
-    for (const auto& [handler, what] : c.waiters) sim_.schedule(t, handler, what, static_cast<std::uint64_t>(id));
-    c.waiters.clear();
-    const auto group = static_cast<std::size_t>(c.call.group);
-    running_[group] = -1;
-    if (!waiting_[group].empty()) {
-      const int next = waiting_[group].front();
-      waiting_[group].pop_front();
-      start_call(next, max(t, calls_[static_cast<std::size_t>(next)].issued));
-    }
+    if (--calls_[static_cast<std::size_t>(id)].schedules_left == 0) finish_call(id, t);
   }
 
   JobNetwork& network_;
@@ -162,11 +115,8 @@ class EveryStepPricing final : public CollectivePricing {
   FlowNetwork flows_;
   SprayedSends sends_;
   std::vector<Call> calls_;
-  std::vector<double> valiant_;          // per call: its program's Valiant share
-  std::vector<int> call_of_schedule_;    // per schedule the runner holds
+  std::vector<int> call_of_schedule_;  // per schedule the runner holds
   ScheduleRunner runner_;
-  std::array<int, kStepGroups> running_;
-  std::array<std::deque<int>, kStepGroups> waiting_;
 };
 
 }  // namespace

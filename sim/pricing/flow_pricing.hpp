@@ -19,13 +19,10 @@ namespace ws {
 
 // On the kernel, the network is a model: its completions end phases and calls, and a call's end is
 // an event for whoever waits for it.
-class FlowPricing final : public CollectivePricing, public TimedModel {
+class FlowPricing final : public OrderedPricing, public TimedModel {
  public:
   FlowPricing(JobNetwork& network, const Layout& layout, Simulation& sim);
 
-  int issue(Time now, const CollectiveCall& call) override;
-  std::optional<Time> end(int id) const override;
-  void notify_end(int id, int handler, std::uint32_t what) override;
   CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].algorithm; }
 
   Time next_event_time() override { return flows_.next_event_time(); }
@@ -34,20 +31,17 @@ class FlowPricing final : public CollectivePricing, public TimedModel {
   const FlowNetwork& flows() const { return flows_; }
 
  private:
+  // What the flow model keeps per call (OrderedPricing keeps its order and end).
   struct Call {
-    CollectiveCall call;
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
     const PricedProgram* program = nullptr;
     std::vector<int> shapes;  // FlowNetwork shape of each phase
-    Time issued, end;
     int protocol = kOwnProtocol;  // which of the library's protocols runs it (fastest_protocol)
     std::size_t phase = 0;
-    bool done = false;
-    std::vector<std::pair<int, std::uint32_t>> waiters;  // (handler, what) told of the end
   };
-  void start_call(int id, Time t);
+  void prepare(int id) override;
+  void start(int id, Time t) override;
   void start_phase(int id, Time t);
-  void end_call(int id, Time t);
 
   JobNetwork& network_;
   Layout layout_;
@@ -56,8 +50,6 @@ class FlowPricing final : public CollectivePricing, public TimedModel {
   FlowNetwork flows_;
   std::map<const std::vector<LinkShare>*, int> shapes_;  // FlowNetwork shape of each phase's links
   std::vector<Call> calls_;
-  std::array<int, kStepGroups> running_;
-  std::array<std::deque<int>, kStepGroups> waiting_;
   std::vector<CompletedFlow> completed_;
 };
 
