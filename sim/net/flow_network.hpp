@@ -37,8 +37,9 @@ struct FlowNetworkStats {
   std::uint64_t memo_hits = 0;         // solves answered from a memoized set of active shapes
 };
 
-// Owns the active flows and their shares; does not own time beyond its own events. A driver asks
-// next_event_time(), and either advances the network to it or handles its own earlier events.
+// Owns the active flows and their shares; does not own time beyond its own events. Its owner is a
+// model of the simulation kernel (sim/core/simulation.hpp): the kernel asks next_event_time() and
+// advances the network to it when no earlier event is queued.
 class FlowNetwork {
  public:
   // `capacity`: bytes/s per link (link_capacities in traffic.hpp, e.g. with other jobs' load on
