@@ -16,6 +16,7 @@
 
 #include "engine/comm/mpi_check.hpp"
 #include "base/output_file.hpp"
+#include "workload/collective_op.hpp"
 
 namespace {
 
@@ -75,12 +76,10 @@ nlohmann::json ping_pong(const Plan& plan, int rank, bool quick) {
   return rows;
 }
 
-enum class Collective { all_reduce, reduce_scatter, all_gather };
-
 // Per-call time of one collective, the slowest rank's, in the best batch. `full_bytes`
 // is the whole buffer (fp32 elements): all-reduce's buffer, reduce-scatter's input, all-gather's
 // output.
-nlohmann::json time_collective(Collective op, const Plan& plan, int ranks, bool quick) {
+nlohmann::json time_collective(ws::CollectiveOp op, const Plan& plan, int ranks, bool quick) {
   nlohmann::json rows = nlohmann::json::array();
   const auto largest = static_cast<std::size_t>(plan.largest_bytes / sizeof(float));
   std::vector<float> send(largest, 1.0f), receive(largest, 0.0f);
@@ -102,14 +101,14 @@ nlohmann::json time_collective(Collective op, const Plan& plan, int ranks, bool 
         // Open MPI picks other algorithms for these than for the blocking calls.
         MPI_Request request = MPI_REQUEST_NULL;
         switch (op) {
-          case Collective::all_reduce:
+          case ws::CollectiveOp::all_reduce:
             WS_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, receive.data(), full, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request));
             break;
-          case Collective::reduce_scatter:
+          case ws::CollectiveOp::reduce_scatter:
             WS_MPI_CHECK(MPI_Ireduce_scatter_block(send.data(), receive.data(), per_rank, MPI_FLOAT, MPI_SUM,
                                                    MPI_COMM_WORLD, &request));
             break;
-          case Collective::all_gather:
+          case ws::CollectiveOp::all_gather:
             WS_MPI_CHECK(MPI_Iallgather(send.data(), per_rank, MPI_FLOAT, receive.data(), per_rank, MPI_FLOAT,
                                         MPI_COMM_WORLD, &request));
             break;
@@ -150,9 +149,9 @@ int run(const ProbeArgs& args) {
   result["ranks"] = ranks;
   result["batches"] = plan.batches;
   result["ping_pong"] = ping_pong(plan, rank, args.quick);
-  result["all_reduce"] = time_collective(Collective::all_reduce, plan, ranks, args.quick);
-  result["reduce_scatter"] = time_collective(Collective::reduce_scatter, plan, ranks, args.quick);
-  result["all_gather"] = time_collective(Collective::all_gather, plan, ranks, args.quick);
+  result["all_reduce"] = time_collective(ws::CollectiveOp::all_reduce, plan, ranks, args.quick);
+  result["reduce_scatter"] = time_collective(ws::CollectiveOp::reduce_scatter, plan, ranks, args.quick);
+  result["all_gather"] = time_collective(ws::CollectiveOp::all_gather, plan, ranks, args.quick);
   if (rank == 0) {
     try {
       ws::write_file_atomically(args.out, result.dump() + "\n");
