@@ -121,8 +121,8 @@ bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std:
       }
     }
     StudyRunOptions options;
-    options.evaluator = a.evaluator == "closed-form" || a.evaluator == "analytic" ? analytic_evaluator()
-                                                                                   : simulated_evaluator(a.simulate_top);
+    options.evaluator = a.evaluator == "closed-form" || a.evaluator == "analytic" ? closed_form_evaluator()
+                                                                                   : flow_evaluator(a.simulate_top);
     options.top_k = a.top_k > 0 ? a.top_k : spec.top_k;
     options.samples = a.samples;
     options.seed = a.seed;

@@ -80,8 +80,8 @@ PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint
   return evaluate_on(point_network(machine, point, options, networks, own), point, options, top_k);
 }
 
-StudyEvaluator analytic_evaluator() {
-  return {"analytic", [] {
+StudyEvaluator closed_form_evaluator() {
+  return {to_string(CollectiveModel::closed_form), [] {
             auto networks = std::make_shared<JobNetworks>();
             return PointEvaluator([networks](const Machine& machine, const StudyPoint& point, const StepOptions& options,
                                              int top_k) {
@@ -129,8 +129,8 @@ PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoin
   return e;
 }
 
-StudyEvaluator simulated_evaluator(int simulated) {
-  return {fmt::format("simulated top {}", simulated), [simulated] {
+StudyEvaluator flow_evaluator(int simulated) {
+  return {fmt::format("{} top {}", to_string(CollectiveModel::flow), simulated), [simulated] {
             auto networks = std::make_shared<JobNetworks>();
             return PointEvaluator([simulated, networks](const Machine& machine, const StudyPoint& point,
                                                         const StepOptions& options, int top_k) {

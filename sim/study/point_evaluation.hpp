@@ -39,7 +39,7 @@ struct StudyEvaluator {
 // given, keeps the point's job network for later points on the same network.
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
                                         const StepOptions& options, int top_k, JobNetworks* networks = nullptr);
-StudyEvaluator analytic_evaluator();
+StudyEvaluator closed_form_evaluator();
 
 // Every valid layout pre-ranked by the closed-form model, then the first max(top_k, simulated) that
 // fit in memory run through the step simulator (sim/step: the engine's exact schedule on the
@@ -60,6 +60,6 @@ inline constexpr int kDefaultSimulatedLayouts = 16;
 LayoutEstimate simulate_candidate(JobNetwork& network, const StudyPoint& point, const StepOptions& options,
                                   const LayoutEstimate& candidate,
                                   CollectiveModel collectives = CollectiveModel::flow);
-StudyEvaluator simulated_evaluator(int simulated = kDefaultSimulatedLayouts);
+StudyEvaluator flow_evaluator(int simulated = kDefaultSimulatedLayouts);
 
 }  // namespace ws

@@ -81,7 +81,7 @@ struct StudyResult {
   StudySpec spec;
   Machine machine;
   std::vector<StudyRow> rows;  // in the order of spec.points
-  std::string evaluator = "analytic";
+  std::string evaluator = "closed-form";
   int top_k = 10;
   int samples = 0;  // uncertainty samples taken (0: none, no band columns)
   std::uint64_t seed = 0;
@@ -101,7 +101,7 @@ struct StudyProgressEvent {
 using StudyProgressCallback = std::function<void(const StudyProgressEvent&)>;
 
 struct StudyRunOptions {
-  StudyEvaluator evaluator = simulated_evaluator();  // analytic_evaluator(): the closed form alone
+  StudyEvaluator evaluator = flow_evaluator();  // closed_form_evaluator(): the closed form alone
   int top_k = 10;                  // candidates kept per point
   int samples = 0;                 // uncertainty samples (needs Machine::uncertainty)
   std::uint64_t seed = 1;          // root seed of the samples

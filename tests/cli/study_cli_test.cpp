@@ -83,7 +83,7 @@ TEST(StudyCli, InterruptedStudyResumesWithoutRedoingFinishedTasks) {
   // The first 5 tasks finished before an interruption: run them through the library with the
   // options the command uses, and stop.
   ws::StudyRunOptions o;
-  o.evaluator = ws::simulated_evaluator();
+  o.evaluator = ws::flow_evaluator();
   o.top_k = 4;
   o.samples = 4;
   o.seed = 9;

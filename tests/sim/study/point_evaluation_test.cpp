@@ -83,8 +83,9 @@ TEST(SimulatedEvaluator, InfeasiblePointKeepsTheAnalyticReason) {
 
 TEST(SimulatedEvaluator, NameRecordsHowManyLayoutsAreSimulated) {
   // A resumed study reuses only results of the same evaluator.
-  EXPECT_EQ(simulated_evaluator(16).name, "simulated top 16");
-  EXPECT_NE(simulated_evaluator(8).name, simulated_evaluator(16).name);
+  EXPECT_EQ(flow_evaluator(16).name, "flow top 16");
+  EXPECT_EQ(closed_form_evaluator().name, "closed-form");  // the names CollectiveModel and the CLI use
+  EXPECT_NE(flow_evaluator(8).name, flow_evaluator(16).name);
 }
 
 }  // namespace

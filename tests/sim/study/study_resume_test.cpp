@@ -36,18 +36,18 @@ using study_test::small_spec;
 TEST(StudyResume, RecordsOfAnotherStudyAreIgnored) {
   const StudySpec spec = small_spec();
   const Machine machine = perlmutter();
-  const auto hash = study_hash(spec, machine, "analytic", 10);
-  EXPECT_EQ(hash, study_hash(spec, machine, "analytic", 10));
-  EXPECT_NE(hash, study_hash(spec, machine, "analytic", 3));
-  EXPECT_NE(hash, study_hash(spec, machine, "simulated", 10));
+  const auto hash = study_hash(spec, machine, "closed-form", 10);
+  EXPECT_EQ(hash, study_hash(spec, machine, "closed-form", 10));
+  EXPECT_NE(hash, study_hash(spec, machine, "closed-form", 3));
+  EXPECT_NE(hash, study_hash(spec, machine, "flow top 16", 10));
   StudySpec other = spec;
   other.points.back().batch.sequences *= 2;
-  EXPECT_NE(hash, study_hash(other, machine, "analytic", 10));
+  EXPECT_NE(hash, study_hash(other, machine, "closed-form", 10));
   // Parameters fixed on the command line (--set) and a pinned layout are other studies too.
-  EXPECT_NE(hash, study_hash(spec, with_settings(machine, {"gemm_efficiency_scale=0.8"}), "analytic", 10));
+  EXPECT_NE(hash, study_hash(spec, with_settings(machine, {"gemm_efficiency_scale=0.8"}), "closed-form", 10));
   StudySpec pinned = spec;
   pinned.points.front().layout = Layout{pinned.points.front().devices, 1, 1, 1};
-  EXPECT_NE(hash, study_hash(pinned, machine, "analytic", 10));
+  EXPECT_NE(hash, study_hash(pinned, machine, "closed-form", 10));
 
   PointEvaluation e;
   e.reason = "x";
