@@ -13,7 +13,6 @@
 
 #include "sim/collectives/flow_schedule.hpp"
 #include "sim/net/flow_network.hpp"
-#include "sim/net/routing.hpp"
 #include "base/input_error.hpp"
 #include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
@@ -30,8 +29,7 @@ namespace {
 // efficiency and small-message overhead (NicEfficiencyCurve).
 CollectiveComparison point_to_point(const Machine& machine, const PublishedCollective& row) {
   const Topology topology = build_topology(machine, 2);
-  Router router(topology, RouterOptions{RoutingPolicy::minimal, 1});
-  FlowNetwork network(topology, router);
+  FlowNetwork network(topology);
   FlowSchedule schedule;
   schedule.devices = {0, machine.node.devices};
   for (int i = 0; i < kPointToPointWindow; ++i) schedule.add_send(0, 1, row.bytes, {});

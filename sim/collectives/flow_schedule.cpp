@@ -39,9 +39,8 @@ WireModel wire_model(const Machine& machine, const CollectiveLibrary& library) {
 }
 
 ScheduleRunner::ScheduleRunner(Simulation& sim, FlowNetwork& network, const CollectiveLibrary& library,
-                               const WireModel& wire, StartSend start_send, ScheduleEnded on_end)
-    : sim_(sim), network_(network), library_(library), wire_(wire), start_send_(std::move(start_send)),
-      on_end_(std::move(on_end)) {
+                               const WireModel& wire, ScheduleEnded on_end)
+    : sim_(sim), network_(network), library_(library), wire_(wire), messages_(network), on_end_(std::move(on_end)) {
   if (!(wire.bandwidth_efficiency > 0.0 && wire.bandwidth_efficiency <= 1.0)) {
     throw std::invalid_argument("run_flow_schedules: bandwidth efficiency must be in (0, 1]");
   }
@@ -131,14 +130,8 @@ void ScheduleRunner::on_event(Simulation& sim, std::uint32_t what, std::uint64_t
   if (network_.topology().node_of_device(src) != network_.topology().node_of_device(dst))
     wire_bytes += static_cast<double>(wire_.nic_overhead_bytes);
   const auto on_wire = static_cast<Bytes>(std::llround(wire_bytes));
-  Time path_latency;
-  if (start_send_) {
-    path_latency = start_send_(network_, sim.now(), src, dst, on_wire, static_cast<std::uint64_t>(g), static_cast<int>(c))
-                       .second;
-  } else {
-    path_latency = network_.path_latency(
-        network_.path(network_.start_flow(sim.now(), src, dst, on_wire, static_cast<std::uint64_t>(g))));
-  }
+  const Time path_latency =
+      messages_.send(sim.now(), src, dst, on_wire, static_cast<std::uint64_t>(g), sc.valiant_share).latency;
   if (send.merged_steps > 0) merged_delay_[g] = send.merged_steps * (library_.step_latency + path_latency);
   ++results_[c].flows;
   results_[c].bytes += send.bytes;
@@ -157,10 +150,9 @@ void ScheduleRunner::receive(Simulation& sim, std::size_t g, Time t) {
 }
 
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
-                                               const CollectiveLibrary& library, const WireModel& wire,
-                                               const StartSend& start_send) {
+                                               const CollectiveLibrary& library, const WireModel& wire) {
   Simulation sim;
-  ScheduleRunner runner(sim, network, library, wire, start_send);
+  ScheduleRunner runner(sim, network, library, wire);
   for (const FlowSchedule& schedule : schedules) runner.add(schedule);
   sim.run();
   return {runner.results().begin(), runner.results().end()};

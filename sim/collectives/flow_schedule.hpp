@@ -13,6 +13,7 @@
 #include "sim/core/simulation.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/net/flow_network.hpp"
+#include "sim/net/sprayed_messages.hpp"
 
 namespace ws {
 
@@ -34,6 +35,9 @@ class FlowSchedule {
  public:
   std::vector<int> devices;  // member -> device id
   Time start;
+  // Share of every send's bytes on Valiant paths (SprayedMessages): what the routing policy gives
+  // this traffic; 0 is minimal routing.
+  double valiant_share = 0.0;
 
   // Appends a send that waits for the sends `after` (earlier ids); returns its id.
   int add_send(int from, int to, Bytes bytes, std::span<const int> after, int merged_steps = 0);
@@ -79,12 +83,6 @@ struct ScheduleResult {
   Bytes wire_bytes = 0;  // bytes given to the network
 };
 
-// How a send of schedule `schedule` becomes a flow: started on the network at `start` from device
-// src to dst with `wire` bytes and `tag`; returns the flow id and its path latency. Empty:
-// network.start_flow (routed by the network's Router).
-using StartSend = std::function<std::pair<int, Time>(FlowNetwork& network, Time start, int src, int dst, Bytes wire,
-                                                     std::uint64_t tag, int schedule)>;
-
 // Schedules as a process on the simulation kernel, sharing `network` (a model of the same kernel):
 // schedules may be added while others run (a step's calls as they are issued). Time per send as
 // run_flow_schedules says. `on_end(schedule, t)`: told when a schedule's last send is received (or,
@@ -93,7 +91,7 @@ using ScheduleEnded = std::function<void(int schedule, Time end)>;
 class ScheduleRunner final : public EventHandler, public TimedModel {
  public:
   ScheduleRunner(Simulation& sim, FlowNetwork& network, const CollectiveLibrary& library, const WireModel& wire = {},
-                 StartSend start_send = {}, ScheduleEnded on_end = {});
+                 ScheduleEnded on_end = {});
   // Starts `schedule` at its start (never before the kernel's time); returns its index.
   int add(FlowSchedule schedule);
   std::span<const ScheduleResult> results() const { return results_; }
@@ -110,7 +108,7 @@ class ScheduleRunner final : public EventHandler, public TimedModel {
   FlowNetwork& network_;
   const CollectiveLibrary& library_;
   WireModel wire_;
-  StartSend start_send_;
+  SprayedMessages messages_;
   ScheduleEnded on_end_;
   int handler_ = -1;
   std::vector<FlowSchedule> schedules_;
@@ -127,10 +125,9 @@ class ScheduleRunner final : public EventHandler, public TimedModel {
 
 // Runs all schedules to completion together (network time must not be past any start). Time per
 // send: its dependencies' receives + library step latency, then path latency + wire bytes at the
-// max-min share; launch latency once per schedule. Deterministic: sends that become ready at one
+// max-min share of a sprayed message; launch latency once per schedule. Deterministic: sends that become ready at one
 // time start in (schedule, send id) order.
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
-                                               const CollectiveLibrary& library, const WireModel& wire = {},
-                                               const StartSend& start_send = {});
+                                               const CollectiveLibrary& library, const WireModel& wire = {});
 
 }  // namespace ws

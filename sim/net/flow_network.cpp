@@ -15,16 +15,10 @@ constexpr std::uint32_t kActivate = 0;
 constexpr std::size_t kArity = 4;
 }  // namespace
 
-FlowNetwork::FlowNetwork(const Topology& topology, Router& router, std::vector<double> capacity)
-    : FlowNetwork(topology, std::move(capacity)) {
-  router_ = &router;
-}
-
 FlowNetwork::FlowNetwork(const Topology& topology, std::vector<double> capacity)
-    : topology_(&topology), router_(nullptr), link_capacity_(std::move(capacity)) {
+    : topology_(&topology), link_capacity_(std::move(capacity)) {
   const std::size_t L = topology.links.size();
   link_flows_.resize(L);
-  link_load_.assign(L, 0);
   link_bytes_.assign(L, 0.0);
   capacity_.assign(L, 0.0);
   unfixed_.assign(L, 0.0);
@@ -42,16 +36,6 @@ FlowNetwork::FlowNetwork(const Topology& topology, std::vector<double> capacity)
   }
 }
 
-Time FlowNetwork::path_latency(const Path& path) const {
-  Time t;
-  for (const int l : path.view()) {
-    const Link& link = topology_->links[static_cast<std::size_t>(l)];
-    t += link.latency;
-    if (topology_->is_switch_vertex(link.to)) t += topology_->switch_latency;
-  }
-  return t;
-}
-
 int FlowNetwork::allocate_flow() {
   if (free_flows_.empty()) {
     flows_.emplace_back();
@@ -60,28 +44,6 @@ int FlowNetwork::allocate_flow() {
   }
   const int f = free_flows_.back();
   free_flows_.pop_back();
-  return f;
-}
-
-int FlowNetwork::start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag) {
-  WS_CHECK(now >= now_ && src_device != dst_device && router_ != nullptr && !memoize_, "a flow starts now or later, between two devices, on a routed network");
-  const int f = allocate_flow();
-  Flow& flow = flows_[static_cast<std::size_t>(f)];
-  flow.path = router_->route(src_device, dst_device, link_load_);
-  for (const int l : flow.path.view()) ++link_load_[static_cast<std::size_t>(l)];
-  flow.remaining = static_cast<double>(bytes);
-  flow.progress = static_cast<double>(bytes);
-  flow.rate = 0.0;
-  flow.start = now;
-  flow.last_update = now;
-  flow.bytes = bytes;
-  flow.tag = tag;
-  flow.state = FlowState::pending;
-  flow.shape = -1;
-  ++flow.version;
-  ++stats_.flows_started;
-  flow.heap_index = -1;
-  events_.push(now + path_latency(flow.path), {kActivate, static_cast<std::uint32_t>(f), flow.version});
   return f;
 }
 
@@ -117,7 +79,6 @@ int FlowNetwork::start_shaped_flow(Time now, int shape, Time latency, double pro
   WS_CHECK(now >= now_ && shape >= 0 && static_cast<std::size_t>(shape) < shapes_.size(), "a flow of a known shape starts now or later");
   const int f = allocate_flow();
   Flow& flow = flows_[static_cast<std::size_t>(f)];
-  flow.path = Path{};
   flow.shape_position.resize(shapes_[static_cast<std::size_t>(shape)].size());
   flow.remaining = std::max(0.0, progress_bytes);
   flow.progress = flow.remaining;
@@ -137,21 +98,16 @@ int FlowNetwork::start_shaped_flow(Time now, int shape, Time latency, double pro
 
 template <typename Fn>
 void FlowNetwork::for_each_link(const Flow& flow, Fn&& fn) const {
-  if (flow.shape < 0) {
-    for (int slot = 0; slot < flow.path.size; ++slot) fn(slot, flow.path.links[static_cast<std::size_t>(slot)], 1.0);
-  } else {
-    const auto& links = shapes_[static_cast<std::size_t>(flow.shape)];
-    for (std::size_t slot = 0; slot < links.size(); ++slot) fn(static_cast<int>(slot), links[slot].link, links[slot].weight);
-  }
+  const auto& links = shapes_[static_cast<std::size_t>(flow.shape)];
+  for (std::size_t slot = 0; slot < links.size(); ++slot) fn(static_cast<int>(slot), links[slot].link, links[slot].weight);
 }
 
 double FlowNetwork::weight_on(const Flow& flow, int slot) const {
-  return flow.shape < 0 ? 1.0 : shapes_[static_cast<std::size_t>(flow.shape)][static_cast<std::size_t>(slot)].weight;
+  return shapes_[static_cast<std::size_t>(flow.shape)][static_cast<std::size_t>(slot)].weight;
 }
 
 int& FlowNetwork::position(const LinkEntry& e) {
   Flow& flow = flows_[static_cast<std::size_t>(e.flow)];
-  if (flow.shape < 0) return flow.position[static_cast<std::size_t>(e.slot)];
   return flow.shape_position[static_cast<std::size_t>(e.slot)];
 }
 
@@ -237,7 +193,6 @@ void FlowNetwork::activate(int f, Time t) {
     memo_dirty_ = true;
     return;
   }
-  if (flow.shape < 0) ++active_path_flows_;
   for_each_link(flow, [&](int slot, int l, double weight) {
     auto& list = link_flows_[static_cast<std::size_t>(l)];
     const LinkEntry e{f, slot};
@@ -251,10 +206,7 @@ void FlowNetwork::activate(int f, Time t) {
 void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed) {
   Flow& flow = flows_[static_cast<std::size_t>(f)];
   const bool active = flow.state == FlowState::active;
-  if (active) {
-    --active_count_;
-    if (flow.shape < 0) --active_path_flows_;
-  }
+  if (active) --active_count_;
   if (memoize_) {
     if (active) {
       active_shaped_.erase(std::find(active_shaped_.begin(), active_shaped_.end(), f));
@@ -275,12 +227,7 @@ void FlowNetwork::complete(int f, Time t, std::vector<CompletedFlow>& completed)
       link_weight_[li] = list.empty() ? 0.0 : link_weight_[li] - weight;
       touch(l);
     }
-    if (flow.shape < 0) {
-      --link_load_[li];
-      link_bytes_[li] += static_cast<double>(flow.bytes);
-    } else {
-      link_bytes_[li] += flow.progress * weight;
-    }
+    link_bytes_[li] += flow.progress * weight;
   });
   }
   flow.shape = -1;

@@ -1,9 +1,9 @@
 // Flow-level transport: every active flow gets its max-min fair share of each directed link it
 // crosses (progressive filling), recomputed when flows arrive or finish, only over the flows the
 // change can reach through saturated links (README). Completion times are integer picoseconds.
-// A flow either follows one routed path, or is shaped: it loads a registered set of links with
-// weights (a message sprayed over many paths, or every flow of a collective phase coupled to one
-// rate), and repeated sets of active shapes can reuse their solved rates (memoization).
+// Every flow is shaped: it loads a registered set of links with weights (a message sprayed over the
+// paths the traffic model routes, sprayed_messages.hpp, or every flow of a collective phase coupled
+// to one rate), and repeated sets of active shapes can reuse their solved rates (memoization).
 #pragma once
 
 #include <cstdint>
@@ -15,14 +15,13 @@
 #include "sim/core/event_queue.hpp"
 #include "base/units.hpp"
 #include "sim/net/link_share.hpp"
-#include "sim/net/routing.hpp"
 #include "sim/net/topology.hpp"
 
 namespace ws {
 
 struct CompletedFlow {
-  std::uint64_t tag = 0;  // the caller's label, given to start_flow
-  Time start;             // when start_flow was called
+  std::uint64_t tag = 0;  // the caller's label, given when the flow started
+  Time start;             // when the flow was requested
   Time end;               // when the last byte arrived
   Bytes bytes = 0;
 };
@@ -44,13 +43,7 @@ class FlowNetwork {
  public:
   // `capacity`: bytes/s per link (link_capacities in traffic.hpp, e.g. with other jobs' load on
   // the global links); empty: every link's bandwidth.
-  FlowNetwork(const Topology& topology, Router& router, std::vector<double> capacity = {});
-  // A network of shaped flows only (start_flow needs a router).
   explicit FlowNetwork(const Topology& topology, std::vector<double> capacity = {});
-
-  // A flow of `bytes` from src to dst (device ids) requested at `now` (>= the last advanced time):
-  // routed now, carrying data after the path latency (links + switches), then at its max-min share.
-  int start_flow(Time now, int src_device, int dst_device, Bytes bytes, std::uint64_t tag);
 
   // Registers a link set for shaped flows: `links` sorted by link id, weights > 0. A shaped flow at
   // rate r puts weight x r on each link; in the max-min solve a link of weight w counts as w flows
@@ -60,7 +53,7 @@ class FlowNetwork {
   const std::vector<LinkShare>& shape(int id) const { return shapes_[static_cast<std::size_t>(id)]; }
   // A shaped flow requested at `now`: it carries data from now + `latency`, until `progress_bytes`
   // have moved at its rate; it delivers `bytes` in total (what completion reports) and each link
-  // progress_bytes x weight. path(flow) is empty.
+  // progress_bytes x weight.
   int start_shaped_flow(Time now, int shape, Time latency, double progress_bytes, Bytes bytes,
                         std::uint64_t tag);
   // Memoized mode, for networks of shaped flows only (set before the first flow): the rates
@@ -76,25 +69,19 @@ class FlowNetwork {
   void advance(Time t, std::vector<CompletedFlow>& completed);
 
   std::size_t active_flows() const { return active_count_; }
-  std::span<const int> link_load() const { return link_load_; }
   double link_bytes_delivered(int link) const;
-  // Live flow queries (valid from start_flow until the flow completes).
+  // Live flow queries (valid from start_shaped_flow until the flow completes).
   double rate_bytes_per_s(int flow) const { return flows_[static_cast<std::size_t>(flow)].rate; }
-  const Path& path(int flow) const { return flows_[static_cast<std::size_t>(flow)].path; }
-  Time path_latency(const Path& path) const;
 
   Bytes bytes_delivered() const { return bytes_delivered_; }
   std::uint64_t trace_hash() const { return trace_hash_; }
   const FlowNetworkStats& stats() const { return stats_; }
-  const Router& router() const { return *router_; }
   const Topology& topology() const { return *topology_; }
 
  private:
   enum class FlowState : std::uint8_t { free, pending, active };
   struct Flow {
-    Path path;
-    std::array<int, Path::kMaxLinks> position{};  // index of this flow in each link's flow list
-    std::vector<int> shape_position;              // the same for a shaped flow, per shape link
+    std::vector<int> shape_position;  // index of this flow in each of its links' flow lists
     double remaining = 0;  // bytes still to deliver at last_update (progress bytes)
     double progress = 0;   // progress bytes in total (per-link bytes of a shaped flow)
     double rate = 0;       // bytes per second
@@ -106,12 +93,12 @@ class FlowNetwork {
     Time due;                   // scheduled completion, while in the completion heap
     std::uint64_t due_sequence = 0;  // tie-breaker among equal completion times: scheduling order
     int heap_index = -1;        // position in completion_heap_, -1 when not scheduled
-    int shape = -1;             // index into shapes_ for a shaped flow, -1 for a path flow
+    int shape = -1;             // index into shapes_; -1 while the flow is free
     FlowState state = FlowState::free;
   };
   struct LinkEntry {
     int flow;
-    int slot;  // index into the flow's path
+    int slot;  // index into the flow's shape
   };
 
   int allocate_flow();
@@ -136,7 +123,6 @@ class FlowNetwork {
   void heap_remove(int f);
 
   const Topology* topology_;
-  Router* router_;
   EventQueue events_;  // activations only (one per flow, in (time, insertion) order)
   std::vector<int> completion_heap_;
   std::uint64_t due_sequence_ = 0;
@@ -146,7 +132,6 @@ class FlowNetwork {
   std::vector<double> link_capacity_;  // bytes/s
   std::vector<double> link_weight_;  // weight of active flows on each link (solver: unfixed count)
   std::vector<std::vector<LinkEntry>> link_flows_;
-  std::vector<int> link_load_;  // flows routed over each link, pending included (router's view)
   std::vector<double> link_bytes_;
   std::vector<double> capacity_;  // bytes/s per link (solver scratch: residual capacity)
   std::vector<double> unfixed_;   // solver scratch: weight of flows not yet fixed per link
@@ -160,7 +145,6 @@ class FlowNetwork {
   std::vector<std::pair<double, int>> heap_;
   std::uint64_t epoch_ = 0;
   std::size_t active_count_ = 0;
-  std::size_t active_path_flows_ = 0;
   bool memoize_ = false;
   bool memo_dirty_ = false;                          // the active set changed since the last solve
   std::vector<int> active_shaped_;                   // memoized mode: the active flows, by shape

@@ -40,7 +40,8 @@ struct TrafficLoads {
 // spreads evenly over the pair's global links (with the local hops to and from them). Valiant
 // traffic detours through every other switch of the group (inside a group) or every other built
 // group (between groups) in equal shares, and within the intermediate group from each landing
-// link to each departing link. Intra-node hops and the device's NIC are as in Router (routing.hpp).
+// link to each departing link. Intra-node hops take the topology's fewest-hop route (intra_route);
+// a device without a NIC of its own reaches its node's through it.
 class TrafficRouter {
  public:
   explicit TrafficRouter(const Topology& topology);

@@ -29,32 +29,6 @@ double program_valiant_share(const PricedProgram& program) {
   return valiant;
 }
 
-// Each send a flow sprayed over the traffic model's routes at its program's Valiant share: one
-// shape per (source, destination, share), made at the first send.
-class SprayedSends {
- public:
-  explicit SprayedSends(const Topology& topology) : router_(topology) {}
-
-  std::pair<int, Time> start(FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag,
-                             double valiant) {
-    auto [it, fresh] = shapes_.try_emplace({src, dst, valiant});
-    if (fresh) {
-      const TrafficDemand demand{src, dst, 1.0};
-      const TrafficLoads loads = router_.route({&demand, 1}, valiant > 0.0);
-      const Time latency = Time::from_ps(static_cast<std::int64_t>(
-          (1.0 - valiant) * static_cast<double>(loads.minimal_latency.ps()) +
-          valiant * static_cast<double>(loads.valiant_latency.ps())));
-      it->second = {net.add_shape(mix_routes(loads, valiant)), latency};
-    }
-    const auto [shape, latency] = it->second;
-    return {net.start_shaped_flow(at, shape, latency, static_cast<double>(wire), wire, tag), latency};
-  }
-
- private:
-  TrafficRouter router_;
-  std::map<std::tuple<int, int, double>, std::pair<int, Time>> shapes_;  // -> (shape, latency)
-};
-
 // A call's schedules (one per communicator of its kind) start together and it ends with the last
 // of them; OrderedPricing keeps MPI's order per communicator.
 class EveryStepPricing final : public OrderedPricing {
@@ -65,12 +39,7 @@ class EveryStepPricing final : public OrderedPricing {
         layout_(layout),
         library_(network.machine().collective_libraries.front()),
         flows_(network.topology(), std::vector<double>(network.capacity().begin(), network.capacity().end())),
-        sends_(network.topology()),
         runner_(sim, flows_, library_, wire_model(network.machine(), library_),
-                [this](FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag, int schedule) {
-                  const int id = call_of_schedule_[static_cast<std::size_t>(schedule)];
-                  return sends_.start(net, at, src, dst, wire, tag, calls_[static_cast<std::size_t>(id)].valiant);
-                },
                 [this](int schedule, Time end) { schedule_ended(schedule, end); }) {}
 
   CollectiveAlgorithm algorithm(int id) const override { return calls_[static_cast<std::size_t>(id)].algorithm; }
@@ -99,6 +68,7 @@ class EveryStepPricing final : public OrderedPricing {
     for (const auto& devices : comms) {
       FlowSchedule schedule = build_schedule(c.algorithm, call.op, devices, call.bytes, network_.schedule_options());
       schedule.start = t;
+      schedule.valiant_share = c.valiant;
       call_of_schedule_.push_back(id);
       runner_.add(std::move(schedule));
     }
@@ -113,7 +83,6 @@ class EveryStepPricing final : public OrderedPricing {
   Layout layout_;
   const CollectiveLibrary& library_;
   FlowNetwork flows_;
-  SprayedSends sends_;
   std::vector<Call> calls_;
   std::vector<int> call_of_schedule_;  // per schedule the runner holds
   ScheduleRunner runner_;
@@ -135,6 +104,7 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
   for (const auto& devices : comms) {
     schedules.push_back(build_schedule(algorithm, op, devices, bytes, network.schedule_options()));
     schedules.back().start = Time::zero();
+    schedules.back().valiant_share = valiant;
     sends += schedules.back().size();
     if (sends > max_sends) {
       throw InputError(InputLocation{"", 0, "--every-step"}, fmt::format("more than {} sends", sends),
@@ -145,11 +115,7 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
   }
   const auto capacity = network.capacity();
   FlowNetwork flows(network.topology(), std::vector<double>(capacity.begin(), capacity.end()));
-  SprayedSends sprayed(network.topology());
-  const StartSend start = [&](FlowNetwork& net, Time at, int src, int dst, Bytes wire, std::uint64_t tag, int) {
-    return sprayed.start(net, at, src, dst, wire, tag, valiant);
-  };
-  const auto results = run_flow_schedules(flows, schedules, library, wire_model(machine, library), start);
+  const auto results = run_flow_schedules(flows, schedules, library, wire_model(machine, library));
   for (const ScheduleResult& r : results) {
     result.time = max(result.time, r.end - r.start);
     result.flows += r.flows;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/net/sprayed_messages.hpp"
 
 namespace ws {
 
@@ -34,7 +35,7 @@ Bytes chunk_bytes(Bytes total, int p, int member, int step, int steps_reduce) {
 }  // namespace
 
 std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const RingCall> calls,
-                                                   const CollectiveLibrary& library) {
+                                                   const CollectiveLibrary& library, double valiant_share) {
   if (calls.size() >= (1u << 20)) throw std::invalid_argument("run_ring_collectives: too many calls");
   std::vector<CollectiveResult> results(calls.size());
   std::vector<std::size_t> first_member(calls.size() + 1, 0);
@@ -48,6 +49,7 @@ std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::sp
   std::vector<int> received(first_member.back(), 0);  // steps received per member
   std::vector<int> members_left(calls.size(), 0);
 
+  SprayedMessages messages(network);
   EventQueue sends;  // payload: id = call, data = member << 32 | step
   for (std::size_t c = 0; c < calls.size(); ++c) {
     const RingCall& call = calls[c];
@@ -79,7 +81,7 @@ std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::sp
         const int p = static_cast<int>(call.devices.size());
         const int receiver = (sender + 1) % p;
         // Step k + 1 forwards the chunk received at step k, so it waits for that receive only; with
-        // adaptive routing receives of one member may complete out of step order.
+        // traffic on Valiant paths receives of one member may complete out of step order.
         int& got = received[first_member[c] + static_cast<std::size_t>(receiver)];
         ++got;
         if (step + 1 < ring_steps(call.op, p)) {
@@ -102,8 +104,9 @@ std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::sp
       const Bytes bytes = call.op == CollectiveOp::all_gather
                               ? chunk_bytes(call.bytes, p, member, step + (p - 1), p - 1)
                               : chunk_bytes(call.bytes, p, member, step, steps_reduce);
-      network.start_flow(e.time, call.devices[static_cast<std::size_t>(member)],
-                         call.devices[static_cast<std::size_t>((member + 1) % p)], bytes, make_tag(c, member, step));
+      messages.send(e.time, call.devices[static_cast<std::size_t>(member)],
+                    call.devices[static_cast<std::size_t>((member + 1) % p)], bytes, make_tag(c, member, step),
+                    valiant_share);
       ++results[c].flows;
     }
   }

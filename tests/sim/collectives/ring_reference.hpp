@@ -32,9 +32,9 @@ struct CollectiveResult {
 // Ring steps: 2(p - 1) for all-reduce, p - 1 for the others; each moves one chunk of bytes / p
 // (the first bytes % p chunks one byte larger).
 // Runs all calls to completion together on `network` (its time must not be past any call's start).
-// Time per step: library step latency + path latency + chunk / max-min share; plus the library
-// launch latency once per call.
+// Time per step: library step latency + path latency + chunk / max-min share of a sprayed message
+// with `valiant_share` of its bytes on Valiant paths; plus the library launch latency once per call.
 std::vector<CollectiveResult> run_ring_collectives(FlowNetwork& network, std::span<const RingCall> calls,
-                                                   const CollectiveLibrary& library);
+                                                   const CollectiveLibrary& library, double valiant_share = 0.0);
 
 }  // namespace ws

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "sim/net/placement.hpp"
+#include "sim/net/sprayed_messages.hpp"
 #include "tests/sim/net/test_machine.hpp"
 
 namespace ws {
@@ -16,13 +17,8 @@ using namespace ws::literals;
 struct Fixture {
   Machine machine;
   Topology topology;
-  Router router;
   FlowNetwork network;
-  Fixture(Machine m, int nodes, RoutingPolicy policy, std::uint64_t seed)
-      : machine(std::move(m)),
-        topology(build_topology(machine, nodes)),
-        router(topology, {policy, seed}),
-        network(topology, router) {}
+  Fixture(Machine m, int nodes) : machine(std::move(m)), topology(build_topology(machine, nodes)), network(topology) {}
 };
 
 std::vector<int> iota_devices(int first, int p) {
@@ -34,13 +30,13 @@ std::vector<int> iota_devices(int first, int p) {
 // One device per node, fabric 10x the NIC rate: the ring is limited only by the 25 GB/s NICs.
 TEST(RingCollective, AllReduceMatchesTheClosedFormOnANonBlockingNetwork) {
   const int p = 8;
-  Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+  Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p);
   const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
   const Bytes M = 256_MiB;
   const std::vector<RingCall> calls{{CollectiveOp::all_reduce, iota_devices(0, p), M, Time::zero()}};
   const auto r = run_ring_collectives(fx.network, calls, lib);
   ASSERT_EQ(r.size(), 1u);
-  const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
+  const Time hop = SprayedMessages(fx.network).route(0, 1).latency;
   const int steps = 2 * (p - 1);
   const double expected_s = lib.launch_latency.seconds() + steps * (lib.step_latency + hop).seconds() +
                             2.0 * (p - 1) / p * static_cast<double>(M) / 25e9;
@@ -53,7 +49,7 @@ TEST(RingCollective, AllReduceMatchesTheClosedFormOnANonBlockingNetwork) {
 TEST(RingCollective, ReduceScatterAndAllGatherTakeHalfTheSteps) {
   const int p = 6;
   for (const CollectiveOp op : {CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
-    Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+    Fixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p);
     const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
     const Bytes M = 96_MiB + 5;  // not divisible by p: chunks differ by one byte
     const std::vector<RingCall> calls{{op, iota_devices(0, p), M, Time::zero()}};
@@ -66,7 +62,7 @@ TEST(RingCollective, ReduceScatterAndAllGatherTakeHalfTheSteps) {
 }
 
 TEST(RingCollective, SingleMemberCostsOnlyTheLaunch) {
-  Fixture fx(testing::small_machine(1, 2, 2, 1, 1, 1), 2, RoutingPolicy::minimal, 1);
+  Fixture fx(testing::small_machine(1, 2, 2, 1, 1, 1), 2);
   const std::vector<RingCall> calls{{CollectiveOp::all_reduce, {0}, 1_MiB, 3_us}};
   const auto r = run_ring_collectives(fx.network, calls, fx.machine.collective_libraries.front());
   EXPECT_EQ(r[0].end, 3_us + fx.machine.collective_libraries.front().launch_latency);
@@ -77,10 +73,10 @@ TEST(RingCollective, DisjointRingsDoNotSlowEachOther) {
   const int p = 4;
   const Machine m = testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0);
   const CollectiveLibrary lib = m.collective_libraries.front();
-  Fixture alone(m, 8, RoutingPolicy::minimal, 1);
+  Fixture alone(m, 8);
   const std::vector<RingCall> one{{CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, Time::zero()}};
   const auto r1 = run_ring_collectives(alone.network, one, lib);
-  Fixture both(m, 8, RoutingPolicy::minimal, 1);
+  Fixture both(m, 8);
   const std::vector<RingCall> two{{CollectiveOp::all_reduce, iota_devices(0, p), 64_MiB, Time::zero()},
                                         {CollectiveOp::all_reduce, iota_devices(4, p), 64_MiB, Time::zero()}};
   const auto r2 = run_ring_collectives(both.network, two, lib);
@@ -92,10 +88,10 @@ TEST(RingCollective, RingsSharingAThinGlobalLinkAreSlowerThanAlone) {
   // Two rings that each span two groups joined by one 25 GB/s global link per pair.
   const Machine m = testing::small_machine(2, 4, 4, 1, 1, 1, 250.0, 25.0);
   const CollectiveLibrary lib = m.collective_libraries.front();
-  Fixture alone(m, 8, RoutingPolicy::minimal, 1);
+  Fixture alone(m, 8);
   const std::vector<RingCall> one{{CollectiveOp::all_reduce, {0, 1, 4, 5}, 64_MiB, Time::zero()}};
   const double t1 = run_ring_collectives(alone.network, one, lib)[0].end.seconds();
-  Fixture both(m, 8, RoutingPolicy::minimal, 1);
+  Fixture both(m, 8);
   const std::vector<RingCall> two{{CollectiveOp::all_reduce, {0, 1, 4, 5}, 64_MiB, Time::zero()},
                                         {CollectiveOp::all_reduce, {2, 3, 6, 7}, 64_MiB, Time::zero()}};
   const auto r2 = run_ring_collectives(both.network, two, lib);
@@ -104,7 +100,7 @@ TEST(RingCollective, RingsSharingAThinGlobalLinkAreSlowerThanAlone) {
 }
 
 std::pair<std::uint64_t, std::int64_t> ring_run(std::uint64_t seed) {
-  Fixture fx(testing::small_machine(4, 4, 4, 2, 2, 1, 50.0, 25.0), 16, RoutingPolicy::adaptive, seed);
+  Fixture fx(testing::small_machine(4, 4, 4, 2, 2, 1, 50.0, 25.0), 16);
   const auto nodes = place_job_nodes(16, 12, NodeAllocation::scattered, seed);
   const auto devices = devices_of_ranks(nodes, 2, 24);
   std::vector<RingCall> calls;
@@ -113,7 +109,7 @@ std::pair<std::uint64_t, std::int64_t> ring_run(std::uint64_t seed) {
     for (int r = g; r < 24; r += 2) members.push_back(devices[static_cast<std::size_t>(r)]);
     calls.push_back({CollectiveOp::all_reduce, members, 8_MiB, Time::zero()});
   }
-  const auto r = run_ring_collectives(fx.network, calls, fx.machine.collective_libraries.front());
+  const auto r = run_ring_collectives(fx.network, calls, fx.machine.collective_libraries.front(), 0.5);
   return {fx.network.trace_hash(), r[0].end.ps() ^ r[1].end.ps()};
 }
 

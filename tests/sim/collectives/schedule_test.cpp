@@ -26,13 +26,9 @@ using namespace ws::literals;
 struct ScheduleFixture {
   Machine machine;
   Topology topology;
-  Router router;
   FlowNetwork network;
-  ScheduleFixture(Machine m, int nodes, RoutingPolicy policy, std::uint64_t seed, int groups = 0)
-      : machine(std::move(m)),
-        topology(build_topology(machine, nodes, groups)),
-        router(topology, {policy, seed}),
-        network(topology, router) {}
+  ScheduleFixture(Machine m, int nodes, int groups = 0)
+      : machine(std::move(m)), topology(build_topology(machine, nodes, groups)), network(topology) {}
 };
 
 std::vector<int> schedule_devices(int first, int p, int stride = 1) {
@@ -47,10 +43,10 @@ ScheduleResult run_one(ScheduleFixture& fx, const FlowSchedule& s) {
 }
 
 // The executor runs the ring's schedule exactly as the dedicated ring driver does, contention and
-// adaptive routing included: same end times, same flows.
+// traffic half sprayed over Valiant paths included: same end times, same flows.
 TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
   const Machine m = testing::small_machine(3, 4, 4, 2, 2, 1, 50.0, 25.0);
-  ScheduleFixture a(m, 12, RoutingPolicy::adaptive, 7), b(m, 12, RoutingPolicy::adaptive, 7);
+  ScheduleFixture a(m, 12), b(m, 12);
   std::vector<RingCall> calls;
   std::vector<FlowSchedule> schedules;
   for (int c = 0; c < 2; ++c) {
@@ -58,8 +54,9 @@ TEST(FlowSchedule, RingScheduleReproducesTheRingDriverExactly) {
     const CollectiveOp op = c == 0 ? CollectiveOp::all_reduce : CollectiveOp::all_gather;
     calls.push_back({op, devices, 64_MiB + 3, Time::zero()});
     schedules.push_back(ring_schedule(op, devices, 64_MiB + 3, RingOptions{}));
+    schedules.back().valiant_share = 0.5;
   }
-  const auto ring = run_ring_collectives(a.network, calls, m.collective_libraries.front());
+  const auto ring = run_ring_collectives(a.network, calls, m.collective_libraries.front(), 0.5);
   const auto generic = run_flow_schedules(b.network, schedules, m.collective_libraries.front());
   for (std::size_t c = 0; c < calls.size(); ++c) {
     EXPECT_EQ(generic[c].end, ring[c].end) << c;
@@ -92,11 +89,11 @@ TEST(RingSchedule, ASendWaitsForTheReceiveBeforeAndTheOwnSendEightStepsEarlier) 
 // all-reduce = launch + 2 log2 p (step + hop latency) + 2 (p - 1) / p M / bw.
 TEST(RhdCollective, AllReduceMatchesTheClosedFormOnANonBlockingNetwork) {
   for (const int p : {4, 8}) {
-    ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+    ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p);
     const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
     const Bytes M = 256_MiB;
     const auto r = run_one(fx, rhd_schedule(CollectiveOp::all_reduce, schedule_devices(0, p), M));
-    const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
+    const Time hop = SprayedMessages(fx.network).route(0, 1).latency;
     const double log2p = std::log2(p);
     const double expected_s = lib.launch_latency.seconds() + 2 * log2p * (lib.step_latency + hop).seconds() +
                               2.0 * (p - 1) / p * static_cast<double>(M) / 25e9;
@@ -139,7 +136,7 @@ TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
       if (!supports(a, op)) continue;
       for (const int nodes : {2, 3}) {
         // 4 devices per node with 4 NICs: hierarchical has n = nodes, L = 4.
-        ScheduleFixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+        ScheduleFixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes);
         const int p = 4 * nodes;
         const auto s = build_schedule(a, op, schedule_devices(0, p), M, ScheduleOptions{4, 4, 0, {}});
         const auto r = run_one(fx, s);
@@ -153,7 +150,7 @@ TEST(Collectives, EveryAlgorithmDeliversTheBytesOfItsClosedForm) {
 }
 
 TEST(RhdCollective, NonPowerOfTwoAddsTwoStepsAndDeliversItsBytes) {
-  ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 6, RoutingPolicy::minimal, 1);
+  ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 6);
   const auto s = rhd_schedule(CollectiveOp::all_reduce, schedule_devices(0, 6), 60_MiB);
   EXPECT_EQ(s.critical_path_steps(), 2 * 2 + 2);  // 2 log2 4 + pre + post
   run_one(fx, s);
@@ -164,16 +161,16 @@ TEST(RhdCollective, NonPowerOfTwoAddsTwoStepsAndDeliversItsBytes) {
 // Open MPI's libnbc all-reduce on two members: the whole buffer one way, then back, in sequence:
 // launch + 2 (step + hop + M / bw), twice the ring's M / bw. Reduce-scatter: M up, then M / 2 back.
 TEST(BinomialCollective, TwoMembersMatchTheClosedForm) {
-  ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
+  ScheduleFixture fx(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2);
   const CollectiveLibrary& lib = fx.machine.collective_libraries.front();
   const Bytes M = 64_MiB;
-  const Time hop = fx.network.path_latency(fx.router.route(0, 1, fx.network.link_load()));
+  const Time hop = SprayedMessages(fx.network).route(0, 1).latency;
   const double step = (lib.step_latency + hop).seconds(), launch = lib.launch_latency.seconds();
   const auto all_reduce = run_one(fx, binomial_all_reduce_schedule(schedule_devices(0, 2), M));
   const double all_reduce_s = launch + 2 * (step + static_cast<double>(M) / 25e9);
   EXPECT_NEAR(all_reduce.end.seconds(), all_reduce_s, 0.01 * all_reduce_s);
   EXPECT_EQ(all_reduce.flows, 2u);
-  ScheduleFixture fx2(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2, RoutingPolicy::minimal, 1);
+  ScheduleFixture fx2(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), 2);
   const auto reduce_scatter = run_one(fx2, binomial_reduce_scatter_schedule(schedule_devices(0, 2), M));
   const double reduce_scatter_s = launch + 2 * step + 1.5 * static_cast<double>(M) / 25e9;
   EXPECT_NEAR(reduce_scatter.end.seconds(), reduce_scatter_s, 0.01 * reduce_scatter_s);
@@ -244,7 +241,7 @@ TEST(TreeCollective, OnNodesOfSeveralMembersChainsPipelineWithTheTrees) {
         EXPECT_EQ(out_of_node[static_cast<std::size_t>(n)], bytes);
       }
     }
-    ScheduleFixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+    ScheduleFixture fx(testing::small_machine(1, 8, 8, 4, 4, 1), nodes);
     run_one(fx, s);
     for (int nic = 0; nic < nodes * 4; ++nic)
       EXPECT_GT(fx.network.link_bytes_delivered(fx.topology.injection_up[static_cast<std::size_t>(nic)]), 0.0) << nic;
@@ -258,7 +255,7 @@ TEST(TreeCollective, OnNodesOfSeveralMembersChainsPipelineWithTheTrees) {
 TEST(TreeCollective, OnNodesOfSeveralMembersTakesTheNicsTimeNotTheChainsOnTop) {
   const int nodes = 2, L = 4;
   const Bytes bytes = 256_MiB;
-  ScheduleFixture fx(testing::small_machine(1, 8, 8, L, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  ScheduleFixture fx(testing::small_machine(1, 8, 8, L, 4, 1), nodes);
   const auto result = run_one(fx, node_tree_all_reduce_schedule(schedule_devices(0, nodes * L), bytes, L));
   const double nics = static_cast<double>(bytes) / L / 25e9;
   EXPECT_GT(result.end.seconds(), nics);
@@ -278,15 +275,15 @@ TEST(HierarchicalCollective, UsesEveryNicOfEveryNode) {
     return out;
   };
   for (const auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
-    ScheduleFixture h(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+    ScheduleFixture h(testing::small_machine(1, 8, 8, 4, 4, 1), nodes);
     for (const double b : nic_bytes(hierarchical_schedule(op, schedule_devices(0, 16), 64_MiB, 4), h)) {
       EXPECT_GT(b, 0.0) << to_string(op);
     }
   }
-  ScheduleFixture single(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  ScheduleFixture single(testing::small_machine(1, 8, 8, 4, 4, 1), nodes);
   const auto ring = nic_bytes(ring_schedule(CollectiveOp::all_gather, schedule_devices(0, 16), 64_MiB, RingOptions{4, 1, 0, {}}), single);
   EXPECT_EQ(std::count_if(ring.begin(), ring.end(), [](double b) { return b > 0; }), nodes);
-  ScheduleFixture multi(testing::small_machine(1, 8, 8, 4, 4, 1), nodes, RoutingPolicy::minimal, 1);
+  ScheduleFixture multi(testing::small_machine(1, 8, 8, 4, 4, 1), nodes);
   const auto channels = nic_bytes(ring_schedule(CollectiveOp::all_gather, schedule_devices(0, 16), 64_MiB, RingOptions{4, 4, 0, {}}), multi);
   EXPECT_EQ(std::count_if(channels.begin(), channels.end(), [](double b) { return b > 0; }), 4 * nodes);
 }
@@ -316,8 +313,8 @@ TEST(RingSchedule, SegmentBytesAreTheSumOfTheirStepsChunks) {
 
 TEST(RingSchedule, SegmentsMatchTheStepwiseRingInLockstep) {
   const int p = 8;
-  ScheduleFixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
-  ScheduleFixture b(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p, RoutingPolicy::minimal, 1);
+  ScheduleFixture a(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p);
+  ScheduleFixture b(testing::small_machine(1, 8, 8, 1, 1, 1, 250.0, 250.0), p);
   const auto exact = run_one(a, ring_schedule(CollectiveOp::all_reduce, schedule_devices(0, p), 64_MiB, RingOptions{}));
   const auto merged = run_one(b, ring_schedule(CollectiveOp::all_reduce, schedule_devices(0, p), 64_MiB, RingOptions{1, 1, 3, {}}));
   EXPECT_EQ(merged.flows, 3u * p);

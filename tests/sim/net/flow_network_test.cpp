@@ -1,5 +1,6 @@
 // Properties of max-min flow sharing: closed forms, conservation, isolation, determinism.
 #include "sim/net/flow_network.hpp"
+#include "sim/net/sprayed_messages.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,11 +25,10 @@ std::vector<CompletedFlow> drain(FlowNetwork& net) {
 TEST(FlowNetwork, SingleFlowTakesLatencyPlusSizeOverBandwidth) {
   const Machine m = testing::small_machine(2, 2, 2, 1, 1, 1);
   const Topology t = build_topology(m, 4);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
   const Bytes size = 1_MiB;
-  const int f = net.start_flow(Time::zero(), 0, 3, size, 42);  // across groups
-  const Time latency = net.path_latency(net.path(f));
+  const Time latency = messages.send(Time::zero(), 0, 3, size, 42).latency;  // across groups
   // NIC (25 GB/s) is the bottleneck: fabric links are 200 GB/s.
   const Time expected = latency + transfer_time(static_cast<double>(size), 25_GBps);
   const auto done = drain(net);
@@ -43,13 +43,13 @@ TEST(FlowNetwork, SingleFlowTakesLatencyPlusSizeOverBandwidth) {
 TEST(FlowNetwork, FlowsOnOneLinkSplitItEvenlyAndConserveBytes) {
   const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
   const Topology t = build_topology(m, 1);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
   const int n = 5;
   const Bytes size = 3_MiB;
   std::vector<int> flows;
-  for (int i = 0; i < n; ++i) flows.push_back(net.start_flow(Time::zero(), 0, 1, size, static_cast<std::uint64_t>(i)));
-  const Time latency = net.path_latency(net.path(flows[0]));
+  for (int i = 0; i < n; ++i) flows.push_back(messages.send(Time::zero(), 0, 1, size, static_cast<std::uint64_t>(i)).flow);
+  const Time latency = messages.route(0, 1).latency;
   std::vector<CompletedFlow> done;
   net.advance(net.next_event_time(), done);  // all activate together
   for (const int f : flows) EXPECT_DOUBLE_EQ(net.rate_bytes_per_s(f), 100e9 / n);
@@ -66,11 +66,10 @@ TEST(FlowNetwork, ShortFlowLeavingSpeedsUpTheOthersExactly) {
   // Two flows share a 100 GB/s link; the 1 MiB one finishes, then the 3 MiB one gets all of it.
   const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
   const Topology t = build_topology(m, 1);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
-  net.start_flow(Time::zero(), 0, 1, 1_MiB, 1);
-  const int big = net.start_flow(Time::zero(), 0, 1, 3_MiB, 2);
-  const Time latency = net.path_latency(net.path(big));
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
+  messages.send(Time::zero(), 0, 1, 1_MiB, 1);
+  const Time latency = messages.send(Time::zero(), 0, 1, 3_MiB, 2).latency;
   const auto done = drain(net);
   ASSERT_EQ(done.size(), 2u);
   const Time first = latency + transfer_time(static_cast<double>(1_MiB), 50_GBps);
@@ -83,17 +82,17 @@ TEST(FlowNetwork, OversubscribedGlobalLinkSlowsExactlyTheFlowsCrossingIt) {
   // Two groups joined by one 25 GB/s global link; 4 flows cross it, 4 stay inside group 0.
   const Machine m = testing::small_machine(2, 4, 8, 1, 1, 1, 200.0, 25.0);
   const Topology t = build_topology(m, 16);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
   const Bytes size = 4_MiB;
   std::map<std::uint64_t, Time> latency;
   for (int i = 0; i < 4; ++i) {
-    const int f = net.start_flow(Time::zero(), i, 8 + i, size, static_cast<std::uint64_t>(i));  // crossing
-    latency[static_cast<std::uint64_t>(i)] = net.path_latency(net.path(f));
+    latency[static_cast<std::uint64_t>(i)] =
+        messages.send(Time::zero(), i, 8 + i, size, static_cast<std::uint64_t>(i)).latency;  // crossing
   }
   for (int i = 4; i < 8; ++i) {
-    const int f = net.start_flow(Time::zero(), i, 4 + (i - 3) % 4, size, static_cast<std::uint64_t>(i));  // local
-    latency[static_cast<std::uint64_t>(i)] = net.path_latency(net.path(f));
+    latency[static_cast<std::uint64_t>(i)] =
+        messages.send(Time::zero(), i, 4 + (i - 3) % 4, size, static_cast<std::uint64_t>(i)).latency;  // local
   }
   const auto done = drain(net);
   ASSERT_EQ(done.size(), 8u);
@@ -112,12 +111,17 @@ TEST(FlowNetwork, OversubscribedGlobalLinkSlowsExactlyTheFlowsCrossingIt) {
   EXPECT_DOUBLE_EQ(net.link_bytes_delivered(t.global_link(1, 0, 0)), 0.0);
 }
 
-// Random traffic with adaptive routing: the trace hash and every completion time repeat exactly.
+// A message's Valiant share in the random traffic: minimal, mixed or all Valiant, so shapes of one
+// link per hop and shapes sprayed over many paths meet on the links.
+double random_valiant_share(RandomStream& rng) { return 0.5 * static_cast<double>(rng.uniform_below(3)); }
+
+// Random traffic, minimal and sprayed over Valiant paths: the trace hash and every completion time
+// repeat exactly.
 std::pair<std::uint64_t, std::vector<std::int64_t>> random_traffic(std::uint64_t seed) {
   const Machine m = testing::small_machine(4, 4, 4, 2, 2, 2, 50.0, 25.0);
   const Topology t = build_topology(m, 16);
-  Router router(t, {RoutingPolicy::adaptive, seed});
-  FlowNetwork net(t, router);
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
   RandomStream rng(seed, StreamId::test);
   std::vector<CompletedFlow> done;
   Time now;
@@ -127,7 +131,7 @@ std::pair<std::uint64_t, std::vector<std::int64_t>> random_traffic(std::uint64_t
     const auto a = static_cast<int>(rng.uniform_below(32));
     auto b = static_cast<int>(rng.uniform_below(31));
     if (b >= a) ++b;
-    net.start_flow(now, a, b, 1 + rng.uniform_below(1_MiB), static_cast<std::uint64_t>(i));
+    messages.send(now, a, b, 1 + rng.uniform_below(1_MiB), static_cast<std::uint64_t>(i), random_valiant_share(rng));
   }
   for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) net.advance(tt, done);
   std::vector<std::int64_t> ends;
@@ -141,14 +145,16 @@ std::pair<std::uint64_t, std::vector<std::int64_t>> random_traffic(std::uint64_t
   return {net.trace_hash(), ends};
 }
 
-// After every solve the shares are max-min fair: no link over capacity, and every active flow has a
-// saturated link on which no flow gets more (its bottleneck). Random overlapping traffic with
-// adaptive routing exercises the solve that stops at unsaturated links and its fallback.
+// After every solve the shares are weighted max-min fair: no link over capacity (a flow puts its
+// rate x its weight on each link of its shape), and every active flow has a saturated link on which
+// no flow gets a higher rate (its bottleneck). Random overlapping traffic, minimal and sprayed over
+// Valiant paths, exercises the solve that stops at unsaturated links and its fallback.
 TEST(FlowNetwork, SharesAreMaxMinFairAfterEverySolve) {
   const Machine m = testing::small_machine(4, 4, 4, 2, 2, 2, 50.0, 25.0);
   const Topology t = build_topology(m, 16);
-  Router router(t, {RoutingPolicy::adaptive, 5});
-  FlowNetwork net(t, router);
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
+  std::map<int, int> shape_of;  // live flow id -> its shape
   RandomStream rng(5, StreamId::test);
   std::map<std::uint64_t, int> live;  // tag -> flow id, started and not completed
   std::map<std::uint64_t, Time> active_from;
@@ -160,10 +166,11 @@ TEST(FlowNetwork, SharesAreMaxMinFairAfterEverySolve) {
     for (const auto& [tag, f] : live) {
       if (active_from[tag] > now) continue;  // still in its latency phase
       active.push_back(f);
-      for (const int l : net.path(f).view()) {
-        used[static_cast<std::size_t>(l)] += net.rate_bytes_per_s(f);
-        top[static_cast<std::size_t>(l)] = std::max(top[static_cast<std::size_t>(l)], net.rate_bytes_per_s(f));
-        ++on[static_cast<std::size_t>(l)];
+      for (const LinkShare& s : net.shape(shape_of[f])) {
+        const auto li = static_cast<std::size_t>(s.link);
+        used[li] += net.rate_bytes_per_s(f) * s.weight;
+        top[li] = std::max(top[li], net.rate_bytes_per_s(f));
+        ++on[li];
       }
     }
     for (std::size_t l = 0; l < t.links.size(); ++l) {
@@ -171,8 +178,8 @@ TEST(FlowNetwork, SharesAreMaxMinFairAfterEverySolve) {
     }
     for (const int f : active) {
       bool bottleneck = false;
-      for (const int l : net.path(f).view()) {
-        const auto li = static_cast<std::size_t>(l);
+      for (const LinkShare& s : net.shape(shape_of[f])) {
+        const auto li = static_cast<std::size_t>(s.link);
         bottleneck |= used[li] >= t.links[li].bandwidth.bytes_per_s() * (1 - 1e-9) &&
                       net.rate_bytes_per_s(f) >= top[li] * (1 - 1e-9);
       }
@@ -192,9 +199,11 @@ TEST(FlowNetwork, SharesAreMaxMinFairAfterEverySolve) {
     auto b = static_cast<int>(rng.uniform_below(31));
     if (b >= a) ++b;
     const auto tag = static_cast<std::uint64_t>(i);
-    const int f = net.start_flow(now, a, b, 1 + rng.uniform_below(2_MiB), tag);
-    live[tag] = f;
-    active_from[tag] = now + net.path_latency(net.path(f));
+    const double valiant = random_valiant_share(rng);
+    const SentMessage sent = messages.send(now, a, b, 1 + rng.uniform_below(2_MiB), tag, valiant);
+    live[tag] = sent.flow;
+    shape_of[sent.flow] = messages.route(a, b, valiant).shape;
+    active_from[tag] = now + sent.latency;
   }
   for (Time tt = net.next_event_time(); tt != Time::max(); tt = net.next_event_time()) {
     done.clear();
@@ -205,7 +214,7 @@ TEST(FlowNetwork, SharesAreMaxMinFairAfterEverySolve) {
   EXPECT_TRUE(live.empty());
 }
 
-TEST(FlowNetwork, SameSeedGivesIdenticalTrace) {
+TEST(FlowNetwork, SameInputsGiveIdenticalTrace) {
   const auto a = random_traffic(17);
   const auto b = random_traffic(17);
   EXPECT_EQ(a.first, b.first);
@@ -218,13 +227,14 @@ TEST(FlowNetwork, ShapedFlowCountsItsWeightAndConservesBytes) {
   // three shares, each moving at a third of the link.
   const Machine m = testing::small_machine(1, 2, 1, 2, 1, 1);
   const Topology t = build_topology(m, 1);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
   const Bytes size = 3_MiB;
   const int link = t.intra_node_link(0, 0, 1);
   const int shape = net.add_shape({{link, 2.0}});
-  const int f = net.start_flow(Time::zero(), 0, 1, size, 8);
-  const Time latency = net.path_latency(net.path(f));
+  const SentMessage plain = messages.send(Time::zero(), 0, 1, size, 8);
+  const int f = plain.flow;
+  const Time latency = plain.latency;
   const int g = net.start_shaped_flow(Time::zero(), shape, latency, static_cast<double>(size), 2 * size, 7);
   std::vector<CompletedFlow> done;
   net.advance(net.next_event_time(), done);
@@ -245,14 +255,13 @@ TEST(FlowNetwork, ShapedFlowMovesAtItsMostLoadedLinksShare) {
   // gets half a NIC until the plain flow leaves, then a whole one.
   const Machine m = testing::small_machine(1, 2, 2, 1, 1, 1);
   const Topology t = build_topology(m, 2);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
-  const int f = net.start_flow(Time::zero(), 0, 1, 1_MiB, 2);
-  const Time latency = net.path_latency(net.path(f));
-  std::vector<LinkShare> links;
-  for (const int l : net.path(f).view()) links.push_back({l, 1.0});
-  const auto back = router.route(1, 0, net.link_load());  // a named path: view() does not own it
-  for (const int l : back.view()) links.push_back({l, 1.0});
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
+  const SentMessage plain = messages.send(Time::zero(), 0, 1, 1_MiB, 2);
+  const int f = plain.flow;
+  const Time latency = plain.latency;
+  std::vector<LinkShare> links = net.shape(messages.route(0, 1).shape);
+  for (const LinkShare& l : net.shape(messages.route(1, 0).shape)) links.push_back(l);
   std::sort(links.begin(), links.end(), [](const LinkShare& a, const LinkShare& b) { return a.link < b.link; });
   const int g = net.start_shaped_flow(Time::zero(), net.add_shape(links), latency, 4.0 * (1 << 20), 8_MiB, 1);
   std::vector<CompletedFlow> done;
@@ -274,15 +283,14 @@ TEST(FlowNetwork, ShapedFlowMovesAtItsMostLoadedLinksShare) {
 std::vector<std::int64_t> repeated_pattern(bool memoize, std::uint64_t* hits) {
   const Machine m = testing::small_machine(2, 2, 2, 2, 2, 1, 50.0, 25.0);
   const Topology t = build_topology(m, 4);
+  FlowNetwork routes(t);  // where the message routes come from: a network of its own, no flows
+  SprayedMessages messages(routes);
   FlowNetwork net(t);
   net.set_memoization(memoize);
-  Router router(t, {RoutingPolicy::minimal, 1});
   std::vector<int> shapes;
   for (const auto& [a, b] : {std::pair{0, 4}, std::pair{1, 6}, std::pair{2, 3}}) {
-    std::vector<LinkShare> links;
-    const auto path = router.route(a, b, net.link_load());  // a named path: view() does not own it
-    for (const int l : path.view()) links.push_back({l, 1.0 + a});
-    std::sort(links.begin(), links.end(), [](const LinkShare& x, const LinkShare& y) { return x.link < y.link; });
+    std::vector<LinkShare> links = routes.shape(messages.route(a, b).shape);
+    for (LinkShare& l : links) l.weight *= 1.0 + a;
     shapes.push_back(net.add_shape(links));
   }
   std::vector<CompletedFlow> done;
@@ -315,10 +323,9 @@ TEST(FlowNetwork, MemoizedRatesRepeatTheSolvedTimesExactly) {
 TEST(FlowNetwork, ZeroByteMessageTakesOnlyTheLatency) {
   const Machine m = testing::small_machine(1, 2, 2, 1, 1, 1);
   const Topology t = build_topology(m, 2);
-  Router router(t, {RoutingPolicy::minimal, 1});
-  FlowNetwork net(t, router);
-  const int f = net.start_flow(5_us, 0, 1, 0, 7);
-  const Time latency = net.path_latency(net.path(f));
+  FlowNetwork net(t);
+  SprayedMessages messages(net);
+  const Time latency = messages.send(5_us, 0, 1, 0, 7).latency;
   const auto done = drain(net);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].end, 5_us + latency);

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "sim/net/placement.hpp"
-#include "sim/net/routing.hpp"
+#include "sim/net/traffic.hpp"
 #include "tests/sim/net/test_machine.hpp"
 
 namespace ws {
@@ -84,65 +84,6 @@ TEST(Placement, RanksFillNodesInOrder) {
   EXPECT_THROW(devices_of_ranks(nodes, 4, 4, 5), std::invalid_argument);
 }
 
-// A path must be a chain of links from the source device to the destination device.
-void expect_connected(const Topology& t, const Path& p, int src, int dst) {
-  ASSERT_GT(p.size, 0);
-  EXPECT_EQ(t.links[static_cast<std::size_t>(p.links[0])].from, t.device_vertex(src));
-  EXPECT_EQ(t.links[static_cast<std::size_t>(p.links[static_cast<std::size_t>(p.size - 1)])].to, t.device_vertex(dst));
-  for (int i = 1; i < p.size; ++i) {
-    EXPECT_EQ(t.links[static_cast<std::size_t>(p.links[static_cast<std::size_t>(i - 1)])].to,
-              t.links[static_cast<std::size_t>(p.links[static_cast<std::size_t>(i)])].from);
-  }
-}
-
-class RoutingPolicies : public ::testing::TestWithParam<RoutingPolicy> {};
-
-TEST_P(RoutingPolicies, PathsAreConnectedAndBounded) {
-  Machine m = testing::small_machine(4, 4, 4, 2, 1, 2);
-  m.node.links.clear();  // no direct link between the two devices would force a detour...
-  m.node.devices = 3;    // ...so use 3 devices in a line 0-1-2: 0 -> 2 needs 2 intra-node hops
-  m.node.links.push_back({0, 1, Bandwidth::from_gbps(100), Time::from_ns(200)});
-  m.node.links.push_back({1, 2, Bandwidth::from_gbps(100), Time::from_ns(200)});
-  const Topology t = build_topology(m, 16);
-  Router router(t, {GetParam(), 9});
-  std::vector<int> load(t.links.size(), 0);
-  for (int a = 0; a < t.devices(); ++a) {
-    for (int b = 0; b < t.devices(); ++b) {
-      if (a == b) continue;
-      const Path p = router.route(a, b, load);
-      expect_connected(t, p, a, b);
-      const int hops = switch_hops(t, p);
-      if (p.minimal) {
-        EXPECT_LE(hops, 3);
-      } else {
-        EXPECT_LE(hops, 5);
-      }
-      for (const int l : p.view()) ++load[static_cast<std::size_t>(l)];
-    }
-  }
-  if (GetParam() == RoutingPolicy::minimal) {
-    EXPECT_EQ(router.non_minimal_routes(), 0u);
-  }
-  if (GetParam() == RoutingPolicy::non_minimal) {
-    EXPECT_GT(router.non_minimal_routes(), 0u);
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(All, RoutingPolicies,
-                         ::testing::Values(RoutingPolicy::minimal, RoutingPolicy::non_minimal, RoutingPolicy::adaptive));
-
-TEST(Routing, AdaptiveAvoidsALoadedMinimalPath) {
-  const Machine m = testing::small_machine(4, 4, 4, 1, 1, 1);
-  const Topology t = build_topology(m, 16);
-  Router router(t, {RoutingPolicy::adaptive, 3});
-  std::vector<int> load(t.links.size(), 0);
-  load[static_cast<std::size_t>(t.global_link(0, 1, 0))] = 100;  // the only minimal global link 0 -> 1
-  const Path p = router.route(0, 4 * 1, load);                   // node 0 (group 0) -> node 4 (group 1)
-  EXPECT_FALSE(p.minimal);
-  std::fill(load.begin(), load.end(), 0);
-  EXPECT_TRUE(router.route(0, 4, load).minimal);
-}
-
 }  // namespace
 }  // namespace ws
 
@@ -170,8 +111,8 @@ namespace ws {
 namespace {
 
 // A chain 0-1-...-7 inside the node: every pair has a route, of |a - b| hops, through the devices
-// between them, and both routers load exactly those links (before, pairs more than two hops apart
-// had none, and Release builds wrote outside the path).
+// between them, and the traffic router loads exactly those links (before, pairs more than two hops
+// apart had none, and Release builds wrote outside the path).
 TEST(Topology, IntraNodeRoutesOfAnyLengthFollowTheFewestHops) {
   Machine m = testing::small_machine(1, 4, 2, 8, 4, 1);
   m.node.links.clear();
@@ -192,10 +133,12 @@ TEST(Topology, IntraNodeRoutesOfAnyLengthFollowTheFewestHops) {
       }
     }
   }
-  Router router(t, RouterOptions{});
-  const Path p = router.route(8 + 0, 8 + 7, std::span<const int>());
-  EXPECT_EQ(p.view().size(), 7U);
-  for (const int l : p.view()) EXPECT_EQ(t.links[static_cast<std::size_t>(l)].kind, LinkKind::intra_node);
+  TrafficRouter router(t);
+  const TrafficDemand demand{8 + 0, 8 + 7, 1.0};
+  const TrafficLoads loads = router.route({&demand, 1});
+  EXPECT_EQ(loads.fixed.size(), 7U);
+  EXPECT_TRUE(loads.minimal.empty());
+  for (const LinkShare& s : loads.fixed) EXPECT_EQ(t.links[static_cast<std::size_t>(s.link)].kind, LinkKind::intra_node);
 }
 
 // Among routes of equal length the widest wins: 0 -> 3 through 1 (100 GB/s) or 2 (50 GB/s).
