@@ -110,12 +110,30 @@ class FlopRate {
   double f_ = 0.0;
 };
 
+// The inverse of a bandwidth: time per byte, as the most loaded of a set of links gives it (the
+// bottleneck of a collective phase, per byte of its largest transfer). Zero: nothing limits.
+class TimePerByte {
+ public:
+  constexpr TimePerByte() = default;
+  static constexpr TimePerByte from_seconds_per_byte(double s) { return TimePerByte(s); }
+  constexpr double seconds_per_byte() const { return s_; }
+  friend constexpr TimePerByte operator*(TimePerByte t, double f) { return TimePerByte(t.s_ * f); }
+  friend constexpr auto operator<=>(TimePerByte, TimePerByte) = default;
+
+ private:
+  constexpr explicit TimePerByte(double s) : s_(s) {}
+  double s_ = 0;
+};
+
 // Sizes in GiB, for writers only (tables, CSV, messages).
 constexpr double to_gib(Bytes bytes) { return static_cast<double>(bytes) / 1073741824.0; }
 
 // The one conversion from an amount of data or work to time.
 constexpr Time transfer_time(double bytes, Bandwidth bw) {
   return Time::from_seconds(bytes / bw.bytes_per_s());
+}
+constexpr Time transfer_time(double bytes, TimePerByte t) {
+  return Time::from_seconds(bytes * t.seconds_per_byte());
 }
 constexpr Time compute_time(double flops, FlopRate rate) {
   return Time::from_seconds(flops / rate.flops());

@@ -15,8 +15,11 @@ constexpr std::uint32_t kActivate = 0;
 constexpr std::size_t kArity = 4;
 }  // namespace
 
-FlowNetwork::FlowNetwork(const Topology& topology, std::vector<double> capacity)
-    : topology_(&topology), link_capacity_(std::move(capacity)) {
+FlowNetwork::FlowNetwork(const Topology& topology, std::span<const Bandwidth> capacity)
+    : topology_(&topology) {
+  // The solver works in bytes/s: the typed capacities end here.
+  link_capacity_.reserve(capacity.size());
+  for (const Bandwidth c : capacity) link_capacity_.push_back(c.bytes_per_s());
   const std::size_t L = topology.links.size();
   link_flows_.resize(L);
   link_bytes_.assign(L, 0.0);

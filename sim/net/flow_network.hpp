@@ -41,9 +41,9 @@ struct FlowNetworkStats {
 // advances the network to it when no earlier event is queued.
 class FlowNetwork {
  public:
-  // `capacity`: bytes/s per link (link_capacities in traffic.hpp, e.g. with other jobs' load on
+  // `capacity`: per link (link_capacities in traffic.hpp, e.g. with other jobs' load on
   // the global links); empty: every link's bandwidth.
-  explicit FlowNetwork(const Topology& topology, std::vector<double> capacity = {});
+  explicit FlowNetwork(const Topology& topology, std::span<const Bandwidth> capacity = {});
 
   // Registers a link set for shaped flows: `links` sorted by link id, weights > 0. A shaped flow at
   // rate r puts weight x r on each link; in the max-min solve a link of weight w counts as w flows

@@ -364,34 +364,35 @@ std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_shar
   return out;
 }
 
-double mixed_bottleneck(const TrafficLoads& loads, double valiant_share, std::span<const double> capacity) {
+TimePerByte mixed_bottleneck(const TrafficLoads& loads, double valiant_share, std::span<const Bandwidth> capacity) {
   double worst = 0.0;
   each_mixed_share(loads, valiant_share, [&](int link, double w) {
-    worst = std::max(worst, w / capacity[static_cast<std::size_t>(link)]);
+    worst = std::max(worst, w / capacity[static_cast<std::size_t>(link)].bytes_per_s());
   });
-  return worst;
+  return TimePerByte::from_seconds_per_byte(worst);
 }
 
-std::vector<double> link_capacities(const Topology& topology, double background_load) {
-  std::vector<double> c(topology.links.size());
+std::vector<Bandwidth> link_capacities(const Topology& topology, double background_load) {
+  std::vector<Bandwidth> c(topology.links.size());
   for (std::size_t l = 0; l < c.size(); ++l) {
     const Link& link = topology.links[l];
-    c[l] = link.bandwidth.bytes_per_s() * (link.kind == LinkKind::global ? 1.0 - background_load : 1.0);
+    c[l] = link.bandwidth * (link.kind == LinkKind::global ? 1.0 - background_load : 1.0);
   }
   return c;
 }
 
-double bottleneck(std::span<const LinkShare> shares, std::span<const double> capacity) {
+TimePerByte bottleneck(std::span<const LinkShare> shares, std::span<const Bandwidth> capacity) {
   double worst = 0.0;
-  for (const LinkShare& s : shares) worst = std::max(worst, s.weight / capacity[static_cast<std::size_t>(s.link)]);
-  return worst;
+  for (const LinkShare& s : shares)
+    worst = std::max(worst, s.weight / capacity[static_cast<std::size_t>(s.link)].bytes_per_s());
+  return TimePerByte::from_seconds_per_byte(worst);
 }
 
-double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<const double> capacity) {
+double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<const Bandwidth> capacity) {
   if (policy == RoutingPolicy::minimal || loads.valiant.empty()) return 0.0;
   if (policy == RoutingPolicy::non_minimal) return 1.0;
   // f(v) = max over links of (a + b v) / c is convex and piecewise linear in v.
-  double fixed_worst = bottleneck(loads.fixed, capacity);
+  const double fixed_worst = bottleneck(loads.fixed, capacity).seconds_per_byte();
   // Only the highest line of each slope can be the maximum: symmetric traffic loads many links
   // alike, so few slopes remain. Per switch-to-switch link the line is (a / c) + (b / c) v; kept
   // here as slope -> highest intercept (a hash, not a sort: the links are many, the slopes few).
@@ -404,7 +405,7 @@ double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<
       const int l = std::min(li, lj);
       const double m = li == l ? loads.minimal[i++].weight : 0.0;
       const double v = lj == l ? loads.valiant[j++].weight : 0.0;
-      const double c = capacity[static_cast<std::size_t>(l)];
+      const double c = capacity[static_cast<std::size_t>(l)].bytes_per_s();
       const auto [it, inserted] = highest.try_emplace((v - m) / c, m / c);
       if (!inserted) it->second = std::max(it->second, m / c);
     }

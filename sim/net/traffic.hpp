@@ -92,21 +92,21 @@ class TrafficRouter {
 // fixed + (1 - v) minimal + v valiant, sorted by link.
 std::vector<LinkShare> mix_routes(const TrafficLoads& loads, double valiant_share);
 
-// Capacity of every link in bytes/s: its bandwidth, less the share other jobs take on global links
+// Capacity of every link: its bandwidth, less the share other jobs take on global links
 // (`background_load` in [0, 1), machine file network.background_load).
-std::vector<double> link_capacities(const Topology& topology, double background_load);
+std::vector<Bandwidth> link_capacities(const Topology& topology, double background_load);
 
-// Seconds per unit of weight of the most loaded link: max over links of weight / capacity. A flow
+// Time per unit of weight on the most loaded link: max over links of weight / capacity. A flow
 // whose every link share is `weight` moves at 1 / bottleneck units per second alone.
-double bottleneck(std::span<const LinkShare> shares, std::span<const double> capacity);
+TimePerByte bottleneck(std::span<const LinkShare> shares, std::span<const Bandwidth> capacity);
 
 // bottleneck(mix_routes(loads, valiant_share), capacity), without building the mixed list.
-double mixed_bottleneck(const TrafficLoads& loads, double valiant_share, std::span<const double> capacity);
+TimePerByte mixed_bottleneck(const TrafficLoads& loads, double valiant_share, std::span<const Bandwidth> capacity);
 
 // The Valiant share of these loads under a routing policy: 0 (minimal), 1 (non-minimal), or for
 // adaptive routing the smallest share whose bottleneck is within 0.1% of the best one. Slingshot
 // adapts per packet to queue depths with a bias to minimal paths (machines.md 1.2); the fluid limit
 // of that balances the loads, and the bias keeps the share no larger than the balance needs.
-double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<const double> capacity);
+double valiant_share(const TrafficLoads& loads, RoutingPolicy policy, std::span<const Bandwidth> capacity);
 
 }  // namespace ws

@@ -83,7 +83,7 @@ double phase_wire_bytes(const PricedPhase& phase, const CollectiveLibrary& libra
 Time phase_time(const PricedProgram& program, const PricedPhase& phase, const CollectiveLibrary& library,
                 Bytes bytes, Bytes nic_overhead_bytes) {
   const Time transfer =
-      Time::from_seconds(phase_wire_bytes(phase, library, bytes, nic_overhead_bytes) * phase.seconds_per_byte);
+      transfer_time(phase_wire_bytes(phase, library, bytes, nic_overhead_bytes), phase.time_per_byte);
   return unhidden_latency(library, phase_latency(program, phase, library, bytes), transfer) + transfer;
 }
 

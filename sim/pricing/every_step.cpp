@@ -38,7 +38,7 @@ class EveryStepPricing final : public OrderedPricing {
         network_(network),
         layout_(layout),
         library_(network.machine().collective_libraries.front()),
-        flows_(network.topology(), std::vector<double>(network.capacity().begin(), network.capacity().end())),
+        flows_(network.topology(), network.capacity()),
         runner_(sim, flows_, library_, wire_model(network.machine(), library_),
                 [this](int schedule, Time end) { schedule_ended(schedule, end); }) {}
 
@@ -113,8 +113,7 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
                                    static_cast<double>(max_sends) / 1e6));
     }
   }
-  const auto capacity = network.capacity();
-  FlowNetwork flows(network.topology(), std::vector<double>(capacity.begin(), capacity.end()));
+  FlowNetwork flows(network.topology(), network.capacity());
   const auto results = run_flow_schedules(flows, schedules, library, wire_model(machine, library));
   for (const ScheduleResult& r : results) {
     result.time = max(result.time, r.end - r.start);

@@ -12,7 +12,7 @@ FlowPricing::FlowPricing(JobNetwork& network, const Layout& layout, Simulation& 
       layout_(layout),
       library_(network.machine().collective_libraries.front()),
       nic_overhead_bytes_(network.machine().node.nic_efficiency.half_bandwidth_bytes),
-      flows_(network.topology(), std::vector<double>(network.capacity().begin(), network.capacity().end())) {
+      flows_(network.topology(), network.capacity()) {
   flows_.set_memoization(true);
   sim.add_model(*this);
 }
@@ -51,7 +51,7 @@ void FlowPricing::start_phase(int id, Time t) {
   const double progress = phase_wire_bytes(p, library, bytes, nic_overhead_bytes_);
   // Pipelined steps hide part of their latency behind the phase's transfer as it would run alone.
   Time latency = unhidden_latency(library, phase_latency(*c.program, p, library, bytes),
-                                  Time::from_seconds(progress * p.seconds_per_byte));
+                                  transfer_time(progress, p.time_per_byte));
   if (c.phase == 0) latency += call_latency(*c.program, library);
   const auto delivered = static_cast<Bytes>(std::llround(progress * p.transfer_weight));
   flows_.start_shaped_flow(t, c.shapes[c.phase], latency, progress, delivered, static_cast<std::uint64_t>(id));

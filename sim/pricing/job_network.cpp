@@ -231,9 +231,9 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
     std::vector<LinkShare> links;
     if (with_links) {
       links = mix_routes(loads, p.valiant_share);
-      p.seconds_per_byte = bottleneck(links, capacity_);
+      p.time_per_byte = bottleneck(links, capacity_);
     } else {
-      p.seconds_per_byte = mixed_bottleneck(loads, p.valiant_share, capacity_);
+      p.time_per_byte = mixed_bottleneck(loads, p.valiant_share, capacity_);
     }
     const double v = p.valiant_share;
     auto mixed = [v](Time minimal, Time valiant) {

@@ -40,7 +40,7 @@ struct PricedPhase {
   // The phase's link loads at its Valiant share (kept when asked for), shared by every program
   // that runs the same transfers.
   std::shared_ptr<const std::vector<LinkShare>> links;
-  double seconds_per_byte = 0;   // alone: seconds per byte of the largest transfer
+  TimePerByte time_per_byte;     // alone: per byte of the largest transfer
   Time path_latency;             // links and switches of the longest transfer, per step
   int steps = 1;                 // steps the phase spans (each pays a step and a path latency)
   double bytes_fraction = 0;     // the largest transfer's bytes per byte of the call
@@ -77,7 +77,7 @@ class JobNetwork {
   // a machine that differs in compute or collective-library terms only.
   void use_machine(const Machine& machine);
   const Topology& topology() const { return topology_; }
-  std::span<const double> capacity() const { return capacity_; }
+  std::span<const Bandwidth> capacity() const { return capacity_; }
   int devices() const { return devices_; }
   NodeAllocation allocation() const { return allocation_; }
   int device_of_rank(int rank) const { return device_of_rank_[static_cast<std::size_t>(rank)]; }
@@ -114,7 +114,7 @@ class JobNetwork {
   std::vector<int> job_nodes_;
   std::vector<int> device_of_rank_;
   Topology topology_;  // built in place: Boost's graph copies when assigned
-  std::vector<double> capacity_;
+  std::vector<Bandwidth> capacity_;
   ScheduleOptions schedule_options_;
   TrafficRouter router_;
   std::map<GroupGeometry, int> nodes_spanned_;

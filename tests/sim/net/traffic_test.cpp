@@ -202,7 +202,7 @@ TEST(ValiantShare, AdaptiveRoutingDivertsAHotGroupPairAndLeavesBalancedTrafficMi
   const double v = valiant_share(loads, RoutingPolicy::adaptive, capacity);
   EXPECT_GT(v, 0.3);
   EXPECT_LT(v, 1.0);
-  const double adaptive = bottleneck(mix_routes(loads, v), capacity);
+  const TimePerByte adaptive = bottleneck(mix_routes(loads, v), capacity);
   EXPECT_LT(adaptive, bottleneck(mix_routes(loads, 0.0), capacity));
   EXPECT_LE(adaptive, bottleneck(mix_routes(loads, 1.0), capacity) * (1 + 1e-9));
   // One pair of nodes: the NIC, not the global link, is the bottleneck, so minimal paths stay.
@@ -216,8 +216,8 @@ TEST(ValiantShare, BackgroundLoadOnGlobalLinksLowersTheirCapacityOnly) {
   const auto free = link_capacities(t, 0.0);
   const auto busy = link_capacities(t, 0.25);
   for (std::size_t l = 0; l < t.links.size(); ++l) {
-    const double expected = t.links[l].kind == LinkKind::global ? 0.75 * free[l] : free[l];
-    EXPECT_DOUBLE_EQ(busy[l], expected) << l;
+    const double expected = t.links[l].kind == LinkKind::global ? 0.75 * free[l].bytes_per_s() : free[l].bytes_per_s();
+    EXPECT_DOUBLE_EQ(busy[l].bytes_per_s(), expected) << l;
   }
 }
 

@@ -213,7 +213,7 @@ TEST(Pipelining, APhaseCostsTheQuadratureOfItsLatencyAndTransfer) {
     double expected = call_latency(program, piped).seconds();
     for (const PricedPhase& p : program.phases) {
       const double l = phase_latency(program, p, piped, bytes).seconds();
-      const double t = phase_wire_bytes(p, piped, bytes, 0) * p.seconds_per_byte;
+      const double t = phase_wire_bytes(p, piped, bytes, 0) * p.time_per_byte.seconds_per_byte();
       expected += std::sqrt(l * l + t * t);
     }
     const Time pipelined = program_time(program, piped, bytes, 0);
