@@ -85,16 +85,16 @@ Communicator::~Communicator() {
 template <class T>
 void Communicator::all_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return;
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
-  timeline_->record_blocking(CollectiveOp::all_reduce, group_, count * sizeof(T), start, timeline_->now_us());
+  timeline_->record_blocking(CollectiveOp::all_reduce, group_, count * sizeof(T), start, timeline_->now());
 }
 
 template <class T>
 Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return Request{};
   MPI_Request r = MPI_REQUEST_NULL;
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
   return Request{*timeline_, timeline_->issue(r, CollectiveOp::all_reduce, group_, count * sizeof(T), start)};
 }
@@ -102,10 +102,10 @@ Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
 template <class T>
 void Communicator::all_gather(const T* in, T* out, std::size_t count) const {
   if (size_ == 1) return void(std::copy(in, in + count, out));
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(MPI_Allgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_));
   timeline_->record_blocking(CollectiveOp::all_gather, group_, count * size_ * sizeof(T), start,
-                             timeline_->now_us());
+                             timeline_->now());
 }
 
 template <class T>
@@ -115,7 +115,7 @@ Request Communicator::iall_gather(const T* in, T* out, std::size_t count) const 
     return Request{};
   }
   MPI_Request r = MPI_REQUEST_NULL;
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(
       MPI_Iallgather(in, mpi_count(count), datatype<T>(), out, mpi_count(count), datatype<T>(), comm_, &r));
   return Request{*timeline_, timeline_->issue(r, CollectiveOp::all_gather, group_, count * size_ * sizeof(T), start)};
@@ -124,10 +124,10 @@ Request Communicator::iall_gather(const T* in, T* out, std::size_t count) const 
 template <class T>
 void Communicator::reduce_scatter_sum(const T* in, T* out, std::size_t count) const {
   if (size_ == 1) return void(std::copy(in, in + count, out));
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(MPI_Reduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_));
   timeline_->record_blocking(CollectiveOp::reduce_scatter, group_, count * size_ * sizeof(T), start,
-                             timeline_->now_us());
+                             timeline_->now());
 }
 
 template <class T>
@@ -137,7 +137,7 @@ Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count
     return Request{};
   }
   MPI_Request r = MPI_REQUEST_NULL;
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(MPI_Ireduce_scatter_block(in, out, mpi_count(count), datatype<T>(), MPI_SUM, comm_, &r));
   return Request{*timeline_,
                  timeline_->issue(r, CollectiveOp::reduce_scatter, group_, count * size_ * sizeof(T), start)};
@@ -145,9 +145,9 @@ Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count
 
 void Communicator::barrier() const {
   if (size_ == 1) return;
-  const double start = timeline_->now_us();
+  const Time start = timeline_->now();
   WS_MPI_CHECK(MPI_Barrier(comm_));
-  timeline_->record_barrier(group_, start, timeline_->now_us());
+  timeline_->record_barrier(group_, start, timeline_->now());
 }
 
 #define WS_INSTANTIATE(T)                                                                             \

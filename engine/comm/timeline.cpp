@@ -11,8 +11,8 @@ TimelineTotals difference(const TimelineTotals& after, const TimelineTotals& bef
   TimelineTotals d{};
   for (int g = 0; g < kCommGroups; ++g) {
     const GroupTotals &a = after[g], &b = before[g];
-    d[g] = GroupTotals{a.blocked_s - b.blocked_s,     a.waited_s - b.waited_s,
-                       a.in_flight_s - b.in_flight_s, a.progress_s - b.progress_s, a.bytes - b.bytes,
+    d[g] = GroupTotals{a.blocked - b.blocked,     a.waited - b.waited,
+                       a.in_flight - b.in_flight, a.progress - b.progress, a.bytes - b.bytes,
                        a.collectives - b.collectives, a.non_blocking - b.non_blocking};
   }
   return d;
@@ -37,32 +37,32 @@ void Timeline::reset_origin() {
   events_.clear();
 }
 
-double Timeline::now_us() const {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count();
+Time Timeline::now() const {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin_);
+  return Time::from_ps(static_cast<std::int64_t>(ns.count()) * 1000);
 }
 
-void Timeline::record_compute(std::string name, double start_us, double end_us) {
-  if (tracing_) events_.push_back(TraceEvent{std::move(name), false, 0, start_us, end_us});
+void Timeline::record_compute(std::string name, Time start, Time end) {
+  if (tracing_) events_.push_back(TraceEvent{std::move(name), false, 0, start, end});
 }
 
-void Timeline::record_blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes, double start_us,
-                               double end_us) {
+void Timeline::record_blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes, Time start, Time end) {
   GroupTotals& t = totals_[index(group)];
-  t.blocked_s += (end_us - start_us) * 1e-6;
+  t.blocked += end - start;
   t.bytes += bytes;
   ++t.collectives;
-  if (tracing_) events_.push_back(TraceEvent{collective_name(op, group), true, bytes, start_us, end_us});
+  if (tracing_) events_.push_back(TraceEvent{collective_name(op, group), true, bytes, start, end});
 }
 
-void Timeline::record_barrier(CommGroup group, double start_us, double end_us) {
+void Timeline::record_barrier(CommGroup group, Time start, Time end) {
   GroupTotals& t = totals_[index(group)];
-  t.blocked_s += (end_us - start_us) * 1e-6;
+  t.blocked += end - start;
   ++t.collectives;
-  if (tracing_) events_.push_back(TraceEvent{std::string("barrier.") + to_string(group), true, 0, start_us, end_us});
+  if (tracing_) events_.push_back(TraceEvent{std::string("barrier.") + to_string(group), true, 0, start, end});
 }
 
 Timeline::Handle Timeline::issue(MPI_Request request, CollectiveOp op, CommGroup group,
-                                 std::uint64_t bytes, double call_start_us) {
+                                 std::uint64_t bytes, Time call_start) {
   int slot = 0;
   if (free_.empty()) {
     slot = static_cast<int>(slots_.size());
@@ -72,10 +72,10 @@ Timeline::Handle Timeline::issue(MPI_Request request, CollectiveOp op, CommGroup
     free_.pop_back();
   }
   Slot& s = slots_[static_cast<std::size_t>(slot)];
-  s.request = request, s.op = op, s.group = group, s.bytes = bytes, s.issue_us = now_us(), s.used = true;
+  s.request = request, s.op = op, s.group = group, s.bytes = bytes, s.issued = now(), s.used = true;
   ++in_flight_;
   GroupTotals& t = totals_[index(group)];
-  t.progress_s += (s.issue_us - call_start_us) * 1e-6;
+  t.progress += s.issued - call_start;
   t.bytes += bytes;
   ++t.collectives;
   ++t.non_blocking;
@@ -88,11 +88,11 @@ bool Timeline::pending(Handle h) const {
   return s.used && s.generation == h.generation;
 }
 
-void Timeline::complete(int slot, double now) {
+void Timeline::complete(int slot, Time at) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
-  totals_[index(s.group)].in_flight_s += (now - s.issue_us) * 1e-6;
+  totals_[index(s.group)].in_flight += at - s.issued;
   if (tracing_)
-    events_.push_back(TraceEvent{collective_name(s.op, s.group), true, s.bytes, s.issue_us, now});
+    events_.push_back(TraceEvent{collective_name(s.op, s.group), true, s.bytes, s.issued, at});
   s.used = false;
   s.request = MPI_REQUEST_NULL;
   ++s.generation;
@@ -103,10 +103,10 @@ void Timeline::complete(int slot, double now) {
 bool Timeline::test_slot(int slot) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
   int done = 0;
-  const double start = now_us();
+  const Time start = now();
   WS_MPI_CHECK(MPI_Test(&s.request, &done, MPI_STATUS_IGNORE));
-  const double end = now_us();
-  totals_[index(s.group)].progress_s += (end - start) * 1e-6;
+  const Time end = now();
+  totals_[index(s.group)].progress += end - start;
   if (done) complete(slot, end);
   return done != 0;
 }
@@ -119,12 +119,12 @@ bool Timeline::test(Handle h) {
 void Timeline::wait(Handle h) {
   if (!pending(h)) return;
   Slot& s = slots_[static_cast<std::size_t>(h.slot)];
-  const double start = now_us();
+  const Time start = now();
   WS_MPI_CHECK(MPI_Wait(&s.request, MPI_STATUS_IGNORE));
-  const double end = now_us();
+  const Time end = now();
   GroupTotals& t = totals_[index(s.group)];
-  t.blocked_s += (end - start) * 1e-6;
-  t.waited_s += (end - start) * 1e-6;
+  t.blocked += end - start;
+  t.waited += end - start;
   if (tracing_)
     events_.push_back(TraceEvent{"wait." + collective_name(s.op, s.group), false, s.bytes, start, end});
   complete(h.slot, end);
@@ -137,27 +137,27 @@ void Timeline::progress() {
 }
 
 ComputeSpan::ComputeSpan(Timeline& timeline, const char* phase, int block, const char* what)
-    : timeline_(timeline), phase_(phase), block_(block), what_(what), start_us_(0) {
+    : timeline_(timeline), phase_(phase), block_(block), what_(what) {
   timeline_.progress();  // here rather than in the destructor, which must not throw
-  start_us_ = timeline_.now_us();
+  start_ = timeline_.now();
 }
 
 ComputeSpan::ComputeSpan(Timeline& timeline, const std::string& name)
-    : timeline_(timeline), phase_(nullptr), block_(-1), what_(nullptr), name_(&name), start_us_(0) {
+    : timeline_(timeline), phase_(nullptr), block_(-1), what_(nullptr), name_(&name) {
   timeline_.progress();
-  start_us_ = timeline_.now_us();
+  start_ = timeline_.now();
 }
 
 ComputeSpan::~ComputeSpan() {
-  const double end = timeline_.now_us();
+  const Time end = timeline_.now();
   if (timeline_.tracing() && name_ != nullptr) {
-    timeline_.record_compute(*name_, start_us_, end);
+    timeline_.record_compute(*name_, start_, end);
   } else if (timeline_.tracing()) {
     std::string name = phase_;
     if (block_ >= 0) name += ".block" + std::to_string(block_);
     name += ".";
     name += what_;
-    timeline_.record_compute(std::move(name), start_us_, end);
+    timeline_.record_compute(std::move(name), start_, end);
   }
 }
 

@@ -13,24 +13,23 @@
 #include <string>
 #include <vector>
 
+#include "base/units.hpp"
 #include "workload/collective_op.hpp"
 #include "workload/comm_group.hpp"
 
 namespace ws {
 
-
-
 // Per communicator, accumulated since the timeline was made.
 struct GroupTotals {
-  double blocked_s = 0;  // blocked in MPI: blocking collectives plus waits on non-blocking ones
-  double waited_s = 0;   // the part of blocked_s spent in waits on non-blocking collectives
+  Time blocked;  // in MPI: blocking collectives plus waits on non-blocking ones
+  Time waited;   // the part of `blocked` spent in waits on non-blocking collectives
   // Non-blocking collectives: sum of (observed completion - issue). An upper bound of what they
   // would have cost blocking (completion is observed at the next test or wait).
-  double in_flight_s = 0;
+  Time in_flight;
   // Inside MPI starting non-blocking collectives and testing them between kernels: the core moves
   // and reduces their data there (Open MPI progresses them only inside library calls), so on a
-  // CPU rank overlapped communication still costs compute time. Not part of blocked_s.
-  double progress_s = 0;
+  // CPU rank overlapped communication still costs compute time. Not part of `blocked`.
+  Time progress;
   std::uint64_t bytes = 0;  // payload bytes per rank (the buffer each collective was given)
   long long collectives = 0;
   long long non_blocking = 0;
@@ -43,7 +42,7 @@ struct TraceEvent {
   std::string name;   // "fwd.block3.qkv.gemm", "allreduce.x", "wait.allreduce.data", ...
   bool comm = false;  // thread "comm" (collectives in flight) or "compute" (kernels, waits)
   std::uint64_t bytes = 0;
-  double start_us = 0, end_us = 0;  // since the timeline's origin
+  Time start, end;  // since the timeline's origin
 };
 
 class Timeline {
@@ -57,20 +56,21 @@ class Timeline {
   bool tracing() const { return tracing_; }
   // Restart the clock (call right after a barrier so that ranks share an origin) and drop events.
   void reset_origin();
-  double now_us() const;
+  // Measured wall-clock time since the origin (steady clock, nanosecond resolution).
+  Time now() const;
 
-  void record_compute(std::string name, double start_us, double end_us);
+  void record_compute(std::string name, Time start, Time end);
   // A blocking collective ("allreduce.x" in the trace), or a barrier ("barrier.x").
-  void record_blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes, double start_us, double end_us);
-  void record_barrier(CommGroup group, double start_us, double end_us);
+  void record_blocking(CollectiveOp op, CommGroup group, std::uint64_t bytes, Time start, Time end);
+  void record_barrier(CommGroup group, Time start, Time end);
 
   // Non-blocking collectives: the timeline keeps the MPI request; handles are (slot, generation).
   struct Handle {
     int slot = -1;
     std::uint64_t generation = 0;
   };
-  // `call_start_us`: when the MPI_I* call that made `request` began (its time counts as progress).
-  Handle issue(MPI_Request request, CollectiveOp op, CommGroup group, std::uint64_t bytes, double call_start_us);
+  // `call_start`: when the MPI_I* call that made `request` began (its time counts as progress).
+  Handle issue(MPI_Request request, CollectiveOp op, CommGroup group, std::uint64_t bytes, Time call_start);
   bool pending(Handle h) const;
   bool test(Handle h);  // true once complete
   void wait(Handle h);
@@ -87,11 +87,11 @@ class Timeline {
     CollectiveOp op = CollectiveOp::all_reduce;
     CommGroup group = CommGroup::world;
     std::uint64_t bytes = 0;
-    double issue_us = 0;
+    Time issued;
     std::uint64_t generation = 0;
     bool used = false;
   };
-  void complete(int slot, double now);
+  void complete(int slot, Time now);
   bool test_slot(int slot);
 
   std::chrono::steady_clock::time_point origin_;
@@ -121,7 +121,7 @@ class ComputeSpan {
   int block_;
   const char* what_;
   const std::string* name_ = nullptr;
-  double start_us_;
+  Time start_;
 };
 
 }  // namespace ws

@@ -24,7 +24,7 @@ StepRecord reduce_step(const StepResult& local, const Communicator& world) {
   std::vector<double> sums;
   sums.reserve(kCommGroups * kFieldsPerGroup);
   for (const GroupTotals& g : local.communication)
-    sums.insert(sums.end(), {g.blocked_s, g.waited_s, g.in_flight_s, g.progress_s, static_cast<double>(g.bytes),
+    sums.insert(sums.end(), {g.blocked.seconds(), g.waited.seconds(), g.in_flight.seconds(), g.progress.seconds(), static_cast<double>(g.bytes),
                              static_cast<double>(g.collectives)});
   if (world.size() > 1) {
     WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, world.comm()));
@@ -37,7 +37,8 @@ StepRecord reduce_step(const StepResult& local, const Communicator& world) {
   for (int g = 0; g < kCommGroups; ++g) {
     const double* f = sums.data() + g * kFieldsPerGroup;
     GroupTotals& t = r.communication[static_cast<std::size_t>(g)];
-    t.blocked_s = f[0] / ranks, t.waited_s = f[1] / ranks, t.in_flight_s = f[2] / ranks, t.progress_s = f[3] / ranks;
+    t.blocked = Time::from_seconds(f[0] / ranks), t.waited = Time::from_seconds(f[1] / ranks);
+    t.in_flight = Time::from_seconds(f[2] / ranks), t.progress = Time::from_seconds(f[3] / ranks);
     t.bytes = static_cast<std::uint64_t>(f[4] / ranks);
     t.collectives = static_cast<long long>(f[5] / ranks);
   }
@@ -63,8 +64,8 @@ RunSummary summarize(const std::vector<StepRecord>& records, int warmup, const M
     for (int g = 0; g < kCommGroups; ++g) {
       const GroupTotals& t = r.communication[static_cast<std::size_t>(g)];
       GroupSummary& out = s.groups[static_cast<std::size_t>(g)];
-      out.exposed_s += t.blocked_s, out.in_flight_s += t.in_flight_s, out.waited_s += t.waited_s;
-      out.progress_s += t.progress_s;
+      out.exposed_s += t.blocked.seconds(), out.in_flight_s += t.in_flight.seconds(), out.waited_s += t.waited.seconds();
+      out.progress_s += t.progress.seconds();
       out.bytes += static_cast<double>(t.bytes), out.collectives += static_cast<double>(t.collectives);
     }
   }

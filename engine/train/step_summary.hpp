@@ -32,7 +32,7 @@ struct GroupSummary {
   double exposed_s = 0;    // mean per step blocked in MPI on this group (blocking + waits)
   double in_flight_s = 0;  // mean per step that non-blocking collectives were in flight
   double waited_s = 0;     // mean per step waited for them (their exposed part)
-  double progress_s = 0;   // mean per step inside MPI starting and testing them (GroupTotals::progress_s)
+  double progress_s = 0;   // mean per step inside MPI starting and testing them (GroupTotals::progress)
   double bytes = 0;        // mean per step and rank
   double collectives = 0;  // mean per step
   // Share of the non-blocking collectives' in-flight time that computation hid:

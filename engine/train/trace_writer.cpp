@@ -22,8 +22,8 @@ std::string trace_events_json(const Timeline& timeline, int rank) {
     nlohmann::json event{{"name", e.name},
                          {"cat", e.comm ? "comm" : "compute"},
                          {"ph", "X"},
-                         {"ts", e.start_us},
-                         {"dur", e.end_us - e.start_us},
+                         {"ts", e.start.us()},
+                         {"dur", (e.end - e.start).us()},
                          {"pid", rank},
                          {"tid", e.comm ? kCommThread : kComputeThread}};
     if (e.comm || e.bytes > 0) {

@@ -61,7 +61,7 @@ double process_cpu_seconds() {
 
 double exposed_seconds(const TimelineTotals& totals) {
   double sum = 0;
-  for (const GroupTotals& g : totals) sum += g.blocked_s;
+  for (const GroupTotals& g : totals) sum += g.blocked.seconds();
   return sum;
 }
 
@@ -154,8 +154,8 @@ StepResult Trainer<T>::step() {
   const TimelineTotals communication = difference(timeline.totals(), before);
   // Blocked in data-parallel communication after the rank's own backward: the loss sum and the
   // waits for the gradient buckets.
-  const double exposed = communication[static_cast<std::size_t>(CommGroup::data)].blocked_s +
-                         communication[static_cast<std::size_t>(CommGroup::data_z)].blocked_s;
+  const double exposed = (communication[static_cast<std::size_t>(CommGroup::data)].blocked +
+                          communication[static_cast<std::size_t>(CommGroup::data_z)].blocked).seconds();
   return StepResult{step_, sums_[1] > 0 ? sums_[0] / sums_[1] : 0.0, norm_, seconds, cpu_seconds, exposed,
                     communication};
 }

@@ -279,10 +279,10 @@ TEST(Timeline, AttributesCollectivesToTheirGroup) {
   EXPECT_EQ(data_group.bytes, data_used ? 4000u : 0u);
   EXPECT_EQ(batch_group.collectives, batch_used ? 1 : 0);
   EXPECT_EQ(batch_group.non_blocking, batch_used ? 1 : 0);
-  EXPECT_GE(batch_group.in_flight_s, batch_group.waited_s);
+  EXPECT_GE(batch_group.in_flight, batch_group.waited);
   // Starting the non-blocking one took time inside MPI; the blocking one counts none as progress.
-  EXPECT_EQ(batch_group.progress_s > 0, batch_used);
-  EXPECT_EQ(data_group.progress_s, 0.0);
+  EXPECT_EQ(batch_group.progress > Time::zero(), batch_used);
+  EXPECT_EQ(data_group.progress, Time::zero());
   EXPECT_EQ(t.in_flight(), 0);
   EXPECT_FLOAT_EQ(
       data[0], static_cast<float>((data_used ? layout.data : 1) * (batch_used ? layout.data * layout.z : 1)));

@@ -42,7 +42,7 @@ inline StepLists lists_of(const std::vector<TraceEvent>& events) {
   }
   // Non-blocking collectives are recorded when observed complete; their start is the issue time.
   std::stable_sort(comm.begin(), comm.end(),
-                   [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.start < b.start; });
   for (const TraceEvent& e : comm) lists.collectives.push_back(with_bytes(e.name, e.bytes));
   return lists;
 }

@@ -23,12 +23,12 @@ std::vector<StepRecord> ten_steps() {
     StepRecord r;
     r.step = i;
     r.seconds = i;
-    r.communication[static_cast<std::size_t>(CommGroup::x)].blocked_s = 0.1;
+    r.communication[static_cast<std::size_t>(CommGroup::x)].blocked = Time::from_seconds(0.1);
     r.communication[static_cast<std::size_t>(CommGroup::x)].collectives = 3;
     auto& data = r.communication[static_cast<std::size_t>(CommGroup::data)];
-    data.blocked_s = data.waited_s = 0.2;
-    data.in_flight_s = 0.5;
-    data.progress_s = 0.05;
+    data.blocked = data.waited = Time::from_seconds(0.2);
+    data.in_flight = Time::from_seconds(0.5);
+    data.progress = Time::from_seconds(0.05);
     data.collectives = 1;
     records.push_back(r);
   }
@@ -101,13 +101,13 @@ TEST(RunSummary, ReduceStepOnOneRankIsTheRankItself) {
   local.step = 4;
   local.loss = 1.5;
   local.seconds = 0.25;
-  local.communication[static_cast<std::size_t>(CommGroup::z)].blocked_s = 0.125;
+  local.communication[static_cast<std::size_t>(CommGroup::z)].blocked = Time::from_seconds(0.125);
   local.communication[static_cast<std::size_t>(CommGroup::z)].bytes = 4096;
   const Communicator serial;
   const StepRecord r = reduce_step(local, serial);
   EXPECT_EQ(r.step, 4);
   EXPECT_DOUBLE_EQ(r.seconds, 0.25);
-  EXPECT_DOUBLE_EQ(r.communication[static_cast<std::size_t>(CommGroup::z)].blocked_s, 0.125);
+  EXPECT_EQ(r.communication[static_cast<std::size_t>(CommGroup::z)].blocked, Time::from_seconds(0.125));
   EXPECT_EQ(r.communication[static_cast<std::size_t>(CommGroup::z)].bytes, 4096u);
 }
 

@@ -32,7 +32,7 @@ std::set<std::string> names_of_one_step(bool recompute) {
   std::set<std::string> names;
   for (const TraceEvent& e : grid.timeline().events()) {
     names.insert(e.name);
-    EXPECT_LE(e.start_us, e.end_us) << e.name;
+    EXPECT_LE(e.start, e.end) << e.name;
   }
   return names;
 }
