@@ -17,7 +17,7 @@
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"
-#include "sim/study/plan_table.hpp"
+#include "report/study/plan_table.hpp"
 #include "sim/study/point_evaluation.hpp"
 #include "sim/study/uncertainty.hpp"
 

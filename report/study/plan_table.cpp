@@ -1,4 +1,4 @@
-#include "sim/study/plan_table.hpp"
+#include "report/study/plan_table.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
