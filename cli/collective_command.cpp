@@ -16,7 +16,7 @@
 #include "sim/machine/machine_loader.hpp"
 #include "harness/published/measurement_file.hpp"
 #include "harness/published/published_collectives.hpp"
-#include "sim/study/study_plots.hpp"
+#include "report/published/published_writers.hpp"
 
 namespace ws::cli {
 

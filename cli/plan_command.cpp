@@ -17,8 +17,8 @@
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"
-#include "sim/study/plan_table.hpp"
-#include "sim/study/point_evaluation.hpp"
+#include "report/study/plan_table.hpp"
+#include "sim/study/point_plan.hpp"
 #include "sim/study/uncertainty.hpp"
 
 namespace ws::cli {
@@ -125,92 +125,14 @@ std::optional<Layout> asked_layout(const PlanArgs& a) {
   return layout;
 }
 
-std::optional<std::size_t> index_of(const std::vector<LayoutEstimate>& estimates, const Layout& layout) {
-  const auto it = std::find_if(estimates.begin(), estimates.end(),
-                               [&](const LayoutEstimate& e) { return e.layout == layout; });
-  if (it == estimates.end()) return std::nullopt;
-  return static_cast<std::size_t>(it - estimates.begin());
+// Why the asked layout cannot run the point, as --layout's error.
+InputError asked_layout_problem(const PlanArgs& a, const ModelSpec& model, const Batch& batch,
+                                const std::string& problem) {
+  return layout_error(a.layout, fmt::format("a layout that can run {} with a batch of {} sequences; this one "
+                                            "cannot: {}",
+                                            model.name, batch.sequences, problem));
 }
 
-// "+4.3 % on the fastest, 32x1x1x256 (12.5258 s)", or "the fastest" when it is.
-std::string against_fastest(const LayoutEstimate& asked, const LayoutEstimate& fastest) {
-  if (asked.layout == fastest.layout) return "the fastest";
-  return fmt::format("{:+.1f} % on the fastest, {} ({:.4f} s)",
-                     100.0 * (asked.step.total().seconds() / fastest.step.total().seconds() - 1.0),
-                     to_string(fastest.layout), fastest.step.total().seconds());
-}
-
-// A layout asked for with --layout, as the table and the closing line show it.
-struct AskedRow {
-  LayoutEstimate estimate;
-  std::optional<std::size_t> closed_form_rank;  // 0-based among the fitting layouts; none: over memory
-  std::string rank;                             // the table's label: its rank, or "-"
-  std::string note;                             // where it stands
-};
-
-// Its closed-form estimate and rank in `plan`; a layout the point cannot run is an error.
-AskedRow closed_form_row(const Plan& plan, const Layout& asked, const PlanArgs& a, const ModelSpec& model,
-                         const Batch& batch) {
-  for (const LayoutCandidate& c : plan.invalid) {
-    if (c.layout == asked) {
-      throw layout_error(a.layout, fmt::format("a layout that can run {} with a batch of {} sequences; this one "
-                                               "cannot: {}",
-                                               model.name, batch.sequences, c.reason));
-    }
-  }
-  AskedRow row;
-  row.closed_form_rank = index_of(plan.ranked, asked);
-  if (row.closed_form_rank) {
-    row.estimate = plan.ranked[*row.closed_form_rank];
-    row.rank = fmt::format("{}", *row.closed_form_rank + 1);
-    row.note = fmt::format("rank {} of {} fitting layouts by the closed form", *row.closed_form_rank + 1,
-                           plan.ranked.size());
-  } else {
-    // Valid (every layout of --devices is enumerated), so over memory.
-    row.estimate = plan.over_memory.at(index_of(plan.over_memory, asked).value());
-    row.rank = "-";
-  }
-  return row;
-}
-
-// The row with its step simulated on the flow network: taken from `simulated` (the flow
-// evaluator's re-ranked top, of `fitting` layouts) when it is there, else simulated now.
-void simulate_row(AskedRow& row, const std::vector<LayoutEstimate>& simulated, std::size_t fitting,
-                  JobNetwork& network, const StudyPoint& point, const StepOptions& step, CollectiveModel model) {
-  const char* where = model == CollectiveModel::every_step ? "with every send its own flow" : "on the flow network";
-  if (const auto i = index_of(simulated, row.estimate.layout)) {
-    row.estimate = simulated[*i];
-    row.rank = fmt::format("{}", *i + 1);
-    row.note = fmt::format("rank {} of the {} simulated {} (rank {} of {} by the closed form)", *i + 1,
-                           simulated.size(), where, row.closed_form_rank.value() + 1, fitting);
-    return;
-  }
-  row.estimate = simulate_candidate(network, point, step, row.estimate, model);
-  row.rank = "-";
-  row.note = row.closed_form_rank ? fmt::format("simulated {} too; rank {} of {} by the closed form, outside the {} "
-                                                "the {} evaluator re-ranks",
-                                                where, *row.closed_form_rank + 1, fitting, simulated.size(),
-                                                to_string(model))
-                                  : fmt::format("simulated {} too", where);
-}
-
-// The closing line: the asked layout's step and percent of peak, where it stands, and its
-// distance to the fastest (or why it cannot run).
-std::string asked_line(const AskedRow& row, const Plan& plan, const Machine& machine) {
-  const LayoutEstimate& e = row.estimate;
-  if (!row.closed_form_rank) {
-    return fmt::format("\nlayout {}: does not fit in device memory: needs {:.1f} GiB of {:.0f} GiB{}\n",
-                       to_string(e.layout), to_gib(e.memory.total_bytes()), to_gib(machine.device.memory_capacity_bytes),
-                       row.note.empty() ? "" : " (" + row.note + ")");
-  }
-  return fmt::format("\nlayout {}: {:.4f} s per step, {:.1f} % of peak (hardware flops); {}; {}\n", to_string(e.layout),
-                     e.step.total().seconds(), 100.0 * e.hardware_peak_fraction, row.note,
-                     against_fastest(e, plan.ranked.front()));
-}
-
-}  // namespace
-
-namespace {
 CustomModelFields custom_model_fields(const PlanArgs& a) {
   CustomModelFields f;
   f.layers = a.layers, f.hidden = a.hidden, f.heads = a.heads;
@@ -246,14 +168,6 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   if (!a.library.empty()) machine = with_collective_library(std::move(machine), a.library, {"", 0, "--library"});
   machine = with_settings(std::move(machine), a.settings);
   const Batch batch{a.batch_sequences};
-  Plan plan = plan_layouts(machine, model, batch, a.devices, step);
-  PlanTableOptions table;
-  table.top = a.top;
-  table.show_invalid = a.show_invalid;
-  table.fitting = plan.ranked.size();
-
-  std::optional<AskedRow> asked_row;
-  if (asked) asked_row = closed_form_row(plan, *asked, a, model, batch);
   const CollectiveModel evaluator = parse_collective_model(a.evaluator).value();
   if (evaluator == CollectiveModel::every_step && a.devices > kEveryStepMaxDevices) {
     throw InputError(InputLocation{"", 0, "--evaluator"}, "every-step",
@@ -261,37 +175,25 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
                                  "devices: the per-send reference's time grows with sends x flows in flight)",
                                  a.devices, kEveryStepMaxDevices));
   }
-  if (evaluator != CollectiveModel::closed_form && !plan.ranked.empty()) {
-    // The closed form's fastest layouts simulated on the flow network and re-ranked; the table then
-    // lists those (the rest stay counted below it).
-    const StudyPoint point{a.devices, model, batch, 0, std::nullopt};  // ranked: --layout is compared, not pinned
-    JobNetworks networks;
-    const std::size_t fitting = plan.ranked.size();
-    const int simulated = std::max(a.top, a.simulate_top);
-    plan.ranked = evaluate_point_simulated(machine, point, step, simulated, simulated, &networks, evaluator).candidates;
-    out << fmt::format("{} evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
-                       to_string(evaluator), plan.ranked.size(), fitting);
-    if (asked_row) {
-      simulate_row(*asked_row, plan.ranked, fitting, networks.get(machine, a.devices, step.allocation), point, step,
-                   evaluator);
-    }
-  }
-  if (asked_row) {
-    table.asked = asked_row->estimate;
-    table.asked_rank = asked_row->rank;
-  }
-  out << format_plan_table(machine, model, batch, a.devices, step, plan, table);
-  if (asked_row) out << asked_line(*asked_row, plan, machine);
+  // The point is ranked: --layout is compared, not pinned.
+  const StudyPoint point{a.devices, model, batch, 0, std::nullopt};
+  PointPlanOptions options;
+  options.evaluator = evaluator;
+  options.simulated = std::max(a.top, a.simulate_top);
+  options.asked = asked;
+  const PointPlan priced = plan_point(machine, point, step, options);
+  if (priced.asked && !priced.asked->problem.empty()) throw asked_layout_problem(a, model, batch, priced.asked->problem);
+  out << format_point_plan(machine, point, step, priced, a.top, a.show_invalid);
   if (!a.csv.empty()) {
     const std::filesystem::path csv(a.csv);
     const auto written = write_text_file(csv.has_parent_path() ? csv.parent_path() : std::filesystem::path("."),
-                                         csv.filename().string(), format_plan_csv(machine, a.devices, plan, table));
+                                         csv.filename().string(), format_point_plan_csv(machine, a.devices, priced));
     out << fmt::format("wrote {}\n", written.string());
   }
-  if (!a.trace.empty() && (asked || !plan.ranked.empty())) {
+  if (!a.trace.empty() && (asked || !priced.plan.ranked.empty())) {
     SimulatedStepConfig config;
     config.model = model;
-    config.layout = asked ? *asked : plan.ranked.front().layout;
+    config.layout = asked ? *asked : priced.plan.ranked.front().layout;
     config.sequences = batch.sequences;
     config.options = step;
     config.trace = true;
@@ -300,7 +202,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
                        to_string(config.layout), a.trace);
   }
   // With --layout, whether that one fits; else whether any does.
-  return asked_row ? asked_row->closed_form_rank.has_value() : !plan.ranked.empty();
+  return priced.asked ? priced.asked->closed_form_rank.has_value() : !priced.plan.ranked.empty();
 }
 
 }  // namespace ws::cli

@@ -19,13 +19,13 @@
 
 #include "cli/study_ranks.hpp"
 #include "sim/machine/machine_loader.hpp"
-#include "sim/study/study_plots.hpp"
+#include "report/study/study_plots.hpp"
 #include "sim/study/study_run.hpp"
 #include "sim/study/uncertainty.hpp"
 #include "sim/study/study_spec.hpp"
-#include "sim/study/study_summary.hpp"
-#include "sim/study/study_tables.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_summary.hpp"
+#include "report/study/study_tables.hpp"
+#include "report/study/study_writers.hpp"
 
 namespace ws::cli {
 namespace {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/netns/netns_cluster.hpp"
+#include "report/validation/validation_report.hpp"
 
 namespace ws::cli {
 namespace {
@@ -72,7 +73,8 @@ void run_validate_command(ValidateOptions options, const std::string& netns_rate
   if (options.quick && !repeat_given) options.repeat = 1;
   if (!netns_rate.empty()) options.netns_rate = parse_netns_rate(netns_rate);
   options.command_line = command_line(options);
-  validate(options, out);
+  ValidationReport report = validate(options, out);
+  write_validation_report(report, options, out);
 }
 
 }  // namespace ws::cli

@@ -1,6 +1,6 @@
 // Predicted against published collective bandwidths: reads a table of published measurements
 // (benchmarks/collectives/published.csv), simulates every row with the flow-level collectives, and
-// writes the comparison as CSV and a predicted-vs-published plot.
+// fits and scores each library's terms (report/published writes the CSVs and the plot).
 #pragma once
 
 #include <filesystem>
@@ -93,19 +93,8 @@ struct PublishedComparison {
 PublishedComparison compare_with_published(const std::vector<PublishedCollective>& rows,
                                            const std::string& machines_dir, int band_samples = 0, int jobs = 1);
 
-// <out_dir>/collectives-fit.csv: each library's terms as written and fitted, the four scores and the
-// consistency floor of its rows.
-std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const std::filesystem::path& out_dir);
 // Over the rows a scheme predicts (scale: only the held-out large rows).
 ComparisonSummary summarize(const std::vector<CollectiveComparison>& comparisons,
                             ComparisonScheme scheme = ComparisonScheme::as_written);
-
-// <out_dir>/collectives-vs-published.csv; returns its path.
-std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,
-                                           const std::filesystem::path& out_dir);
-// <out_dir>/collectives-vs-published.{png,svg}: predicted vs published busbw, log-log, y = x.
-// Throws PlotError (report/gnuplot.hpp) without gnuplot.
-std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveComparison>& comparisons,
-                                                   const std::filesystem::path& out_dir);
 
 }  // namespace ws

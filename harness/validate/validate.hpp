@@ -1,5 +1,5 @@
 // `weakscale validate`: runs the validation matrix on the real engine, simulates every run on the
-// calibrated machine file, writes validation.csv / .json / .png / .svg and reports the error.
+// calibrated machine file and computes the error (report/validation writes and prints them).
 #pragma once
 
 #include <filesystem>
@@ -48,10 +48,26 @@ struct ValidateOptions {
   std::vector<std::filesystem::path> measured;
 };
 
+// How the results were made, for the JSON file.
+struct ValidationProvenance {
+  std::string command_line;
+  std::string machine_name;
+  std::string machine_file;
+  std::string git_commit;
+  unsigned host_cores = 0;
+  double wall_s = 0;
+  double median_core_share = 0;  // median_core_share(records)
+  double median_host_speed = 0;  // median_host_speed(records)
+  std::string rank_network = {};  // how the ranks talked: shared memory, or harness/netns's description
+  int runs_per_configuration = 1;  // engine runs per configuration, the median kept
+  bool host_tracking = false;      // simulated on compute re-measured around each configuration's runs
+};
+
 struct ValidationReport {
   std::vector<ValidationRecord> records;
   std::optional<ErrorSummary> errors;  // none when no run was simulated
   std::optional<ErrorSummary> errors_on_file;  // with host tracking: the file as written
+  ValidationProvenance provenance;
   std::vector<std::filesystem::path> files;
   double wall_s = 0;
 };
@@ -77,12 +93,8 @@ std::vector<ValidationRecord> validate_runs(const std::vector<ValidationRun>& ru
 // (median of 5 batches, as `weakscale calibrate` times it), over the rate the machine's GEMM table gives.
 double measure_host_speed(const Machine& machine);
 
-// The whole command. InputError for a missing machine file or engine; EngineRunError when a run
-// fails; PlotError when gnuplot fails (CSV and JSON are written by then).
+// The whole command but its files (write_validation_report, report/validation/validation_report.hpp).
+// InputError for a missing machine file or engine; EngineRunError when a run fails.
 ValidationReport validate(const ValidateOptions& options, std::ostream& log);
-
-// "median |error| 3.1 % over 20 runs, worst 9.8 % (r07 ...): phase off most ..." lines.
-void print_error_summary(const std::vector<ValidationRecord>& records, const std::optional<ErrorSummary>& errors,
-                         std::ostream& out);
 
 }  // namespace ws

@@ -49,21 +49,23 @@ PointEvaluation evaluate_pinned(JobNetwork& network, const StudyPoint& point, co
   return p;
 }
 
-PointEvaluation evaluate_on(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int top_k) {
-  if (point.layout) return evaluate_pinned(network, point, options);
-  const Plan plan = plan_layouts(network, point.model, point.batch, options);
+namespace {
+
+// The priced point's first top_k layouts with its counts.
+PointEvaluation evaluation_of(const PricedPoint& priced, int top_k) {
+  const Plan& plan = priced.plan;
   PointEvaluation e;
-  e.layouts_fitting = static_cast<int>(plan.ranked.size());
-  e.layouts_valid = static_cast<int>(plan.ranked.size() + plan.over_memory.size());
-  e.feasible = !plan.ranked.empty();
+  e.layouts_fitting = static_cast<int>(priced.fitting);
+  e.layouts_valid = static_cast<int>(priced.fitting + plan.over_memory.size());
+  e.feasible = priced.fitting > 0;
   if (!e.feasible) e.reason = infeasible_reason(plan);
   const auto kept = std::min(plan.ranked.size(), static_cast<std::size_t>(std::max(top_k, 1)));
   e.candidates.assign(plan.ranked.begin(), plan.ranked.begin() + static_cast<std::ptrdiff_t>(kept));
   return e;
 }
 
-// The point's job on the machine, from `networks` when given (kept there), else in `own`; throws
-// InputError (as plan_layouts) for a device count out of range.
+}  // namespace
+
 JobNetwork& point_network(const Machine& machine, const StudyPoint& point, const StepOptions& options,
                           JobNetworks* networks, std::optional<JobNetwork>& own) {
   if (point.devices < 1 || point.devices > machine.total_devices()) {
@@ -77,7 +79,9 @@ JobNetwork& point_network(const Machine& machine, const StudyPoint& point, const
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,
                                         const StepOptions& options, int top_k, JobNetworks* networks) {
   std::optional<JobNetwork> own;
-  return evaluate_on(point_network(machine, point, options, networks, own), point, options, top_k);
+  JobNetwork& network = point_network(machine, point, options, networks, own);
+  if (point.layout) return evaluate_pinned(network, point, options);
+  return evaluation_of(price_point(network, point, options), top_k);
 }
 
 StudyEvaluator closed_form_evaluator() {
@@ -115,17 +119,34 @@ LayoutEstimate simulate_candidate(JobNetwork& network, const StudyPoint& point, 
   return with_simulated_step(candidate, simulate_schedule(network, schedule, options, false, collectives));
 }
 
+void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint& point, const StepOptions& options,
+                      int simulated, CollectiveModel collectives) {
+  std::vector<LayoutEstimate>& ranked = priced.plan.ranked;
+  ranked.resize(std::min(ranked.size(), static_cast<std::size_t>(std::max(simulated, 0))));
+  for (LayoutEstimate& c : ranked) c = simulate_candidate(network, point, options, c, collectives);
+  // Ties keep the analytic order.
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const LayoutEstimate& a, const LayoutEstimate& b) { return a.step.total() < b.step.total(); });
+}
+
+PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated,
+                        CollectiveModel collectives) {
+  PricedPoint priced{plan_layouts(network, point.model, point.batch, options), 0};
+  priced.fitting = priced.plan.ranked.size();
+  if (simulated > 0) rerank_simulated(priced, network, point, options, simulated, collectives);
+  return priced;
+}
+
 PointEvaluation evaluate_point_simulated(const Machine& machine, const StudyPoint& point,
                                          const StepOptions& options, int top_k, int simulated,
                                          JobNetworks* networks, CollectiveModel collectives) {
   std::optional<JobNetwork> own;
   JobNetwork& network = point_network(machine, point, options, networks, own);
-  PointEvaluation e = evaluate_on(network, point, options, std::max(top_k, simulated));
+  if (!point.layout) {
+    return evaluation_of(price_point(network, point, options, std::max({top_k, simulated, 1}), collectives), top_k);
+  }
+  PointEvaluation e = evaluate_pinned(network, point, options);
   for (LayoutEstimate& c : e.candidates) c = simulate_candidate(network, point, options, c, collectives);
-  // Ties keep the analytic order.
-  std::stable_sort(e.candidates.begin(), e.candidates.end(),
-                   [](const LayoutEstimate& a, const LayoutEstimate& b) { return a.step.total() < b.step.total(); });
-  e.candidates.resize(std::min(e.candidates.size(), static_cast<std::size_t>(std::max(top_k, 1))));
   return e;
 }
 

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/layout_search/plan.hpp"
 #include "sim/step/step_estimate.hpp"
 #include "sim/machine/machine.hpp"
 #include "sim/pricing/collective_pricing.hpp"
@@ -34,6 +36,26 @@ struct StudyEvaluator {
   std::string name;
   std::function<PointEvaluator()> make_worker;
 };
+
+// The point's job on the machine, from `networks` when given (kept there), else in `own`; throws
+// InputError (as plan_layouts) for a device count out of range.
+JobNetwork& point_network(const Machine& machine, const StudyPoint& point, const StepOptions& options,
+                          JobNetworks* networks, std::optional<JobNetwork>& own);
+
+// One point priced, the way every study evaluator and `weakscale plan` price it: every valid layout
+// of its devices ranked by the closed-form step model (sim/layout_search/plan.hpp), then, when
+// `simulated` > 0, the first `simulated` that fit in memory re-ranked by their step simulated with
+// `collectives` (simulate_candidate; ties keep the closed form's order).
+struct PricedPoint {
+  Plan plan;                // ranked: by the closed form, or the re-ranked first `simulated` alone
+  std::size_t fitting = 0;  // layouts that fit in memory (plan.ranked may hold only the re-ranked)
+};
+PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated = 0,
+                        CollectiveModel collectives = CollectiveModel::flow);
+// price_point's second half: the first `simulated` of the closed form's ranking (on the same
+// network) re-ranked by their simulated step.
+void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint& point, const StepOptions& options,
+                      int simulated, CollectiveModel collectives);
 
 // Every valid layout ranked by the closed-form step model (sim/layout_search/plan.hpp). `networks`, if
 // given, keeps the point's job network for later points on the same network.

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "base/fnv1a.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/text_file.hpp"
 #include "sim/study/uncertainty.hpp"
 
 namespace ws {

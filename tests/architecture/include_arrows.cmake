@@ -1,25 +1,39 @@
 # cmake -DSOURCE=repo -P include_arrows.cmake
-# The include arrows run one way: cli -> harness -> sim -> workload -> base, engine -> workload,
-# sim -> report -> base; nothing in sim/ includes engine/. Inside sim/ the folders are layered in
-# the order of sim_order below: a folder includes only itself and the folders before it. A project
-# header included against the arrows fails the test, naming the file and line. (README "Layout of
-# the repository" has the table.)
+# The include arrows run one way: cli -> report's subfolders -> harness -> sim -> workload -> base,
+# engine -> workload, sim -> report -> base; nothing in sim/ includes engine/. report/'s own files
+# (CSV cells, result files, gnuplot) sit below the simulator; its subfolders (report/study,
+# report/validation, report/published: each result's writers, tables and figures) sit above sim and
+# harness, and nothing but cli includes them. Inside sim/ the folders are layered in the order of sim_order
+# below: a folder includes only itself and the folders before it. A project header included against
+# the arrows fails the test, naming the file and line. (README "Layout of the repository" has the
+# table.)
 cmake_minimum_required(VERSION 3.20)
-# Part (a top-level folder) -> the parts its files may include.
+# Part (a top-level folder; report_subfolders: report/<folder>/) -> the parts its files may include.
 set(allowed_base "base")
 set(allowed_workload "base;workload")
 set(allowed_engine "base;workload;engine")
 set(allowed_report "base;report")
 set(allowed_sim "base;report;workload;sim")
 set(allowed_harness "base;report;workload;engine;sim;harness")
-set(allowed_cli "base;report;workload;sim;harness;cli")
+set(allowed_report_subfolders "base;report;workload;sim;harness;report_subfolders")
+set(allowed_cli "base;report;workload;sim;harness;report_subfolders;cli")
 # sim/'s folders, lowest first.
 set(sim_order core machine compute net collectives pricing step layout_search study)
 set(problems "")
 set(checked 0)
-foreach(part base report workload engine sim harness cli)
-  file(GLOB_RECURSE sources RELATIVE "${SOURCE}" "${SOURCE}/${part}/*.hpp" "${SOURCE}/${part}/*.cpp")
+# The part a path (a source, or an included header) belongs to.
+function(part_of path out)
+  if(path MATCHES "^report/[^/]+/")
+    set(${out} report_subfolders PARENT_SCOPE)
+  else()
+    string(REGEX REPLACE "/.*" "" top "${path}")
+    set(${out} "${top}" PARENT_SCOPE)
+  endif()
+endfunction()
+foreach(top base report workload engine sim harness cli)
+  file(GLOB_RECURSE sources RELATIVE "${SOURCE}" "${SOURCE}/${top}/*.hpp" "${SOURCE}/${top}/*.cpp")
   foreach(source IN LISTS sources)
+    part_of("${source}" part)
     set(sim_rank -1)
     if(part STREQUAL "sim")
       string(REGEX REPLACE "^sim/([^/]+)/.*" "\\1" folder "${source}")
@@ -33,11 +47,13 @@ foreach(part base report workload engine sim harness cli)
     foreach(line IN LISTS lines)
       string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" header "${line}")
       set(ok FALSE)
-      foreach(prefix IN LISTS allowed_${part})
-        if(header MATCHES "^${prefix}/")
+      if(header MATCHES "/")
+        part_of("${header}" header_part)
+        list(FIND allowed_${part} "${header_part}" allowed_rank)
+        if(allowed_rank GREATER_EQUAL 0)
           set(ok TRUE)
         endif()
-      endforeach()
+      endif()
       if(NOT ok)
         string(APPEND problems "  ${source}: #include \"${header}\" (${part} may include: ${allowed_${part}})\n")
       elseif(sim_rank GREATER_EQUAL 0 AND header MATCHES "^sim/([^/]+)/")

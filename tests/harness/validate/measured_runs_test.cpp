@@ -15,6 +15,7 @@
 #include "engine/train/step_summary.hpp"
 #include "harness/validate/step_simulation.hpp"
 #include "harness/validate/validate.hpp"
+#include "report/validation/validation_report.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {
@@ -115,7 +116,8 @@ TEST(MeasuredRuns, ValidateSimulatesEachRowAsTheSimulatorDoes) {
   o.plot = false;
   o.measured = {file};
   std::ostringstream log;
-  const ValidationReport report = validate(o, log);
+  ValidationReport report = validate(o, log);
+  write_validation_report(report, o, log);
   ASSERT_EQ(report.records.size(), 1u);
   const Machine machine = load_machine(o.machine_file);
   const PhaseTimes expected = make_step_simulator(machine)(read_measured_runs({file})[0].run, std::nullopt);

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/validate/validation_writers.hpp"
+#include "report/validation/validation_writers.hpp"
 #include "tests/netns_capability.hpp"
 
 namespace ws {

@@ -16,9 +16,9 @@
 
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_run.hpp"
-#include "sim/study/study_tables.hpp"
+#include "report/study/study_tables.hpp"
 #include "sim/study/study_tasks.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_writers.hpp"
 #include "sim/study/task_records.hpp"
 #include "sim/study/uncertainty.hpp"
 #include "tests/sim/study/study_test_support.hpp"

@@ -12,8 +12,8 @@
 
 #include "base/input_error.hpp"
 #include "sim/machine/machine_loader.hpp"
-#include "sim/study/study_summary.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_summary.hpp"
+#include "report/study/study_writers.hpp"
 
 namespace ws {
 namespace {

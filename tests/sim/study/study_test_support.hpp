@@ -13,8 +13,8 @@
 
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_run.hpp"
-#include "sim/study/study_tables.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_tables.hpp"
+#include "report/study/study_writers.hpp"
 
 namespace ws::study_test {
 

@@ -1,11 +1,13 @@
 // Text report of a layout plan for `weakscale plan`: a ranked table of the fastest layouts that
-// fit, then how many were over memory or invalid (and why, on request).
+// fit, then how many were over memory or invalid (and why, on request); a layout asked for by name
+// with where it stands.
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "sim/layout_search/plan.hpp"
+#include "sim/study/point_plan.hpp"
 
 namespace ws {
 
@@ -28,6 +30,14 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
 // layout when plan.ranked does not hold it (rank "-"), with the table's columns in plain numbers
 // (seconds, fractions, GiB) and the closed form's step where the flow evaluator re-ranked.
 std::string format_plan_csv(const Machine& machine, int devices, const Plan& plan, const PlanTableOptions& options);
+
+// A point priced by plan_point as `weakscale plan` prints it: the evaluator's line where it
+// re-ranked, the table of the first `top` rows (and the asked layout's), and the asked layout's
+// closing line: its step and percent of peak, where it stands, and its distance to the fastest.
+std::string format_point_plan(const Machine& machine, const StudyPoint& point, const StepOptions& step,
+                              const PointPlan& priced, int top, bool show_invalid);
+// format_plan_csv of a point priced by plan_point.
+std::string format_point_plan_csv(const Machine& machine, int devices, const PointPlan& priced);
 
 // "bf16, recompute, OAR+ORS+OAG" : the step options in one short phrase.
 std::string describe_step_options(const StepOptions& options);

@@ -1,4 +1,4 @@
-#include "sim/study/plan_table.hpp"
+#include "report/study/plan_table.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,7 +42,90 @@ std::string csv_row(const std::string& rank, const LayoutEstimate& e, int device
                      to_gib(e.memory.total_bytes()), to_gib(capacity), e.fits_memory ? 1 : 0);
 }
 
+// "+4.3 % on the fastest, 32x1x1x256 (12.5258 s)", or "the fastest" when it is.
+std::string against_fastest(const LayoutEstimate& asked, const LayoutEstimate& fastest) {
+  if (asked.layout == fastest.layout) return "the fastest";
+  return fmt::format("{:+.1f} % on the fastest, {} ({:.4f} s)",
+                     100.0 * (asked.step.total().seconds() / fastest.step.total().seconds() - 1.0),
+                     to_string(fastest.layout), fastest.step.total().seconds());
+}
+
+// The asked layout's label in the table: its rank in plan.ranked, or "-" where it has none there.
+std::string asked_rank(const PointPlan& priced) {
+  const AskedLayout& asked = priced.asked.value();
+  const std::optional<std::size_t> rank =
+      priced.ranked_by == CollectiveModel::closed_form ? asked.closed_form_rank : asked.simulated_rank;
+  return rank ? fmt::format("{}", *rank + 1) : "-";
+}
+
+// Where the asked layout stands, for its closing line.
+std::string asked_note(const PointPlan& priced) {
+  const AskedLayout& asked = priced.asked.value();
+  if (priced.ranked_by == CollectiveModel::closed_form) {
+    if (!asked.closed_form_rank) return "";
+    return fmt::format("rank {} of {} fitting layouts by the closed form", *asked.closed_form_rank + 1,
+                       priced.plan.ranked.size());
+  }
+  const char* where =
+      priced.ranked_by == CollectiveModel::every_step ? "with every send its own flow" : "on the flow network";
+  const std::size_t simulated = priced.plan.ranked.size();
+  if (asked.simulated_rank) {
+    return fmt::format("rank {} of the {} simulated {} (rank {} of {} by the closed form)", *asked.simulated_rank + 1,
+                       simulated, where, asked.closed_form_rank.value() + 1, priced.fitting);
+  }
+  return asked.closed_form_rank ? fmt::format("simulated {} too; rank {} of {} by the closed form, outside the {} "
+                                              "the {} evaluator re-ranks",
+                                              where, *asked.closed_form_rank + 1, priced.fitting, simulated,
+                                              to_string(priced.ranked_by))
+                                : fmt::format("simulated {} too", where);
+}
+
+// The closing line: the asked layout's step and percent of peak, where it stands, and its
+// distance to the fastest (or why it cannot run).
+std::string asked_line(const PointPlan& priced, const Machine& machine) {
+  const AskedLayout& asked = priced.asked.value();
+  const LayoutEstimate& e = asked.estimate;
+  const std::string note = asked_note(priced);
+  if (!asked.closed_form_rank) {
+    return fmt::format("\nlayout {}: does not fit in device memory: needs {:.1f} GiB of {:.0f} GiB{}\n",
+                       to_string(e.layout), to_gib(e.memory.total_bytes()), to_gib(machine.device.memory_capacity_bytes),
+                       note.empty() ? "" : " (" + note + ")");
+  }
+  return fmt::format("\nlayout {}: {:.4f} s per step, {:.1f} % of peak (hardware flops); {}; {}\n", to_string(e.layout),
+                     e.step.total().seconds(), 100.0 * e.hardware_peak_fraction, note,
+                     against_fastest(e, priced.plan.ranked.front()));
+}
+
+PlanTableOptions point_plan_table(const PointPlan& priced, int top, bool show_invalid) {
+  PlanTableOptions table;
+  table.top = top;
+  table.show_invalid = show_invalid;
+  table.fitting = priced.fitting;
+  if (priced.asked) {
+    table.asked = priced.asked->estimate;
+    table.asked_rank = asked_rank(priced);
+  }
+  return table;
+}
+
 }  // namespace
+
+std::string format_point_plan(const Machine& machine, const StudyPoint& point, const StepOptions& step,
+                              const PointPlan& priced, int top, bool show_invalid) {
+  std::string out;
+  if (priced.ranked_by != CollectiveModel::closed_form) {
+    out += fmt::format("{} evaluator: the closed form's fastest {} of {} fitting layouts simulated, re-ranked\n",
+                       to_string(priced.ranked_by), priced.plan.ranked.size(), priced.fitting);
+  }
+  out += format_plan_table(machine, point.model, point.batch, point.devices, step, priced.plan,
+                           point_plan_table(priced, top, show_invalid));
+  if (priced.asked) out += asked_line(priced, machine);
+  return out;
+}
+
+std::string format_point_plan_csv(const Machine& machine, int devices, const PointPlan& priced) {
+  return format_plan_csv(machine, devices, priced.plan, point_plan_table(priced, 0, false));
+}
 
 std::string format_plan_csv(const Machine& machine, int devices, const Plan& plan, const PlanTableOptions& options) {
   std::string out =

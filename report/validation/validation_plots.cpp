@@ -1,4 +1,4 @@
-#include "harness/validate/validation_plots.hpp"
+#include "report/validation/validation_plots.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
-#include "sim/study/study_summary.hpp"
+#include "report/study/study_summary.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sim/study/plan_table.hpp"
+#include "report/study/plan_table.hpp"
 
 namespace ws {
 

@@ -1,4 +1,4 @@
-#include "sim/study/study_tables.hpp"
+#include "report/study/study_tables.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "report/csv.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_writers.hpp"
 #include "sim/study/uncertainty.hpp"
 
 namespace ws {

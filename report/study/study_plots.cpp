@@ -1,6 +1,6 @@
-#include "sim/study/study_plots.hpp"
+#include "report/study/study_plots.hpp"
 
-#include "sim/study/study_summary.hpp"
+#include "report/study/study_summary.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

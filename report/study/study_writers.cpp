@@ -1,6 +1,6 @@
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_writers.hpp"
 
-#include "sim/study/study_summary.hpp"
+#include "report/study/study_summary.hpp"
 
 #include "report/csv.hpp"
 

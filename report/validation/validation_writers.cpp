@@ -1,4 +1,4 @@
-#include "harness/validate/validation_writers.hpp"
+#include "report/validation/validation_writers.hpp"
 
 #include "report/csv.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "sim/study/study_run.hpp"
 #include "sim/study/study_spec.hpp"
-#include "sim/study/study_writers.hpp"
+#include "report/study/study_writers.hpp"
 
 namespace ws {
 namespace {

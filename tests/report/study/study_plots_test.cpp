@@ -1,6 +1,6 @@
 // The plots: scripts put devices on a log2 axis with every device count as a tic, and gnuplot
 // (when installed) writes non-empty PNG and SVG files for both figures.
-#include "sim/study/study_plots.hpp"
+#include "report/study/study_plots.hpp"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>

@@ -7,24 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/validate/validate.hpp"  // ValidationProvenance
 #include "harness/validate/validation_record.hpp"
 
 namespace ws {
-
-// How the results were made, for the JSON file.
-struct ValidationProvenance {
-  std::string command_line;
-  std::string machine_name;
-  std::string machine_file;
-  std::string git_commit;
-  unsigned host_cores = 0;
-  double wall_s = 0;
-  double median_core_share = 0;  // median_core_share(records)
-  double median_host_speed = 0;  // median_host_speed(records)
-  std::string rank_network = {};  // how the ranks talked: shared memory, or harness/netns's description
-  int runs_per_configuration = 1;  // engine runs per configuration, the median kept
-  bool host_tracking = false;      // simulated on compute re-measured around each configuration's runs
-};
 
 const std::vector<std::string>& validation_csv_columns();
 

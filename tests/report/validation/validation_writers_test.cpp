@@ -1,14 +1,14 @@
-// validation.csv round trip (every column comes back as written), the JSON's statistics, the
-// engine summary reader and the plot script.
+// validation.csv round trip (every column comes back as written), the JSON's statistics and the
+// plot script.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/validate/engine_runner.hpp"
-#include "harness/validate/validation_plots.hpp"
-#include "harness/validate/validation_writers.hpp"
+#include "harness/validate/validation_run.hpp"
+#include "report/validation/validation_plots.hpp"
+#include "report/validation/validation_writers.hpp"
 
 namespace ws {
 namespace {
@@ -99,58 +99,6 @@ TEST(ValidationJson, CarriesTheStatisticsAndEveryRun) {
   EXPECT_NEAR(json.at("runs").at(0).at("file_relative_error").get<double>(), 0.1, 1e-12);
   EXPECT_FALSE(json.at("runs").at(2).contains("simulated"));
   EXPECT_EQ(json.at("machine_file"), "m.yaml");
-}
-
-TEST(EngineSummary, ReadsTheSummaryLineAmongOthers) {
-  const std::string output =
-      "some mpirun warning\n"
-      "{\"event\":\"start\",\"layout\":\"1x2x1x1\"}\n"
-      "{\"event\":\"step\",\"time_s\":9}\n"
-      "{not json\n"
-      "{\"event\":\"summary\",\"step_s\":0.5,\"compute_s\":0.4,\"exposed_comm_s\":0.1,"
-      "\"cpu_s\":0.45,\"comm\":{\"x\":{\"exposed_s\":0.08,\"bytes\":1,\"collectives\":2},\"world\":{\"exposed_s\":0.02}}}\n"
-      "{\"event\":\"gemm_tuning\"}\n";
-  const PhaseTimes t = parse_engine_summary(output);
-  EXPECT_DOUBLE_EQ(t.step_s, 0.5);
-  EXPECT_DOUBLE_EQ(t.compute_s, 0.4);
-  EXPECT_DOUBLE_EQ(t.cpu_s, 0.45);
-  EXPECT_DOUBLE_EQ(t.exposed("x"), 0.08);
-  EXPECT_DOUBLE_EQ(t.exposed("world"), 0.02);
-  EXPECT_DOUBLE_EQ(t.exposed("y"), 0.0);
-}
-
-TEST(EngineSummary, NoSummaryIsAnErrorShowingTheOutput) {
-  try {
-    parse_engine_summary("weakscale-engine: error: --layout 3x1x1x1 needs 3 ranks\n");
-    FAIL() << "expected EngineRunError";
-  } catch (const EngineRunError& e) {
-    EXPECT_NE(std::string(e.what()).find("needs 3 ranks"), std::string::npos);
-  }
-}
-
-TEST(EngineCommand, OversubscribesOneBlasThreadPerRank) {
-  const ValidationRun run = validation_matrix(MatrixOptions{2, false}).back();
-  const auto command = engine_command(EngineRunner{"/bin/engine", "mpirun"}, run);
-  const std::string text = [&] {
-    std::string s;
-    for (const auto& w : command) s += w + " ";
-    return s;
-  }();
-  EXPECT_EQ(text.rfind("mpirun -n 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 /bin/engine --layers", 0), 0u) << text;
-}
-
-// The network-namespace mode: mpirun's own options first, then the rank's wrapper, then the engine.
-TEST(EngineCommand, PutsTheLauncherBetweenMpirunAndTheEngine) {
-  const ValidationRun run = validation_matrix(MatrixOptions{2, false}).back();
-  EngineRunner runner{"/bin/engine", "mpirun"};
-  runner.launcher = RankLauncher{{"--mca", "btl", "self,tcp"}, {"/bin/netns-exec", "--prefix", "ws1n", "--"}};
-  std::string text;
-  for (const auto& w : engine_command(runner, run)) text += w + " ";
-  EXPECT_EQ(text.rfind("mpirun -n 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 --mca btl self,tcp /bin/netns-exec "
-                       "--prefix ws1n -- /bin/engine --layers",
-                       0),
-            0u)
-      << text;
 }
 
 TEST(ValidationPlot, ScriptHasTheDiagonalAndOneRowPerSimulatedRun) {

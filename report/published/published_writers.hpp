@@ -1,0 +1,24 @@
+// The published-collectives check written out (`weakscale collectives-vs-published`): the
+// comparison and each library's fit as CSV, and the predicted-vs-published figure.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "harness/published/published_collectives.hpp"
+
+namespace ws {
+
+// <out_dir>/collectives-fit.csv: each library's terms as written and fitted, the four scores and the
+// consistency floor of its rows.
+std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const std::filesystem::path& out_dir);
+
+// <out_dir>/collectives-vs-published.csv; returns its path.
+std::filesystem::path write_comparison_csv(const std::vector<CollectiveComparison>& comparisons,
+                                           const std::filesystem::path& out_dir);
+// <out_dir>/collectives-vs-published.{png,svg}: predicted vs published busbw, log-log, y = x.
+// Throws PlotError (report/gnuplot.hpp) without gnuplot.
+std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveComparison>& comparisons,
+                                                   const std::filesystem::path& out_dir);
+
+}  // namespace ws

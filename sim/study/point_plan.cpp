@@ -1,0 +1,61 @@
+#include "sim/study/point_plan.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "sim/study/point_evaluation.hpp"
+
+namespace ws {
+namespace {
+
+std::optional<std::size_t> rank_in(const std::vector<LayoutEstimate>& estimates, const Layout& layout) {
+  const auto it = std::find_if(estimates.begin(), estimates.end(),
+                               [&](const LayoutEstimate& e) { return e.layout == layout; });
+  if (it == estimates.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - estimates.begin());
+}
+
+// The asked layout's closed-form estimate and rank in `plan`, or why it cannot run.
+AskedLayout closed_form_asked(const Plan& plan, const Layout& asked) {
+  AskedLayout row;
+  for (const LayoutCandidate& c : plan.invalid) {
+    if (c.layout == asked) {
+      row.problem = c.reason;
+      return row;
+    }
+  }
+  row.closed_form_rank = rank_in(plan.ranked, asked);
+  // Valid (every layout of the point's devices is enumerated), so over memory when not ranked.
+  row.estimate = row.closed_form_rank ? plan.ranked[*row.closed_form_rank]
+                                      : plan.over_memory.at(rank_in(plan.over_memory, asked).value());
+  return row;
+}
+
+}  // namespace
+
+PointPlan plan_point(const Machine& machine, const StudyPoint& point, const StepOptions& step,
+                     const PointPlanOptions& options) {
+  std::optional<JobNetwork> own;
+  JobNetwork& network = point_network(machine, point, step, nullptr, own);
+  PointPlan p;
+  // The closed form first: the asked layout's rank is among all the fitting layouts.
+  PricedPoint priced = price_point(network, point, step);
+  p.fitting = priced.fitting;
+  if (options.asked) p.asked = closed_form_asked(priced.plan, *options.asked);
+  const bool simulate = options.evaluator != CollectiveModel::closed_form && !priced.plan.ranked.empty() &&
+                        !(p.asked && !p.asked->problem.empty());
+  if (simulate) rerank_simulated(priced, network, point, step, options.simulated, options.evaluator);
+  p.plan = std::move(priced.plan);
+  if (simulate) p.ranked_by = options.evaluator;
+  if (simulate && p.asked) {
+    // Taken from the re-ranked when it is there, else simulated now.
+    p.asked->simulated_rank = rank_in(p.plan.ranked, p.asked->estimate.layout);
+    p.asked->estimate = p.asked->simulated_rank ? p.plan.ranked[*p.asked->simulated_rank]
+                                                : simulate_candidate(network, point, step, p.asked->estimate,
+                                                                     options.evaluator);
+  }
+  return p;
+}
+
+}  // namespace ws
