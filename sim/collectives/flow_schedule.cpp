@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "sim/core/simulation.hpp"
@@ -20,6 +21,22 @@ int FlowSchedule::add_send(int from, int to, Bytes bytes, std::span<const int> a
   after_begin_.push_back(static_cast<int>(after_.size()));
   total_bytes_ += bytes;
   return id;
+}
+
+namespace {
+// Room for `more` elements, growing at least geometrically: schedules that append many small rings
+// reserve before each, and exact growth would copy the whole schedule every time.
+template <class T>
+void reserve_more(std::vector<T>& v, std::size_t more) {
+  const std::size_t wanted = v.size() + more;
+  if (wanted > v.capacity()) v.reserve(std::max(wanted, 2 * v.capacity()));
+}
+}  // namespace
+
+void FlowSchedule::reserve(std::size_t sends, std::size_t dependencies) {
+  reserve_more(sends_, sends);
+  reserve_more(after_begin_, sends);
+  reserve_more(after_, dependencies);
 }
 
 int FlowSchedule::critical_path_steps() const {
@@ -60,25 +77,32 @@ int ScheduleRunner::add(FlowSchedule schedule) {
     }
   }
   // Global send index g = base + s (the flow tag); dependents in compressed rows, appended.
+  const std::size_t first = dependents_begin_.back();
+  std::size_t dependencies = 0;
+  for (std::size_t s = 0; s < n; ++s) dependencies += schedule.after(static_cast<int>(s)).size();
+  if (base + n > std::numeric_limits<std::uint32_t>::max() ||
+      first + dependencies > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("run_flow_schedules: more than 2^32 sends or dependencies in flight");
+  }
   waiting_.resize(base + n, 0);
-  schedule_of_.resize(base + n, static_cast<std::uint32_t>(c));
-  merged_delay_.resize(base + n);
-  std::vector<std::size_t> count(n + 1, 0);
+  // count[s]: dependents of send s, turned into each row's fill cursor below.
+  std::vector<std::uint32_t> count(n + 1, 0);
   for (std::size_t s = 0; s < n; ++s) {
     const auto after = schedule.after(static_cast<int>(s));
-    waiting_[base + s] = static_cast<int>(after.size());
+    if (after.size() > std::numeric_limits<std::uint16_t>::max())
+      throw std::length_error("run_flow_schedules: a send with more than 65,535 dependencies");
+    waiting_[base + s] = static_cast<std::uint16_t>(after.size());
     for (const int a : after) ++count[static_cast<std::size_t>(a) + 1];
   }
-  const std::size_t first = dependents_begin_.back();
+  dependents_begin_.reserve(dependents_begin_.size() + n);
   for (std::size_t s = 0; s < n; ++s) {
     count[s + 1] += count[s];
-    dependents_begin_.push_back(first + count[s + 1]);
+    dependents_begin_.push_back(static_cast<std::uint32_t>(first + count[s + 1]));
   }
   dependents_.resize(dependents_begin_.back());
-  std::vector<std::size_t> fill(n);
-  for (std::size_t s = 0; s < n; ++s) fill[s] = first + count[s];
   for (std::size_t s = 0; s < n; ++s) {
-    for (const int a : schedule.after(static_cast<int>(s))) dependents_[fill[static_cast<std::size_t>(a)]++] = base + s;
+    for (const int a : schedule.after(static_cast<int>(s)))
+      dependents_[first + count[static_cast<std::size_t>(a)]++] = static_cast<std::uint32_t>(base + s);
   }
   base_.push_back(base + n);
   unreceived_.push_back(n);
@@ -103,8 +127,9 @@ void ScheduleRunner::advance(Simulation& sim, Time t) {
   network_.advance(t, done_);
   for (const CompletedFlow& f : done_) {
     const auto g = static_cast<std::size_t>(f.tag);
-    if (merged_delay_[g] > Time::zero()) {
-      sim.schedule(f.end + merged_delay_[g], handler_, kReceive, g);
+    if (const auto merged = merged_delay_.find(g); merged != merged_delay_.end()) {
+      sim.schedule(f.end + merged->second, handler_, kReceive, g);
+      merged_delay_.erase(merged);
     } else {
       receive(sim, g, f.end);
     }
@@ -121,7 +146,7 @@ void ScheduleRunner::on_event(Simulation& sim, std::uint32_t what, std::uint64_t
     receive(sim, g, sim.now());
     return;
   }
-  const std::size_t c = schedule_of_[g];
+  const std::size_t c = schedule_of(g);
   const FlowSchedule& sc = schedules_[c];
   const ScheduledSend& send = sc.send(static_cast<int>(g - base_[c]));
   const int src = sc.devices[static_cast<std::size_t>(send.from)];
@@ -132,14 +157,17 @@ void ScheduleRunner::on_event(Simulation& sim, std::uint32_t what, std::uint64_t
   const auto on_wire = static_cast<Bytes>(std::llround(wire_bytes));
   const Time path_latency =
       messages_.send(sim.now(), src, dst, on_wire, static_cast<std::uint64_t>(g), sc.valiant_share).latency;
-  if (send.merged_steps > 0) merged_delay_[g] = send.merged_steps * (library_.step_latency + path_latency);
+  if (send.merged_steps > 0) {
+    const Time delay = send.merged_steps * (library_.step_latency + path_latency);
+    if (delay > Time::zero()) merged_delay_[g] = delay;
+  }
   ++results_[c].flows;
   results_[c].bytes += send.bytes;
   results_[c].wire_bytes += on_wire;
 }
 
 void ScheduleRunner::receive(Simulation& sim, std::size_t g, Time t) {
-  const std::uint32_t c = schedule_of_[g];
+  const std::size_t c = schedule_of(g);
   results_[c].end = max(results_[c].end, t);
   for (std::size_t i = dependents_begin_[g]; i < dependents_begin_[g + 1]; ++i) {
     const std::size_t d = dependents_[i];
@@ -147,6 +175,20 @@ void ScheduleRunner::receive(Simulation& sim, std::size_t g, Time t) {
   }
   // Receives come in time order: the last one is the schedule's end.
   if (--unreceived_[c] == 0 && on_end_) on_end_(static_cast<int>(c), t);
+}
+
+std::size_t ScheduleRunner::schedule_of(std::size_t g) const {
+  return static_cast<std::size_t>(std::upper_bound(base_.begin(), base_.end(), g) - base_.begin()) - 1;
+}
+
+std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::vector<FlowSchedule>&& schedules,
+                                               const CollectiveLibrary& library, const WireModel& wire) {
+  Simulation sim;
+  ScheduleRunner runner(sim, network, library, wire);
+  for (FlowSchedule& schedule : schedules) runner.add(std::move(schedule));
+  schedules.clear();
+  sim.run();
+  return {runner.results().begin(), runner.results().end()};
 }
 
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <utility>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "base/units.hpp"
@@ -44,6 +45,10 @@ class FlowSchedule {
   int add_send(int from, int to, Bytes bytes, std::initializer_list<int> after, int merged_steps = 0) {
     return add_send(from, to, bytes, std::span<const int>(after.begin(), after.size()), merged_steps);
   }
+
+  // Room for `sends` more sends with `dependencies` more dependencies between them (a large
+  // schedule's vectors then grow once instead of doubling).
+  void reserve(std::size_t sends, std::size_t dependencies);
 
   std::size_t size() const { return sends_.size(); }
   const ScheduledSend& send(int id) const { return sends_[static_cast<std::size_t>(id)]; }
@@ -93,7 +98,7 @@ class ScheduleRunner final : public EventHandler, public TimedModel {
   ScheduleRunner(Simulation& sim, FlowNetwork& network, const CollectiveLibrary& library, const WireModel& wire = {},
                  ScheduleEnded on_end = {});
   // Starts `schedule` at its start (never before the kernel's time); returns its index.
-  int add(FlowSchedule schedule);
+  int add(FlowSchedule schedule);  // moved in: a ring over 8,192 ranks has 134 million sends
   std::span<const ScheduleResult> results() const { return results_; }
 
   Time next_event_time() override { return network_.next_event_time(); }
@@ -103,6 +108,7 @@ class ScheduleRunner final : public EventHandler, public TimedModel {
  private:
   enum : std::uint32_t { kSend = 0, kReceive = 1, kEnd = 2 };
   void receive(Simulation& sim, std::size_t g, Time t);
+  std::size_t schedule_of(std::size_t g) const;
 
   Simulation& sim_;
   FlowNetwork& network_;
@@ -115,11 +121,12 @@ class ScheduleRunner final : public EventHandler, public TimedModel {
   std::vector<ScheduleResult> results_;
   std::vector<std::size_t> base_{0};             // schedule -> its first global send index
   std::vector<std::size_t> unreceived_;          // per schedule: sends not yet received
-  std::vector<int> waiting_;                     // per send: dependencies not yet received
-  std::vector<std::uint32_t> schedule_of_;       // per send
-  std::vector<std::size_t> dependents_begin_{0};  // per send, compressed rows into dependents_
-  std::vector<std::size_t> dependents_;
-  std::vector<Time> merged_delay_;               // per send with merged steps, set when its flow starts
+  // Per send, as compact as the largest schedules need (every-step rings over thousands of ranks
+  // hold 10^8 sends): global send indices fit 32 bits and dependency counts 16 (checked in add).
+  std::vector<std::uint16_t> waiting_;            // dependencies not yet received
+  std::vector<std::uint32_t> dependents_begin_{0};  // compressed rows into dependents_
+  std::vector<std::uint32_t> dependents_;
+  std::unordered_map<std::size_t, Time> merged_delay_;  // sends with merged steps, set when the flow starts
   std::vector<CompletedFlow> done_;
 };
 
@@ -128,6 +135,9 @@ class ScheduleRunner final : public EventHandler, public TimedModel {
 // max-min share of a sprayed message; launch latency once per schedule. Deterministic: sends that become ready at one
 // time start in (schedule, send id) order.
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
+                                               const CollectiveLibrary& library, const WireModel& wire = {});
+// The same, taking the schedules over instead of copying them (the every-step reference's largest).
+std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::vector<FlowSchedule>&& schedules,
                                                const CollectiveLibrary& library, const WireModel& wire = {});
 
 }  // namespace ws

@@ -74,7 +74,11 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
   // successor has taken. Without the bound, members run ahead of their own sends and max-min
   // sharing starves the oldest sends at scale.
   std::vector<int> prev(static_cast<std::size_t>(p), -1), next(static_cast<std::size_t>(p), -1);
-  std::vector<std::vector<int>> own(static_cast<std::size_t>(p));  // position j's sends, in order
+  // Position j's last kRingSlots sends: own[j * kRingSlots + s % kRingSlots] is its send of segment s.
+  std::vector<int> own(static_cast<std::size_t>(p) * kRingSlots, -1);
+  const auto slot = [](std::size_t j, int s) { return j * kRingSlots + static_cast<std::size_t>(s % kRingSlots); };
+  schedule.reserve(static_cast<std::size_t>(segments) * static_cast<std::size_t>(p),
+                   2 * static_cast<std::size_t>(segments) * static_cast<std::size_t>(p));
   std::vector<int> deps;
   for (int s = 0; s < segments; ++s) {
     const int first_step = static_cast<int>(static_cast<long long>(s) * steps / segments);
@@ -85,16 +89,17 @@ std::vector<int> append_ring(FlowSchedule& schedule, CollectiveOp op, std::span<
       deps.clear();
       if (s > 0) {
         deps.push_back(prev[J]);
-        if (s >= kRingSlots) deps.push_back(own[J][static_cast<std::size_t>(s - kRingSlots)]);
+        if (s >= kRingSlots) deps.push_back(own[slot(J, s - kRingSlots)]);
       } else if (!entry.empty()) {
         for (const int d : entry[J]) {
           if (d >= 0) deps.push_back(d);
         }
       }
       const int to = (j + 1) % p;
-      own[J].push_back(
-          schedule.add_send(members[J], members[static_cast<std::size_t>(to)], b, deps, end_step - first_step - 1));
-      next[static_cast<std::size_t>(to)] = own[J].back();
+      const int sent =
+          schedule.add_send(members[J], members[static_cast<std::size_t>(to)], b, deps, end_step - first_step - 1);
+      own[slot(J, s)] = sent;
+      next[static_cast<std::size_t>(to)] = sent;
     }
     std::swap(prev, next);
   }

@@ -114,7 +114,7 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
     }
   }
   FlowNetwork flows(network.topology(), network.capacity());
-  const auto results = run_flow_schedules(flows, schedules, library, wire_model(machine, library));
+  const auto results = run_flow_schedules(flows, std::move(schedules), library, wire_model(machine, library));
   for (const ScheduleResult& r : results) {
     result.time = max(result.time, r.end - r.start);
     result.flows += r.flows;
