@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <array>
 #include <fstream>
 #include <sstream>
@@ -100,6 +102,8 @@ HostFacts read_host_facts() {
   HostFacts facts;
   std::array<char, 256> name{};
   if (::gethostname(name.data(), name.size() - 1) == 0) facts.hostname = name.data();
+  facts.machine_id = trim(read_text("/etc/machine-id"));
+  facts.boot_id = trim(read_text("/proc/sys/kernel/random/boot_id"));
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
   facts.cores = online > 0 ? static_cast<int>(online) : 1;
 
@@ -132,6 +136,20 @@ HostFacts read_host_facts() {
     if (size > facts.last_level_cache_bytes) facts.last_level_cache_bytes = size;
   }
   return facts;
+}
+
+MeasuredHost measured_host(const HostFacts& facts) {
+  return {facts.hostname, facts.machine_id, facts.boot_id, facts.cpu_model, facts.cores};
+}
+
+std::string other_host_reason(const std::optional<MeasuredHost>& file, const MeasuredHost& here) {
+  if (!file) return "it does not say which host it was measured on: no measured_on key";
+  if (file->hostname != here.hostname || file->machine_id != here.machine_id)
+    return fmt::format("it was measured on host '{}', this is '{}'", file->hostname, here.hostname);
+  if (file->cores != here.cores)
+    return fmt::format("it was measured with {} cores, this host has {}", file->cores, here.cores);
+  if (file->boot_id != here.boot_id) return "this host has rebooted since it was measured";
+  return "";
 }
 
 }  // namespace ws

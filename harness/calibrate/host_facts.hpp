@@ -2,12 +2,17 @@
 // fp32 peak of one core derived from them. Read from /proc and /sys; no measurement here.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "sim/machine/machine.hpp"
 
 namespace ws {
 
 struct HostFacts {
   std::string hostname;
+  std::string machine_id;       // /etc/machine-id (empty when absent)
+  std::string boot_id;          // /proc/sys/kernel/random/boot_id: changes at every boot
   std::string cpu_model;        // /proc/cpuinfo "model name"
   int cores = 1;                // online logical CPUs (sysconf), the calibration's "devices"
   double clock_hz = 0;          // 0 when unknown
@@ -28,6 +33,15 @@ struct HostFacts {
 
 // Reads the running host. Missing files leave the defaults (and clock_hz = 0).
 HostFacts read_host_facts();
+
+// Which host these facts describe, as a calibrated machine file records it (`measured_on`).
+MeasuredHost measured_host(const HostFacts& facts);
+
+// Why a file measured on `file` (absent: the file does not say) does not describe the host `here`:
+// another host name or machine id, another boot of it (a VM's speed moves between boots; the
+// issue-46 VM ran at 0.65 of the committed file's speed), or another core count. Empty: the same
+// host and boot.
+std::string other_host_reason(const std::optional<MeasuredHost>& file, const MeasuredHost& here);
 
 // Parses /proc/cpuinfo text and fills model, flags-derived ISA, lanes and clock (testable).
 void apply_cpuinfo(const std::string& cpuinfo_text, HostFacts& facts);

@@ -88,6 +88,9 @@ void write_header(std::string& y, const Calibration& c, const Machine& m) {
   line(fmt::format("name: {}", c.machine_name));
   line(fmt::format("description: \"{}\"",
                    escape(fmt::format("this host ({}, {} cores) calibrated {}", h.cpu_model, h.cores, c.date_utc))));
+  line(fmt::format("measured_on: {{hostname: \"{}\", machine_id: \"{}\", boot_id: \"{}\", cpu_model: \"{}\", cores: {}}}"
+                   "  # the host and boot these figures describe: `weakscale validate` calibrates anew on any other",
+                   escape(h.hostname), escape(h.machine_id), escape(h.boot_id), escape(h.cpu_model), h.cores));
   if (shaped) {
     line(fmt::format("# Network: {}. A \"node\" is one rank's namespace (one core of this host); the nodes share", c.shaped_network));
     line("# the host's cores and memory, so device figures are per core as without the namespaces.");

@@ -46,6 +46,9 @@ struct ValidateOptions {
   // Runs made elsewhere (weakscale-engine --csv files): simulated on the machine file instead of
   // running the matrix here (no engine runs, no host tracking; harness/validate/measured_runs.hpp).
   std::vector<std::filesystem::path> measured;
+  // Validate the machine file as written even when it was measured on another host or boot (the
+  // command otherwise calibrates this host first, cli/validate_command.cpp).
+  bool as_written = false;
 };
 
 // How the results were made, for the JSON file.

@@ -294,6 +294,17 @@ struct Variability {
   Time collective_entry_jitter;
 };
 
+// The host a calibrated file was measured on (`weakscale calibrate` writes it): validation on
+// another host, or on this one after a reboot (a VM's speed moves between boots), measures a host
+// the file does not describe.
+struct MeasuredHost {
+  std::string hostname;
+  std::string machine_id;  // /etc/machine-id; empty when the host has none
+  std::string boot_id;     // /proc/sys/kernel/random/boot_id at calibration
+  std::string cpu_model;
+  int cores = 0;
+};
+
 struct Machine {
   std::string name;
   std::string description;
@@ -305,6 +316,7 @@ struct Machine {
   std::vector<CollectiveLibrary> collective_libraries;  // at least one; the first is the default
   std::vector<UncertaintyRange> uncertainty;             // optional; each parameter at most once
   Variability variability;                               // optional
+  std::optional<MeasuredHost> measured_on;               // calibrated files only
   // Uncertain parameters fixed on the command line ("gemm_efficiency_scale=0.8", --set), in the
   // order applied; empty for the file as written. Results name them.
   std::vector<std::string> overrides;

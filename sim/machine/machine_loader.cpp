@@ -334,6 +334,17 @@ LargeJobOverhead read_large_job_overhead(const Field& f) {
   return o;
 }
 
+MeasuredHost read_measured_host(const Field& f) {
+  const MapField map(f, {"hostname", "machine_id", "boot_id", "cpu_model", "cores"});
+  MeasuredHost h;
+  h.hostname = scalar(map.required("hostname"), "a string");
+  if (map.has("machine_id")) h.machine_id = scalar(map.required("machine_id"), "a string");
+  h.boot_id = scalar(map.required("boot_id"), "a string");
+  if (map.has("cpu_model")) h.cpu_model = scalar(map.required("cpu_model"), "a string");
+  h.cores = read_int_in(map.required("cores"), 1, 1 << 20, "(the host's online cores)");
+  return h;
+}
+
 Variability read_variability(const Field& f) {
   const MapField map(f, {"device_speed_spread", "compute_noise", "collective_entry_jitter"});
   Variability v;
@@ -525,7 +536,7 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
   const YAML::Node document = parse_yaml(yaml_text, file);
   const Field root{&file, document, "", line_of(document)};
   const MapField map(root, {"name", "description", "nodes", "device", "node", "network", "collectives",
-                             "variability", "uncertainty"});
+                             "variability", "uncertainty", "measured_on"});
   Machine m;
   m.name = read_string(map.required("name"));
   if (map.has("description")) m.description = scalar(map.required("description"), "a string");
@@ -543,6 +554,7 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file) {
   m.collective_libraries = read_collectives(map.required("collectives"));
   if (map.has("variability")) m.variability = read_variability(map.required("variability"));
   if (map.has("uncertainty")) m.uncertainty = read_uncertainty(map.required("uncertainty"), m);
+  if (map.has("measured_on")) m.measured_on = read_measured_host(map.required("measured_on"));
   return m;
 }
 

@@ -23,6 +23,8 @@ Calibration synthetic_calibration() {
   c.date_utc = "2026-01-01T00:00:00Z";
   c.note = "synthetic figures for a test";
   c.host.hostname = "testhost";
+  c.host.machine_id = "0123abcd";
+  c.host.boot_id = "b00t-1";
   c.host.cpu_model = "Test CPU";
   c.host.cores = 4;
   c.host.clock_hz = 2.5e9;
@@ -71,6 +73,14 @@ TEST(CalibratedMachine, WrittenFileLoadsBackAsTheSameFigures) {
 
   EXPECT_EQ(loaded.name, "synthetic");
   EXPECT_EQ(loaded.nodes, 1);
+  // The host and boot it describes, so that validate can tell another host from this one.
+  ASSERT_TRUE(loaded.measured_on.has_value());
+  EXPECT_EQ(loaded.measured_on->hostname, "testhost");
+  EXPECT_EQ(loaded.measured_on->machine_id, "0123abcd");
+  EXPECT_EQ(loaded.measured_on->boot_id, "b00t-1");
+  EXPECT_EQ(loaded.measured_on->cpu_model, "Test CPU");
+  EXPECT_EQ(loaded.measured_on->cores, 4);
+  EXPECT_EQ(other_host_reason(loaded.measured_on, measured_host(c.host)), "");
   expect_relative(loaded.device.peak_fp32.flops(), expected.device.peak_fp32.flops(), kPrinted, "fp32 peak");
   expect_relative(loaded.device.peak_bf16.flops(), expected.device.peak_bf16.flops(), kPrinted, "bf16 peak");
   expect_relative(loaded.device.memory_bandwidth.bytes_per_s(), expected.device.memory_bandwidth.bytes_per_s(),

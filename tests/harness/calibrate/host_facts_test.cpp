@@ -38,5 +38,25 @@ TEST(HostFacts, CpufreqClockIsKept) {
   EXPECT_EQ(f.clock_hz, 3.5e9);
 }
 
+// A calibrated file describes one host and boot: anything else is named in the reason, and the
+// same host and boot give none.
+TEST(HostFacts, AnotherHostOrBootIsNamedAndTheSameOneIsNot) {
+  const MeasuredHost here{"vm", "m1", "boot-2", "AMD EPYC", 2};
+  EXPECT_EQ(other_host_reason(here, here), "");
+  EXPECT_NE(other_host_reason(std::nullopt, here).find("does not say which host"), std::string::npos);
+  MeasuredHost other = here;
+  other.hostname = "laptop";
+  EXPECT_NE(other_host_reason(other, here).find("measured on host 'laptop', this is 'vm'"), std::string::npos);
+  other = here;
+  other.machine_id = "m0";  // clones of one VM image share a host name
+  EXPECT_NE(other_host_reason(other, here).find("measured on host"), std::string::npos);
+  other = here;
+  other.cores = 16;
+  EXPECT_NE(other_host_reason(other, here).find("16 cores, this host has 2"), std::string::npos);
+  other = here;
+  other.boot_id = "boot-1";
+  EXPECT_NE(other_host_reason(other, here).find("rebooted"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ws

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -115,6 +116,19 @@ TEST(MachineLoader, ExpandsAllToAllIntoEveryPairOnce) {
     pairs.insert(std::minmax(link.device_a, link.device_b));
   }
   EXPECT_EQ(pairs.size(), 6u);
+}
+
+TEST(MachineLoader, ReadsTheHostACalibratedFileWasMeasuredOn) {
+  const std::string host = "measured_on: {hostname: vm, machine_id: \"\", boot_id: b1, cpu_model: \"AMD EPYC\", cores: 2}\n";
+  const Machine m = parse_machine(kValid + host, kFile);
+  ASSERT_TRUE(m.measured_on.has_value());
+  EXPECT_EQ(m.measured_on->hostname, "vm");
+  EXPECT_EQ(m.measured_on->machine_id, "");
+  EXPECT_EQ(m.measured_on->boot_id, "b1");
+  EXPECT_EQ(m.measured_on->cores, 2);
+  EXPECT_FALSE(parse_machine(kValid, kFile).measured_on.has_value());
+  const int line = static_cast<int>(std::count(kValid.begin(), kValid.end(), '\n')) + 1;
+  expect_rejected(kValid + "measured_on: {hostname: vm, boot_id: b1, cores: 0}\n", line, "measured_on.cores", "an integer from 1");
 }
 
 TEST(MachineLoader, RejectsLinksAndAllToAllTogether) {
