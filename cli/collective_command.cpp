@@ -104,7 +104,7 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
   spec.placement = a.placement == "scattered" ? NodeAllocation::scattered : NodeAllocation::contiguous;
   spec.seed = a.seed;
   spec.top_links = a.top;
-  spec.model = a.every_step ? CollectiveJobModel::every_step : CollectiveJobModel::phases;
+  spec.model = a.every_step ? CollectiveModel::every_step : CollectiveModel::closed_form;
   const Machine machine = load_machine_by_name(a.machine, machines_dir);
   const CollectiveJobReport r = run_collective_job(machine, spec);
 
@@ -121,7 +121,7 @@ void run_collective_command(const CollectiveArgs& a, const std::string& machines
                      r.ring_channels > 1 ? fmt::format(", {} ring channels", r.ring_channels) : "",
                      spec.algorithm ? "chosen" : "auto", to_string(r.routing), a.placement, a.seed);
   out << fmt::format("model       {}\n",
-                     r.model == CollectiveJobModel::phases
+                     r.model == CollectiveModel::closed_form
                          ? "phases: every communicator of a phase as one flow, ring steps merged (--every-step: the "
                            "per-step reference)"
                          : fmt::format("every step: {} flows, each send of each step its own", r.flows));

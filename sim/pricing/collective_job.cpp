@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <numeric>
 #include <utility>
 
@@ -23,10 +24,6 @@ const char* to_string(LinkKind kind) {
     case LinkKind::global: return "global";
   }
   return "?";
-}
-
-const char* to_string(CollectiveJobModel model) {
-  return model == CollectiveJobModel::every_step ? "every-step" : "phases";
 }
 
 namespace {
@@ -205,7 +202,9 @@ CollectiveJobReport run_collective_job(const Machine& machine, const CollectiveJ
   for (const PricedPhase& p : program.phases)
     rep.phases.push_back({p.steps, p.valiant_share, phase_time(program, p, library, spec.bytes, h)});
   std::vector<double> link_bytes(network.topology().links.size(), 0.0);
-  if (spec.model == CollectiveJobModel::phases) {
+  if (spec.model == CollectiveModel::flow)
+    throw std::invalid_argument("run_collective_job: the closed form or the every-step reference, not the flow model");
+  if (spec.model == CollectiveModel::closed_form) {
     rep.time = program_time(program, library, spec.bytes, h);
     for (const PricedPhase& p : program.phases) {
       const double wire = phase_wire_bytes(p, library, spec.bytes, h);

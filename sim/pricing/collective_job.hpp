@@ -12,11 +12,10 @@
 
 #include "workload/layout.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
+#include "sim/pricing/collective_pricing.hpp"
 #include "sim/pricing/job_network.hpp"
 
 namespace ws {
-
-enum class CollectiveJobModel { phases, every_step };
 
 struct CollectiveJobSpec {
   CollectiveOp op = CollectiveOp::all_reduce;
@@ -33,7 +32,9 @@ struct CollectiveJobSpec {
   std::optional<RoutingPolicy> routing;          // none: the machine's
   NodeAllocation placement = NodeAllocation::contiguous;
   std::uint64_t seed = 1;  // scattered placement
-  CollectiveJobModel model = CollectiveJobModel::phases;
+  // closed_form: the call's phases alone, each at its most loaded link's rate (what the flow model
+  // gives a call that runs alone); every_step: the per-send reference. flow is not offered here.
+  CollectiveModel model = CollectiveModel::closed_form;
   int top_links = 10;
 };
 
@@ -55,7 +56,7 @@ struct CollectiveJobReport {
   CollectiveOp op = CollectiveOp::all_reduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   RoutingPolicy routing = RoutingPolicy::adaptive;
-  CollectiveJobModel model = CollectiveJobModel::phases;
+  CollectiveModel model = CollectiveModel::closed_form;
   Bytes bytes = 0;
   int nodes = 0, devices = 0;
   int ranks_per_node = 0;  // on every node but perhaps the last
@@ -70,7 +71,6 @@ struct CollectiveJobReport {
 };
 
 const char* to_string(LinkKind kind);  // "intra-node", "NIC injection", "NIC endpoint", "local", "global"
-const char* to_string(CollectiveJobModel model);  // "phases", "every-step"
 
 // Throws InputError for impossible requests (more devices than the machine, a layout that does not
 // fit, an unknown library, an algorithm that does not do the op).
