@@ -56,12 +56,24 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
     c.elementwise = elementwise.measurements({split, seconds.end()}, wall);
     c.elementwise.shapes.repetitions = grid.repetitions;
   }
-  progress << fmt::format("calibrate: GEMM 512^3 alone and on all {} cores at once...", c.host.cores) << std::endl;
-  c.busy_node = measure_busy_node_gemm(options.quick ? 128 : 512, c.host.cores, options.quick ? 1 : 5);
+  // busy_node_compute in passes spread over the calibration, the fastest kept as validate's tracker
+  // keeps them: one pass on a fresh 2-core VM measured 0.52 where the tracker measured 0.96-1.00
+  // around every run minutes later (results/validation-stop51).
+  const int busy_side = options.quick ? 128 : 512;
+  const int busy_repetitions = options.quick ? 1 : 5;
+  std::vector<BusyNodeGemm> busy_passes;
+  const auto measure_busy_node = [&] {
+    busy_passes.push_back(measure_busy_node_gemm(busy_side, c.host.cores, busy_repetitions));
+  };
+  progress << fmt::format("calibrate: GEMM {}^3 alone and on all {} cores at once (the first of {} passes)...",
+                          busy_side, c.host.cores, options.quick ? 1 : 3)
+           << std::endl;
+  measure_busy_node();
   progress << fmt::format("calibrate: spread and jitter of the cores' speed, GEMM 256^3 on all {} cores at once...",
                           c.host.cores)
            << std::endl;
   c.variability = measure_core_variability(options.quick ? 128 : 256, c.host.cores, options.quick ? 3 : 100);
+  if (!options.quick) measure_busy_node();
 
   // Arrays of 4x the last-level cache (at least 64 MiB) so the triad streams from DRAM.
   const double array_bytes =
@@ -69,6 +81,8 @@ Calibration calibrate_host(const CalibrateOptions& options, std::ostream& progre
   progress << fmt::format("calibrate: memory bandwidth, 3 arrays of {:.0f} MiB...", array_bytes / 1048576.0)
            << std::endl;
   c.memory = measure_memory_bandwidth(array_bytes, c.host.cores, options.quick ? 2 : 10);
+  if (!options.quick) measure_busy_node();
+  c.busy_node = fastest_busy_node(busy_passes);
 
   progress << fmt::format("calibrate: MPI ping-pong and collectives on {} ranks...", ranks) << std::endl;
   for (int attempt = 1;; ++attempt) {

@@ -113,6 +113,20 @@ BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions) {
   return out;
 }
 
+BusyNodeGemm fastest_busy_node(std::span<const BusyNodeGemm> passes) {
+  BusyNodeGemm fastest;
+  if (passes.empty()) return fastest;
+  fastest.side = passes.front().side;
+  fastest.threads = passes.front().threads;
+  fastest.passes = 0;
+  for (const BusyNodeGemm& p : passes) {
+    fastest.alone_flops = std::max(fastest.alone_flops, p.alone_flops);
+    fastest.each_flops = std::max(fastest.each_flops, p.each_flops);
+    fastest.passes += p.passes;
+  }
+  return fastest;
+}
+
 std::vector<double> CoreVariability::median_rates() const {
   std::vector<double> rates;
   const double flops = 2.0 * side * side * static_cast<double>(side);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <span>
 #include <vector>
 
 #include "harness/calibrate/interleaved_timing.hpp"
@@ -71,9 +72,15 @@ struct BusyNodeGemm {
   int threads = 0;  // cores running it at once
   double alone_flops = 0;
   double each_flops = 0;  // mean over the threads of each one's median
+  int passes = 1;         // measurements combined by fastest_busy_node
   double share() const { return alone_flops > 0 ? std::min(each_flops / alone_flops, 1.0) : 1.0; }
 };
 BusyNodeGemm measure_busy_node_gemm(int side, int threads, int repetitions);
+
+// Several passes as one: the fastest rate alone and the fastest per-core rate with every core busy,
+// each the pass the host disturbed least (a disturbed lone run raises the share, a disturbed busy
+// one lowers it, so no statistic of the passes' shares is safe). Empty: a default (share 1).
+BusyNodeGemm fastest_busy_node(std::span<const BusyNodeGemm> passes);
 
 // How the cores' speed differs and fluctuates with every core busy, for the machine file's
 // `variability`: in each round every core runs the same number of sgemm calls (~10 ms) and waits for

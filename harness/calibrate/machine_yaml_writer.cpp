@@ -200,9 +200,11 @@ void write_device(std::string& y, const Calibration& c, const CalibratedFigures&
                      significant(r.nt_flops * 1e-9, 4), significant(r.tn_flops * 1e-9, 4)));
   }
   if (c.busy_node.alone_flops > 0) {
-    line(fmt::format("  busy_node_compute: {:.4f}  # sgemm {}^3 NN, 1 thread, median of batches >= 20 ms (thread CPU time): "
+    line(fmt::format("  busy_node_compute: {:.4f}  # sgemm {}^3 NN, 1 thread, median of batches >= 20 ms (thread CPU time), "
+                     "the fastest of {} pass{} spread over the calibration: "
                      "{} GFLOP/s alone, {} GFLOP/s per core with all {} cores running it at once",
-                     m.device.busy_node_compute, c.busy_node.side, significant(c.busy_node.alone_flops * 1e-9, 4),
+                     m.device.busy_node_compute, c.busy_node.side, c.busy_node.passes, c.busy_node.passes == 1 ? "" : "es",
+                     significant(c.busy_node.alone_flops * 1e-9, 4),
                      significant(c.busy_node.each_flops * 1e-9, 4), c.busy_node.threads));
   }
   write_elementwise(y, c, f);

@@ -27,14 +27,7 @@ double fastest_pass_seconds(const std::vector<double>& seconds) {
   return seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end());
 }
 
-double fastest_busy_node_share(const std::vector<BusyNodeGemm>& passes) {
-  BusyNodeGemm fastest;
-  for (const BusyNodeGemm& p : passes) {
-    fastest.alone_flops = std::max(fastest.alone_flops, p.alone_flops);
-    fastest.each_flops = std::max(fastest.each_flops, p.each_flops);
-  }
-  return fastest.share();
-}
+double fastest_busy_node_share(const std::vector<BusyNodeGemm>& passes) { return fastest_busy_node(passes).share(); }
 
 int HostTracker::passes() const { return samples_.empty() ? 0 : static_cast<int>(samples_.front().size()); }
 

@@ -119,6 +119,21 @@ TEST(CalibratedMachine, WrittenFileLoadsBackAsTheSameFigures) {
   expect_relative(lib.bandwidth_efficiency, expected.collective_libraries[0].bandwidth_efficiency, 1e-3, "eff");
 }
 
+// Busy-node passes spread over a calibration combine as validate's tracker combines them: the
+// fastest lone rate and the fastest busy rate, each from whichever pass the host disturbed least.
+TEST(CalibratedMachine, BusyNodePassesKeepTheFastestRateOfEachKind) {
+  const std::vector<BusyNodeGemm> passes{{512, 2, 100e9, 52e9, 1}, {512, 2, 104e9, 99e9, 1}, {512, 2, 108e9, 90e9, 1}};
+  const BusyNodeGemm fastest = fastest_busy_node(passes);
+  EXPECT_EQ(fastest.alone_flops, 108e9);
+  EXPECT_EQ(fastest.each_flops, 99e9);
+  EXPECT_EQ(fastest.passes, 3);
+  EXPECT_NEAR(fastest.share(), 99.0 / 108.0, 1e-12);
+  Calibration c = synthetic_calibration();
+  c.busy_node = fastest;
+  EXPECT_NE(format_calibrated_machine_yaml(c).find("the fastest of 3 passes"), std::string::npos);
+  EXPECT_EQ(fastest_busy_node({}).share(), 1.0);
+}
+
 TEST(CalibratedMachine, CoreVariabilityIsTheSpreadOfMediansAndTheMedianJitter) {
   const Calibration c = synthetic_calibration();
   EXPECT_NEAR(coefficient_of_variation({1.0, 2.0, 3.0}), 0.5, 1e-12);  // sd 1 (n - 1) over mean 2
