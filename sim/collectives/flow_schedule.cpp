@@ -193,11 +193,7 @@ std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::vector
 
 std::vector<ScheduleResult> run_flow_schedules(FlowNetwork& network, std::span<const FlowSchedule> schedules,
                                                const CollectiveLibrary& library, const WireModel& wire) {
-  Simulation sim;
-  ScheduleRunner runner(sim, network, library, wire);
-  for (const FlowSchedule& schedule : schedules) runner.add(schedule);
-  sim.run();
-  return {runner.results().begin(), runner.results().end()};
+  return run_flow_schedules(network, std::vector<FlowSchedule>(schedules.begin(), schedules.end()), library, wire);
 }
 
 }  // namespace ws

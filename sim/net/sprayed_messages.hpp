@@ -34,8 +34,6 @@ class SprayedMessages {
   SentMessage send(Time at, int src_device, int dst_device, Bytes bytes, std::uint64_t tag,
                    double valiant_share = 0.0);
 
-  FlowNetwork& network() { return *network_; }
-
  private:
   FlowNetwork* network_;
   TrafficRouter router_;

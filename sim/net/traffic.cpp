@@ -141,7 +141,7 @@ void TrafficRouter::valiant_between_groups(std::span<const SwitchDemand> pairs) 
   const int base = t.switch_vertex(0);
   if (pairs.empty()) return;
   if (G < 3) {
-    // No intermediate group: Valiant falls back to the minimal paths (as a machine of two groups must).
+    // No intermediate group: Valiant falls back to the minimal paths (no third group to detour through).
     for (const SwitchDemand& d : pairs) {
       const int a = d.from / SG, b = d.to / SG;
       const double w = d.weight / L;
