@@ -1,6 +1,9 @@
 // The 4D layout Gdata x Gx x Gy x Gz and rank coordinates (X fastest, then Y, Z, data), as in
-// ../shared/docs/4d-algorithm.md. Shared by the engine (communicator split) and the simulator
-// (placement of groups on the machine).
+// ../shared/docs/4d-algorithm.md, and pipeline stages around it: `pipeline` copies of the 4D grid,
+// each running a contiguous range of the model's blocks, outermost in rank order (as Megatron-LM
+// orders tensor, data and pipeline ranks: stage s holds ranks [s x stage_devices, (s+1) x
+// stage_devices)). Shared by the engine (communicator split) and the simulator (placement of
+// groups on the machine).
 #pragma once
 
 #include <optional>
@@ -9,14 +12,30 @@
 
 namespace ws {
 
+// How a pipeline orders its micro-batches' forward and backward passes (workload/pipeline.hpp):
+// one-forward-one-backward (PipeDream-Flush / Megatron-LM's default), or Megatron-LM's interleaved
+// schedule over `virtual_stages` model chunks per stage.
+enum class PipelineSchedule { one_f_one_b, interleaved };
+
 struct Layout {
   int data = 1;
   int x = 1;
   int y = 1;
   int z = 1;
+  // Pipeline parallelism: stages (pp), model chunks per stage (vpp; more than 1 is the interleaved
+  // schedule) and micro-batches per step of each data-parallel replica (gradient accumulation; at
+  // least 1). pp = vpp = micro_batches = 1 is the plain 4D step.
+  int pipeline = 1;
+  int virtual_stages = 1;
+  int micro_batches = 1;
 
-  int devices() const { return data * x * y * z; }
+  int stage_devices() const { return data * x * y * z; }
+  int devices() const { return stage_devices() * pipeline; }
   int tensor_parallel() const { return x * y * z; }
+  bool pipelined() const { return pipeline > 1 || micro_batches > 1; }
+  PipelineSchedule schedule() const {
+    return virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+  }
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 
@@ -25,12 +44,15 @@ struct RankCoords {
   friend bool operator==(const RankCoords&, const RankCoords&) = default;
 };
 
+// Within one pipeline stage (a rank of the 4D grid).
 RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, const RankCoords& c);
 
-std::string to_string(const Layout& layout);          // "64x2x2x2" (Gdata x Gx x Gy x Gz)
-// Whether Gdata x Gx x Gy x Gz is `devices` (at most INT_MAX), for any layout parse_layout gives:
-// unlike devices(), it cannot overflow on a product of four large parts.
+// "64x2x2x2" (Gdata x Gx x Gy x Gz); a pipelined layout adds its stages, chunks and micro-batches:
+// "8x1x4x1/pp=4,mb=16", "8x1x4x1/pp=4,vpp=2,mb=16".
+std::string to_string(const Layout& layout);
+// Whether the layout's parts multiply to `devices` (at most INT_MAX), for any layout parse_layout
+// gives: unlike devices(), it cannot overflow on a product of large parts.
 bool holds_devices(const Layout& layout, long long devices);
 std::optional<Layout> parse_layout(std::string_view text);  // inverse of to_string
 

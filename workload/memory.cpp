@@ -21,6 +21,12 @@
 // block's input (h/Gx) is kept, plus the full working set of the one block being recomputed.
 // The LM head keeps its input (h/Gx) and its logits (V/Gy) either way.
 //
+// Pipeline stages (Layout::pipeline). The first stage is the fullest: its share of the blocks,
+// L / pp, plus the embedding (the last stage's LM head, tied copy or untied weight, is as large), and
+// the activations of every model chunk forward has run ahead of backward: 1F1B's first stage holds
+// min(pp, mb) micro-batches of its blocks, the interleaved schedule's warm-up + 1 chunks of
+// L / (pp vpp) blocks (Narayanan et al., SC'21, section 2.2), each of B / (Gdata mb) sequences.
+//
 // Buffers. The all-gathered weight blocks (k*n/(Gx*Gy)) of the current layer and of the
 // prefetched next one (OAG), both taken at the largest layer, the unsharded dW block that is
 // reduce-scattered, and one output scratch for the all-reduces (m x the larger of the layer's
@@ -51,12 +57,15 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   const double gx = layout.x, gy = layout.y, gz = layout.z, gd = layout.data;
   const double e = bytes_per_element;
 
-  const double embeddings = (model.tied_embeddings ? 1.0 : 2.0) * V * h;
+  const bool pipelined = layout.pipelined();
+  const double stage_blocks = l / layout.pipeline;
+  // With stages, the first holds the embedding and the last the LM head; without, one rank both.
+  const double embeddings = (model.tied_embeddings || pipelined ? 1.0 : 2.0) * V * h;
   const double positions = model.position == Position::learned ? S * h : 0.0;
-  const double sharded_params = (l * block_weight_count(model) + embeddings + positions) / (gx * gy * gz);
+  const double sharded_params = (stage_blocks * block_weight_count(model) + embeddings + positions) / (gx * gy * gz);
   const double norm_vectors = model.norm == NormKind::layernorm ? 2.0 : 1.0;  // gamma (and beta)
   const double biases = model.biases ? qkv / gy + h / gx + up / gy + h / gx : 0.0;
-  const double small_params = l * (biases + 2.0 * norm_vectors * h / gx) + norm_vectors * h / gx;
+  const double small_params = stage_blocks * (biases + 2.0 * norm_vectors * h / gx) + norm_vectors * h / gx;
   const double params = sharded_params + small_params;
 
   MemoryEstimate mem;
@@ -65,14 +74,25 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   mem.gradients_bytes = whole_bytes(params * e);
   mem.optimizer_bytes = whole_bytes(params * (mixed ? 12.0 : 8.0));
 
-  const double sequences = static_cast<double>(batch.sequences) / (gd * gz);
+  const double sequences = static_cast<double>(batch.sequences) / (gd * gz * layout.micro_batches);
   const double m = sequences * S;
+  // Blocks whose activations are kept at once: one micro-batch of every block, or a stage's chunks
+  // in flight.
+  double kept_blocks = l;
+  if (pipelined) {
+    const double chunk_blocks = l / (layout.pipeline * layout.virtual_stages);
+    const double chunks = layout.virtual_stages > 1
+                              ? std::min<double>(2.0 * (layout.pipeline - 1) + (layout.virtual_stages - 1) * layout.pipeline + 1,
+                                                 static_cast<double>(layout.micro_batches) * layout.virtual_stages)
+                              : std::min(layout.pipeline, layout.micro_batches);
+    kept_blocks = chunks * chunk_blocks;
+  }
   // Q, K, V, the attention output, the MLP's first output (SwiGLU: gate and up) and its activation.
   const double block_working_set =
       m * (4.0 * h / gx + (qkv + h + up + ffn) / gy) + sequences * (heads / gy) * S * S;
   const double lm_head = m * (h / gx + V / gy);
   const double activations =
-      recompute ? l * m * h / gx + block_working_set + lm_head : l * block_working_set + lm_head;
+      recompute ? kept_blocks * m * h / gx + block_working_set + lm_head : kept_blocks * block_working_set + lm_head;
   mem.activations_bytes = whole_bytes(activations * e);
 
   // Largest gathered block and largest all-reduce output over the FC layers (normal: k/Gx, n/Gy;

@@ -11,7 +11,21 @@
 #include <string>
 #include <string_view>
 
+#include "workload/pipeline.hpp"
+
 namespace ws {
+
+const char* to_string(StageStream stream) {
+  switch (stream) {
+    case StageStream::activations:
+      return "activations";
+    case StageStream::gradients:
+      return "gradients";
+    case StageStream::embedding_gradients:
+      return "embedding_gradients";
+  }
+  return "?";
+}
 
 const char* to_string(ComputeKind kind) {
   switch (kind) {
@@ -97,17 +111,27 @@ struct Site {
   bool recomputed = false;
 };
 
+// A range [first, last) of rank_tensors().
+struct TensorRange {
+  std::size_t first = 0, last = 0;
+};
+
 class ScheduleBuilder {
  public:
   ScheduleBuilder(const ModelSpec& model, const Layout& layout, long long sequences_global,
-                  const StepScheduleOptions& options, OpNames names)
+                  const StepScheduleOptions& options, OpNames names, int stage = 0)
       : model_(model), layout_(layout), options_(options), names_(names == OpNames::trace),
-        tensors_(rank_tensors(model, layout)) {
-    sequences_ = sequences_global / (static_cast<long long>(layout.data) * layout.z);
+        tensors_(rank_tensors(model, layout)), stage_(stage) {
+    sequences_total_ = sequences_global / (static_cast<long long>(layout.data) * layout.z);
+    // A pipelined step runs the rank's sequences in micro-batches; each op sizes one.
+    sequences_ = sequences_total_ / layout.micro_batches;
     m_ = sequences_ * model.sequence_length;
     width_ = model.hidden / layout.x;
     e_ = options.bytes_per_element();
-    for (const RankTensor& t : tensors_) parameters_ += t.elements;
+    owned_.assign(tensors_.size(), true);
+    if (layout.pipelined()) own_stage_tensors();
+    for (std::size_t t = 0; t < tensors_.size(); ++t)
+      if (owned_[t]) parameters_ += tensors_[t].elements;
     pending_.assign(static_cast<std::size_t>(model_.layers), BlockPending{});
     // 54-108 ops a block (recompute, overlaps and data parallelism add some): one allocation instead
     // of a dozen reallocations that move every op, which a study pays for each layout it simulates.
@@ -115,7 +139,10 @@ class ScheduleBuilder {
   }
 
   StepSchedule step() && {
-    trainer_step();
+    if (layout_.pipelined())
+      pipeline_step();
+    else
+      trainer_step();
     return finish();
   }
 
@@ -136,11 +163,14 @@ class ScheduleBuilder {
   }
 
  private:
-  StepSchedule finish() { return StepSchedule{model_, layout_, sequences_, options_.precision, std::move(ops_)}; }
+  StepSchedule finish() {
+    return StepSchedule{model_, layout_, sequences_total_, options_.precision, std::move(ops_), stage_};
+  }
 
   // --- primitives: what Timeline records -----------------------------------------------------
   void push(StepOp op) {
     op.block = site_.block, op.layer = site_.layer, op.recomputed = site_.recomputed;
+    op.chunk = action_.chunk, op.micro_batch = action_.micro_batch;
     ops_.push_back(std::move(op));
   }
   void compute(StepTask task, std::string name, ComputeKind kind, std::vector<GemmCall> gemms, double memory_bytes) {
@@ -466,6 +496,11 @@ class ScheduleBuilder {
       if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1, false);
       block_forward("fwd", l, false);
     }
+    head_forward(loss);
+  }
+
+  // The final norm, the LM head and (with `loss`) the cross entropy.
+  void head_forward(bool loss) {
     site_ = Site{};
     norm_forward("fwd", "lnf", -1, 0.0);
     site_.layer = -1;
@@ -486,16 +521,7 @@ class ScheduleBuilder {
     // recomputation backward uses the blocks forward gathered and kept, and gathers nothing.
     const bool prefetch = options_.overlap_all_gather && options_.recompute && layers > 0;
     if (prefetch) block_start_gathers(layers - 1, true);
-    site_ = Site{};
-    compute(StepTask::cross_entropy_backward, "bwd.cross_entropy", ComputeKind::cross_entropy, {},
-            2.0 * as_double(logits_elements()) * e_);
-    arithmetic(ElementwiseKernel::cross_entropy_backward, as_double(logits_elements()));
-    compute(StepTask::lm_head_dx_gemm, "bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}},
-            0);
-    compute(StepTask::lm_head_dw_gemm, "bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}},
-            0);
-    untraced(StepTask::residual_zero, "bwd.residual_zero", activation_bytes(1));
-    norm_backward("lnf", -1, 0.0);
+    head_backward();
     for (int l = layers - 1; l >= 0; --l) {
       if (prefetch && l > 0) block_start_gathers(l - 1, true);
       if (options_.recompute) block_forward("recompute", l, true);
@@ -507,25 +533,43 @@ class ScheduleBuilder {
       }
     }
     site_ = Site{};
-    // Reads the residual gradient, scatter-adds it into the embedding gradients.
-    compute(StepTask::embedding_backward, "bwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+    embedding_backward();
     if (layers > 0) {
       block_finish_gradients(0);
       if (overlap_data_parallel()) reduce_gradients(block_tensors(0));
     }
     if (overlap_data_parallel()) {
-      reduce_gradients({0, leading_tensors(model_)});  // wte (and wpe)
-      reduce_gradients({tensors_.size() - trailing_tensors(model_), tensors_.size()});  // lnf (and the LM head)
+      reduce_gradients(leading_range());  // wte (and wpe)
+      reduce_gradients(trailing_range());  // lnf (and the LM head)
     }
+  }
+
+  TensorRange leading_range() const { return {0, leading_tensors(model_)}; }
+  TensorRange trailing_range() const { return {tensors_.size() - trailing_tensors(model_), tensors_.size()}; }
+
+  // Reads the residual gradient, scatter-adds it into the embedding gradients.
+  void embedding_backward() {
+    compute(StepTask::embedding_backward, "bwd.embedding", ComputeKind::embedding, {},
+            as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+  }
+
+  // The loss's and LM head's backward down to the final norm's.
+  void head_backward() {
+    site_ = Site{};
+    compute(StepTask::cross_entropy_backward, "bwd.cross_entropy", ComputeKind::cross_entropy, {},
+            2.0 * as_double(logits_elements()) * e_);
+    arithmetic(ElementwiseKernel::cross_entropy_backward, as_double(logits_elements()));
+    compute(StepTask::lm_head_dx_gemm, "bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}},
+            0);
+    compute(StepTask::lm_head_dw_gemm, "bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}},
+            0);
+    untraced(StepTask::residual_zero, "bwd.residual_zero", activation_bytes(1));
+    norm_backward("lnf", -1, 0.0);
   }
 
   // --- engine/train/trainer.cpp ------------------------------------------------------------------
   bool overlap_data_parallel() const { return options_.overlap_data_parallel && !model_only_; }
 
-  struct TensorRange {
-    std::size_t first = 0, last = 0;
-  };
   TensorRange block_tensors(int block) const {
     const auto per_block = static_cast<std::size_t>(tensors_per_block(model_));
     const std::size_t first = leading_tensors(model_) + per_block * static_cast<std::size_t>(block);
@@ -540,7 +584,7 @@ class ScheduleBuilder {
       if (group_size(layout_, group) == 1) continue;
       long long elements = 0;
       for (std::size_t t = range.first; t < range.last; ++t)
-        if (tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
+        if (owned_[t] && tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
       if (elements == 0) continue;
       untraced(StepTask::gradient_pack, label("dp.pack.", to_string(group)), 2.0 * as_double(elements) * e_);
       ops_.back().group = group;
@@ -571,11 +615,197 @@ class ScheduleBuilder {
     compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
   }
 
+  // --- a pipeline stage (megatron/core/pipeline_parallel/schedules.py) ---------------------------
+  int chunk_blocks() const { return model_.layers / virtual_stages(layout_); }
+  bool holds_first_chunk() const { return stage_ == 0; }
+  bool holds_last_chunk() const { return stage_ == layout_.pipeline - 1; }
+
+  // The tensors this stage updates: its chunks' blocks, the embedding (and positions) on the first
+  // stage, the final norm and untied head on the last, and the tied embedding there too (Megatron-LM
+  // keeps a copy for the LM head and sums the two gradients, exchange_embedding_gradients).
+  void own_stage_tensors() {
+    owned_.assign(tensors_.size(), false);
+    auto own = [&](TensorRange r) { std::fill(owned_.begin() + static_cast<long>(r.first), owned_.begin() + static_cast<long>(r.last), true); };
+    if (holds_first_chunk() || (holds_last_chunk() && model_.tied_embeddings)) {
+      if (holds_first_chunk())
+        own(leading_range());
+      else
+        own({0, 1});  // wte's copy alone
+    }
+    if (holds_last_chunk()) own(trailing_range());
+    for (int c = 0; c < layout_.virtual_stages; ++c) {
+      const int v = virtual_stage(layout_, stage_, c);
+      for (int b = v * chunk_blocks(); b < (v + 1) * chunk_blocks(); ++b) own(block_tensors(b));
+    }
+  }
+
+  // Bytes of one micro-batch's activations or their gradients at a stage boundary: the residual
+  // stream's shard, m x h/Gx, sent by every rank to its counterpart on the peer stage.
+  std::uint64_t boundary_bytes() const { return elements_bytes(m_ * width_); }
+
+  std::size_t transfer(StepOpKind kind, int peer, StageStream stream, std::uint64_t bytes) {
+    StepOp op;
+    op.kind = kind, op.task = kind == StepOpKind::send ? StepTask::stage_send : StepTask::stage_receive;
+    op.name = label(kind == StepOpKind::send ? "send." : "recv.", to_string(stream));
+    op.peer_stage = peer, op.stream = stream, op.bytes = bytes, op.blocking = false;
+    push(std::move(op));
+    return ops_.size() - 1;
+  }
+
+  // The receive of the action's input: activations from the previous virtual stage (forward) or
+  // gradients from the next (backward).
+  void post_input(const PipelineAction& a, std::vector<std::size_t>& posted) {
+    const int v = virtual_stage(layout_, stage_, a.chunk), last = virtual_stages(layout_) - 1;
+    action_ = {a.chunk, a.micro_batch};
+    site_ = Site{};
+    if (a.forward && v > 0)
+      posted.push_back(transfer(StepOpKind::receive, (v - 1) % layout_.pipeline, StageStream::activations,
+                                boundary_bytes()));
+    if (!a.forward && v < last)
+      posted.push_back(transfer(StepOpKind::receive, (v + 1) % layout_.pipeline, StageStream::gradients,
+                                boundary_bytes()));
+  }
+  void post_output(const PipelineAction& a, std::vector<std::size_t>& posted) {
+    const int v = virtual_stage(layout_, stage_, a.chunk), last = virtual_stages(layout_) - 1;
+    action_ = {a.chunk, a.micro_batch};
+    site_ = Site{};
+    if (a.forward && v < last)
+      posted.push_back(
+          transfer(StepOpKind::send, (v + 1) % layout_.pipeline, StageStream::activations, boundary_bytes()));
+    if (!a.forward && v > 0)
+      posted.push_back(
+          transfer(StepOpKind::send, (v - 1) % layout_.pipeline, StageStream::gradients, boundary_bytes()));
+  }
+  void wait_all(std::vector<std::size_t>& posted) {
+    for (std::size_t issued : posted) wait(issued);
+    posted.clear();
+  }
+
+  void run_action(const PipelineAction& a) {
+    const int v = virtual_stage(layout_, stage_, a.chunk), last = virtual_stages(layout_) - 1;
+    const int first_block = v * chunk_blocks(), end_block = first_block + chunk_blocks();
+    // The data-parallel buckets of a chunk go out during its last micro-batch's backward.
+    const bool reduce = overlap_data_parallel() && !a.forward && a.micro_batch == layout_.micro_batches - 1;
+    action_ = {a.chunk, a.micro_batch};
+    site_ = Site{};
+    if (a.forward) {
+      if (v == 0)
+        compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
+                as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+      for (int l = first_block; l < end_block; ++l) block_forward("fwd", l, false);
+      if (v == last) head_forward(true);
+    } else {
+      if (v == last) head_backward();
+      for (int l = end_block - 1; l >= first_block; --l) {
+        if (options_.recompute) block_forward("recompute", l, true);
+        block_backward(l);
+        if (reduce) reduce_gradients(block_tensors(l));
+      }
+      site_ = Site{};
+      if (v == 0) embedding_backward();
+      if (reduce && v == last) reduce_gradients(trailing_range());
+      // The embedding's gradient is complete on the first stage after its backward, and the last
+      // stage's copy after the LM head's.
+      if (reduce && (v == 0 || (v == last && stage_ != 0))) reduce_gradients(leading_range());
+    }
+    action_ = {};
+  }
+
+  // Megatron-LM's forward_backward_pipelining_without_interleaving: each pass's output goes out
+  // with the next pass's input coming in (send_forward_recv_backward and kin), waited for before
+  // the next pass.
+  void one_f_one_b_passes(std::vector<std::size_t>& posted) {
+    const std::vector<PipelineAction> actions = pipeline_actions(layout_, stage_);
+    if (!actions.empty()) post_input(actions.front(), posted);
+    wait_all(posted);
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      run_action(actions[i]);
+      post_output(actions[i], posted);
+      if (i + 1 < actions.size()) post_input(actions[i + 1], posted);
+      wait_all(posted);
+    }
+  }
+
+  // Megatron-LM's forward_backward_pipelining_with_interleaving: warm-up forwards one at a time,
+  // then a forward and a backward per iteration, then the backwards; after each, one batched
+  // exchange sends its outputs and receives the next forward's input and the next backward's
+  // (send_forward_backward_recv_forward_backward); the first backward's input comes with the last
+  // warm-up forward's exchange.
+  void interleaved_passes(std::vector<std::size_t>& posted) {
+    const std::vector<PipelineAction> actions = pipeline_actions(layout_, stage_);
+    std::vector<PipelineAction> forwards, backwards;
+    for (const PipelineAction& a : actions) (a.forward ? forwards : backwards).push_back(a);
+    const std::size_t warmup = static_cast<std::size_t>(warmup_forwards(layout_, stage_));
+    std::size_t next_forward = 0, next_backward = 0;  // the passes whose inputs are not yet posted
+    auto receive_forward = [&] {
+      if (next_forward < forwards.size()) post_input(forwards[next_forward++], posted);
+    };
+    auto receive_backward = [&] {
+      if (next_backward < backwards.size()) post_input(backwards[next_backward++], posted);
+    };
+    receive_forward();
+    if (warmup == 0) receive_backward();
+    wait_all(posted);
+    std::size_t f = 0, b = 0;
+    while (f < forwards.size() || b < backwards.size()) {
+      const bool run_forward = f < forwards.size();
+      const bool run_backward = b < backwards.size() && f >= warmup;
+      if (run_forward) run_action(forwards[f]);
+      if (run_backward) run_action(backwards[b]);
+      if (run_forward) post_output(forwards[f++], posted);
+      if (run_backward) post_output(backwards[b++], posted);
+      receive_forward();
+      if (f >= warmup) receive_backward();
+      wait_all(posted);
+    }
+  }
+
+  void pipeline_step() {
+    const double parameter_bytes = as_double(parameters_) * e_;
+    const bool tokens = holds_first_chunk() || holds_last_chunk();
+    compute(StepTask::load_batch, "input.load_batch", ComputeKind::input, {},
+            (tokens ? 2.0 * as_double(m_ * layout_.micro_batches) * kTokenBytes : 0.0) + parameter_bytes);
+    std::vector<std::size_t> posted;
+    if (layout_.virtual_stages == 1)
+      one_f_one_b_passes(posted);
+    else
+      interleaved_passes(posted);
+    site_ = Site{};
+    if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
+    if (holds_last_chunk())
+      blocking(StepTask::loss_sum, CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
+    for (std::size_t issued : data_parallel_) wait(issued);
+    if (buckets_bytes_ > 0) untraced(StepTask::gradient_unpack, "dp.unpack", buckets_bytes_);
+    if (model_.tied_embeddings && layout_.pipeline > 1 && (holds_first_chunk() || holds_last_chunk())) {
+      const int peer = holds_first_chunk() ? layout_.pipeline - 1 : 0;
+      const std::uint64_t bytes = elements_bytes(tensors_.front().elements);
+      posted.push_back(transfer(StepOpKind::send, peer, StageStream::embedding_gradients, bytes));
+      posted.push_back(transfer(StepOpKind::receive, peer, StageStream::embedding_gradients, bytes));
+      wait_all(posted);
+      untraced(StepTask::embedding_gradient_add, "optimizer.embedding_grad_add",
+               3.0 * as_double(tensors_.front().elements) * e_);
+    }
+    compute(StepTask::gradient_norm, "optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
+    // The squared norm is summed over X, Y and Z here; its sum over the stages (one double, a few
+    // microseconds on a network) is not in the schedule.
+    for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
+      blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, g, kScalarBytes);
+    compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
+  }
+
+  struct Action {
+    int chunk = -1, micro_batch = -1;
+  };
+
   const ModelSpec& model_;
   const Layout& layout_;
   const StepScheduleOptions& options_;
   bool names_ = true;
   std::vector<RankTensor> tensors_;
+  int stage_ = 0;
+  std::vector<bool> owned_;  // per tensor: updated by this stage
+  Action action_;
+  long long sequences_total_ = 0;
   long long sequences_ = 0, m_ = 0, width_ = 0, parameters_ = 0;
   int e_ = 4;
   bool model_only_ = false;  // a ModelPass: no data-parallel buckets
@@ -617,6 +847,14 @@ StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, lo
   assert(layout.data > 0 && layout.z > 0 &&
          sequences_global % (static_cast<long long>(layout.data) * layout.z) == 0);
   return ScheduleBuilder(model, layout, sequences_global, options, names).step();
+}
+
+StepSchedule make_stage_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                                 int stage, const StepScheduleOptions& options, OpNames names) {
+  assert(layout.pipelined() && layout.z == 1 && stage >= 0 && stage < layout.pipeline &&
+         sequences_global % (static_cast<long long>(layout.data) * layout.micro_batches) == 0 &&
+         model.layers % (layout.pipeline * layout.virtual_stages) == 0);
+  return ScheduleBuilder(model, layout, sequences_global, options, names, stage).step();
 }
 
 StepSchedule make_model_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,

@@ -52,7 +52,15 @@ struct GemmCall {
   friend bool operator==(const GemmCall&, const GemmCall&) = default;
 };
 
-enum class StepOpKind { compute, collective, wait };
+// send and receive: a point-to-point transfer between pipeline stages, non-blocking, with a wait
+// (as Megatron-LM's batched isend / irecv). Each pairs with the peer stage's receive or send: the
+// k-th send on (from, to, stream) with the k-th receive there.
+enum class StepOpKind { compute, collective, wait, send, receive };
+
+// What a point-to-point transfer between stages carries: a micro-batch's activations (forward),
+// their gradients (backward), or the tied embedding's gradient between the first and last stage.
+enum class StageStream : std::uint8_t { activations, gradients, embedding_gradients };
+const char* to_string(StageStream stream);  // "activations", "gradients", "embedding_gradients"
 
 // The work an op stands for, which the engine dispatches on. Layer norms run in stages around
 // their sums over X (engine/kernels/layer_norm.hpp); FC layers are split into their GEMMs, sums
@@ -100,7 +108,10 @@ enum class StepTask : std::uint8_t {
   loss_sum,          // all-reduce data x Z of the loss and the supervised targets (doubles)
   gradient_norm,     // the local share of the squared gradient norm
   gradient_norm_sum, // its all-reduce over X, Y and Z (a double)
-  adamw
+  adamw,
+  stage_send,             // a pipeline transfer to the peer stage (StepOp::peer_stage, stream)
+  stage_receive,          // and from it
+  embedding_gradient_add  // the last stage's tied-embedding gradient added to the first's, and back
 };
 
 inline constexpr std::size_t kNoOp = std::numeric_limits<std::size_t>::max();
@@ -139,6 +150,11 @@ struct StepOp {
   int layer = -1;
   bool recomputed = false;
   std::size_t first_tensor = 0, last_tensor = 0;
+  // send and receive: the other stage, the stream, and the pipeline action (model chunk,
+  // micro-batch) the compute ops of a pipelined step belong to (-1 outside them).
+  int peer_stage = -1;
+  StageStream stream = StageStream::activations;
+  int chunk = -1, micro_batch = -1;
   friend bool operator==(const StepOp&, const StepOp&) = default;
 };
 
@@ -168,9 +184,10 @@ inline bool all_overlaps_on(const StepScheduleOptions& o) {
 struct StepSchedule {
   ModelSpec model;
   Layout layout;
-  long long sequences_per_rank = 0;  // sequences / (Gdata * Gz)
+  long long sequences_per_rank = 0;  // sequences / (Gdata * Gz), over all micro-batches
   Precision precision = Precision::fp32;  // what an element of the ops' payloads is
   std::vector<StepOp> ops;
+  int stage = 0;  // the pipeline stage whose ranks run these ops
 };
 
 // Whether the ops carry their trace names (StepOp::name): the engine and traces need them; a
@@ -184,6 +201,20 @@ enum class OpNames { trace, none };
 // gelu, the rotary turns as attention).
 StepSchedule make_step_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
                                 const StepScheduleOptions& options = {}, OpNames names = OpNames::trace);
+
+// One pipeline stage's step (layout.pipelined(); any layout, where stage 0 of a layout that is not
+// pipelined is make_step_schedule's): for each action of pipeline_actions in order, the forward or
+// backward of its model chunk on one micro-batch (sequences / (Gdata mb) sequences; the first virtual
+// stage embeds, the last runs the final norm, LM head and loss), with the receives of its input
+// posted before it and the sends of its output after it together with the next action's receives,
+// then waited for (Megatron-LM's send_forward_recv_backward and kin). Data-parallel gradient
+// buckets go out during the last micro-batch's backward of each block (or after every action
+// without the data-parallel overlap); the tied embedding's gradient is exchanged between the first
+// and the last stage after them; the last stage sums the loss. The layout must satisfy
+// pipeline_problem; Gz = 1.
+StepSchedule make_stage_schedule(const ModelSpec& model, const Layout& layout, long long sequences_global,
+                                 int stage, const StepScheduleOptions& options = {},
+                                 OpNames names = OpNames::trace);
 
 // The model's part of the step on its own: what Gpt::forward (to the loss), Gpt::forward_logits
 // (to the summed logits) and Gpt::backward run, with the same ops as the whole step's (no batch,

@@ -39,6 +39,10 @@ void ScheduleRunner<T>::run(const StepSchedule& schedule, OpHandler<T>& handler)
       case StepOpKind::wait:
         requests_[op.partner].wait();
         break;
+      case StepOpKind::send:
+      case StepOpKind::receive:
+        // validate_run refuses pipelined layouts: their schedules are only priced.
+        throw std::logic_error(fmt::format("step op {} ({}): the engine runs no pipeline stages", i, op.name));
     }
   }
 }

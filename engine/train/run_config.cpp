@@ -47,6 +47,10 @@ void validate_run(const RunConfig& run, int world_size) {
     problems.push_back(fmt::format("rotary positions turn feature pairs: the head width --hidden / --heads = {} "
                                    "must be even",
                                    m.head_dim()));
+  if (l.pipelined() || l.virtual_stages != 1)
+    problems.push_back(fmt::format("layout {}: the engine runs one stage and one micro-batch (pp = vpp = mb = 1); "
+                                   "pipelined layouts are priced by the simulator (weakscale plan --layout)",
+                                   to_string(l)));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),

@@ -20,6 +20,11 @@ struct LayoutCandidate {
 // lexicographically by (data, x, y, z).
 std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Batch& batch, int devices);
 
+// Why the layout's pipeline (stages, chunks, micro-batches) cannot run `model` with `batch`, or
+// empty: whole blocks per model chunk, the interleaved schedule's micro-batches in groups of pp,
+// no Z sharding with stages. Part of layout_problem.
+std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const Layout& layout);
+
 // Why `layout` cannot run `model` with `batch`, or empty when it can. Shared with the engine.
 std::string layout_problem(const ModelSpec& model, const Batch& batch, const Layout& layout);
 

@@ -158,7 +158,7 @@ struct PricedAlone {
 
 // A call on its own: the library's algorithm for it, and the time of that algorithm's program.
 PricedAlone price_alone(JobNetwork& network, const Layout& layout, const CollectiveCall& call) {
-  const GroupGeometry g = geometry(layout, call.group);
+  const GroupGeometry g = geometry(layout, call.group, call.stage);
   if (g.size < 2) return {};
   const CollectiveLibrary& library = default_library(network.machine());
   const CollectiveAlgorithm algorithm = choose_algorithm(network, library, g, call.op, call.bytes);
@@ -173,6 +173,12 @@ Time collective_time(JobNetwork& network, const Layout& layout, const Collective
   return price_alone(network, layout, call).time;
 }
 
+Time stage_transfer_time(JobNetwork& network, const Layout& layout, const StageTransfer& transfer) {
+  const CollectiveLibrary& library = default_library(network.machine());
+  const PricedProgram& program = network.stage_transfer(transfer.from, transfer.to, layout.stage_devices(), false);
+  return program_time(program, library, transfer.bytes, network.machine().node.nic_efficiency.half_bandwidth_bytes);
+}
+
 namespace {
 
 // Each call alone, queued behind the previous call on its communicator.
@@ -182,13 +188,21 @@ class ClosedFormPricing final : public CollectivePricing {
       : CollectivePricing(sim), network_(network), layout_(layout) {}
 
   int issue(Time now, const CollectiveCall& call) override {
-    const auto g = static_cast<std::size_t>(call.group);
-    const auto key = std::make_tuple(static_cast<int>(call.group), static_cast<int>(call.op), call.bytes);
+    const auto g = static_cast<std::size_t>(call.stage) * kStepGroups + static_cast<std::size_t>(call.group);
+    const auto key = std::make_tuple(static_cast<int>(call.group), static_cast<int>(call.op), call.bytes, call.stage);
     auto it = priced_.find(key);
     if (it == priced_.end()) it = priced_.emplace(key, price_alone(network_, layout_, call)).first;
+    if (free_.size() <= g) free_.resize(g + 1);
     const Time start = max(now, free_[g]);
     free_[g] = start + it->second.time;
     calls_.push_back({free_[g], it->second.algorithm});
+    return static_cast<int>(calls_.size()) - 1;
+  }
+  int transfer(Time now, const StageTransfer& transfer) override {
+    const auto key = std::make_tuple(transfer.from, transfer.to, transfer.bytes);
+    auto it = transfers_.find(key);
+    if (it == transfers_.end()) it = transfers_.emplace(key, stage_transfer_time(network_, layout_, transfer)).first;
+    calls_.push_back({now + it->second, CollectiveAlgorithm::ring});
     return static_cast<int>(calls_.size()) - 1;
   }
   std::optional<Time> end(int id) const override { return calls_[static_cast<std::size_t>(id)].first; }
@@ -201,14 +215,35 @@ class ClosedFormPricing final : public CollectivePricing {
  private:
   JobNetwork& network_;
   Layout layout_;
-  std::map<std::tuple<int, int, Bytes>, PricedAlone> priced_;
-  std::array<Time, kStepGroups> free_{};
+  std::map<std::tuple<int, int, Bytes, int>, PricedAlone> priced_;
+  std::map<std::tuple<int, int, Bytes>, Time> transfers_;
+  std::vector<Time> free_;  // per stage x kStepGroups + group: when its communicator is free
   std::vector<std::pair<Time, CollectiveAlgorithm>> calls_;
 };
 
 }  // namespace
 
-OrderedPricing::OrderedPricing(Simulation& sim) : CollectivePricing(sim) { running_.fill(-1); }
+OrderedPricing::OrderedPricing(Simulation& sim) : CollectivePricing(sim) {}
+
+std::size_t OrderedPricing::communicator(const CollectiveCall& call) {
+  const std::size_t c = static_cast<std::size_t>(call.stage) * kStepGroups + static_cast<std::size_t>(call.group);
+  if (running_.size() <= c) {
+    running_.resize(c + 1, -1);
+    waiting_.resize(c + 1);
+  }
+  return c;
+}
+
+int OrderedPricing::transfer(Time now, const StageTransfer& transfer) {
+  Call c;
+  c.transfer = transfer;
+  c.issued = now;
+  calls_.push_back(std::move(c));
+  const int id = static_cast<int>(calls_.size()) - 1;
+  prepare(id);
+  start(id, now);
+  return id;
+}
 
 int OrderedPricing::issue(Time now, const CollectiveCall& call) {
   Call c;
@@ -217,7 +252,7 @@ int OrderedPricing::issue(Time now, const CollectiveCall& call) {
   calls_.push_back(std::move(c));
   const int id = static_cast<int>(calls_.size()) - 1;
   prepare(id);
-  const auto group = static_cast<std::size_t>(call.group);
+  const std::size_t group = communicator(call);
   if (running_[group] < 0) {
     running_[group] = id;
     start(id, now);
@@ -247,7 +282,8 @@ void OrderedPricing::finish_call(int id, Time t) {
   c.end = t;
   for (const auto& [handler, what] : c.waiters) sim_.schedule(t, handler, what, static_cast<std::uint64_t>(id));
   c.waiters.clear();
-  const auto group = static_cast<std::size_t>(c.call.group);
+  if (c.transfer) return;
+  const std::size_t group = communicator(c.call);
   running_[group] = -1;
   if (!waiting_[group].empty()) {
     const int next = waiting_[group].front();

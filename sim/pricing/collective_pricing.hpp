@@ -35,6 +35,13 @@ struct CollectiveCall {
   CommGroup group = CommGroup::x;
   CollectiveOp op = CollectiveOp::all_reduce;
   Bytes bytes = 0;  // per member: all-gather output, reduce-scatter input, all-reduce buffer
+  int stage = 0;    // the pipeline stage whose communicators run it
+};
+
+// Every rank of pipeline stage `from` sends `bytes` to its counterpart on stage `to`.
+struct StageTransfer {
+  int from = 0, to = 0;
+  Bytes bytes = 0;
 };
 
 // A collective model on the simulation kernel: calls are issued by a process at the kernel's time
@@ -44,6 +51,9 @@ class CollectivePricing {
   virtual ~CollectivePricing() = default;
   // Issues `call` at `now` (never before the kernel's time); returns its id.
   virtual int issue(Time now, const CollectiveCall& call) = 0;
+  // Starts `transfer` at `now` (both ends have posted it); returns its id, which end, notify_end
+  // and finish take as a call's. Transfers queue behind nothing.
+  virtual int transfer(Time now, const StageTransfer& transfer) = 0;
   // When call `id` finished, once it has in the kernel's time (the closed form knows at issue).
   virtual std::optional<Time> end(int id) const = 0;
   // Schedules an event for `handler` (what, data = id) at the call's end, or now if it has ended.
@@ -64,12 +74,15 @@ class CollectivePricing {
 class OrderedPricing : public CollectivePricing {
  public:
   int issue(Time now, const CollectiveCall& call) final;
+  int transfer(Time now, const StageTransfer& transfer) final;
   std::optional<Time> end(int id) const final;
   void notify_end(int id, int handler, std::uint32_t what) final;
 
  protected:
   explicit OrderedPricing(Simulation& sim);
   const CollectiveCall& call(int id) const { return calls_[static_cast<std::size_t>(id)].call; }
+  // The stage transfer `id` is, or none for a collective call.
+  const std::optional<StageTransfer>& stage_transfer(int id) const { return calls_[static_cast<std::size_t>(id)].transfer; }
   // Call `id` was issued: the model sets up what it keeps for it (called before start).
   virtual void prepare(int id) = 0;
   // Its communicator is free: the call starts at t (no earlier than its issue).
@@ -81,13 +94,16 @@ class OrderedPricing : public CollectivePricing {
  private:
   struct Call {
     CollectiveCall call;
+    std::optional<StageTransfer> transfer;
     Time issued, end;
     bool done = false;
     std::vector<std::pair<int, std::uint32_t>> waiters;  // (handler, what) told of the end
   };
   std::vector<Call> calls_;
-  std::array<int, kStepGroups> running_;
-  std::array<std::deque<int>, kStepGroups> waiting_;
+  // Per communicator (stage x kStepGroups + group): the call running on it, and those queued.
+  std::size_t communicator(const CollectiveCall& call);
+  std::vector<int> running_;
+  std::vector<std::deque<int>> waiting_;
 };
 
 // The algorithm the machine's default library runs for `op` of `bytes` on a communicator of `g`:
@@ -129,6 +145,8 @@ Time phase_time(const PricedProgram& program, const PricedPhase& phase, const Co
 
 // The time of `call` alone on the layout's communicators (closed form).
 Time collective_time(JobNetwork& network, const Layout& layout, const CollectiveCall& call);
+// The time of `transfer` alone between the layout's stages (closed form).
+Time stage_transfer_time(JobNetwork& network, const Layout& layout, const StageTransfer& transfer);
 
 // The model's calls run on `sim` (which must outlive it).
 std::unique_ptr<CollectivePricing> make_pricing(CollectiveModel model, JobNetwork& network, const Layout& layout,

@@ -56,7 +56,8 @@ class EveryStepPricing final : public OrderedPricing {
   void start(int id, Time t) override {
     const CollectiveCall& call = this->call(id);
     Call& c = calls_[static_cast<std::size_t>(id)];
-    const GroupGeometry g = geometry(layout_, call.group);
+    WS_CHECK(!stage_transfer(id), "the every-step reference is refused for pipelined layouts");
+    const GroupGeometry g = geometry(layout_, call.group, call.stage);
     const auto comms = g.size >= 2 ? network_.communicators(g) : std::vector<std::vector<int>>{};
     if (comms.empty()) {
       finish_call(id, t);
@@ -127,6 +128,11 @@ EveryStepResult every_step_collective(JobNetwork& network, GroupGeometry g, Coll
 }
 
 std::unique_ptr<CollectivePricing> make_every_step_pricing(JobNetwork& network, const Layout& layout, Simulation& sim) {
+  if (layout.pipelined())
+    throw InputError(InputLocation{"", 0, "--evaluator"}, "every-step",
+                     fmt::format("flow or closed-form for the pipelined layout {} (the per-send reference "
+                                 "prices layouts without stages)",
+                                 to_string(layout)));
   return std::make_unique<EveryStepPricing>(network, layout, sim);
 }
 

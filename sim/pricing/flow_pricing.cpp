@@ -20,7 +20,17 @@ FlowPricing::FlowPricing(JobNetwork& network, const Layout& layout, Simulation& 
 void FlowPricing::prepare(int id) {
   const CollectiveCall& call = this->call(id);
   Call c;
-  const GroupGeometry g = geometry(layout_, call.group);
+  if (const auto& transfer = stage_transfer(id)) {
+    c.program = &network_.stage_transfer(transfer->from, transfer->to, layout_.stage_devices(), true);
+    c.protocol = fastest_protocol(*c.program, library_, transfer->bytes, nic_overhead_bytes_);
+    const PricedPhase& p = c.program->phases.front();
+    auto [it, fresh] = shapes_.try_emplace(p.links.get(), -1);
+    if (fresh) it->second = flows_.add_shape(*p.links);
+    c.shapes.push_back(it->second);
+    calls_.push_back(std::move(c));
+    return;
+  }
+  const GroupGeometry g = geometry(layout_, call.group, call.stage);
   if (g.size >= 2) {
     c.algorithm = choose_algorithm(network_, library_, g, call.op, call.bytes);
     c.program = &network_.program(g, c.algorithm, call.op, call.bytes, true);
@@ -45,7 +55,7 @@ void FlowPricing::start(int id, Time t) {
 
 void FlowPricing::start_phase(int id, Time t) {
   const Call& c = calls_[static_cast<std::size_t>(id)];
-  const Bytes bytes = call(id).bytes;
+  const Bytes bytes = stage_transfer(id) ? stage_transfer(id)->bytes : call(id).bytes;
   const PricedPhase& p = c.program->phases[c.phase];
   const CollectiveLibrary library = protocol_variant(library_, c.protocol);
   const double progress = phase_wire_bytes(p, library, bytes, nic_overhead_bytes_);

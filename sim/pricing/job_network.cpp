@@ -16,16 +16,18 @@
 
 namespace ws {
 
-GroupGeometry geometry(const Layout& layout, CommGroup group) {
+GroupGeometry geometry(const Layout& layout, CommGroup group, int stage) {
+  GroupGeometry g;
   switch (group) {
-    case CommGroup::x: return {1, layout.x};
-    case CommGroup::y: return {layout.x, layout.y};
-    case CommGroup::z: return {layout.x * layout.y, layout.z};
-    case CommGroup::data: return {layout.x * layout.y * layout.z, layout.data};
-    case CommGroup::data_z: return {layout.x * layout.y, layout.z * layout.data};
-    case CommGroup::world: return {1, layout.devices()};
+    case CommGroup::x: g.stride = 1, g.size = layout.x; break;
+    case CommGroup::y: g.stride = layout.x, g.size = layout.y; break;
+    case CommGroup::z: g.stride = layout.x * layout.y, g.size = layout.z; break;
+    case CommGroup::data: g.stride = layout.x * layout.y * layout.z, g.size = layout.data; break;
+    case CommGroup::data_z: g.stride = layout.x * layout.y, g.size = layout.z * layout.data; break;
+    case CommGroup::world: g.stride = 1, g.size = layout.devices(); return g;
   }
-  return {1, 1};
+  if (layout.pipeline > 1) g.first = stage * layout.stage_devices(), g.span = layout.stage_devices();
+  return g;
 }
 
 namespace {
@@ -173,14 +175,13 @@ JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation alloc
 std::vector<std::vector<int>> JobNetwork::communicators(GroupGeometry g) const {
   std::vector<std::vector<int>> out;
   if (g.size < 1 || g.stride < 1) return out;
-  const long long span = static_cast<long long>(g.stride) * g.size;
-  for (int r = 0; r < devices_; ++r) {
-    if ((r / g.stride) % g.size != 0) continue;  // not a communicator's first member
-    if (r + (g.size - 1) * static_cast<long long>(g.stride) >= devices_) break;
+  const int end = g.span > 0 ? std::min(devices_, g.first + g.span) : devices_;
+  for (int r = g.first; r < end; ++r) {
+    if (((r - g.first) / g.stride) % g.size != 0) continue;  // not a communicator's first member
+    if (r + (g.size - 1) * static_cast<long long>(g.stride) >= end) break;
     std::vector<int> members(static_cast<std::size_t>(g.size));
     for (int k = 0; k < g.size; ++k) members[static_cast<std::size_t>(k)] = device_of_rank(r + k * g.stride);
     out.push_back(std::move(members));
-    (void)span;
   }
   return out;
 }
@@ -190,8 +191,8 @@ int JobNetwork::nodes_spanned(GroupGeometry g) {
   if (known != nodes_spanned_.end()) return known->second;
   const int dpn = std::max(machine_->node.devices, 1);
   std::vector<int> nodes;
-  for (int k = 0; k < g.size && k * static_cast<long long>(g.stride) < devices_; ++k)
-    nodes.push_back(device_of_rank(k * g.stride) / dpn);
+  for (int k = 0; k < g.size && g.first + k * static_cast<long long>(g.stride) < devices_; ++k)
+    nodes.push_back(device_of_rank(g.first + k * g.stride) / dpn);
   std::sort(nodes.begin(), nodes.end());
   const int spanned = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
   nodes_spanned_.emplace(g, spanned);
@@ -287,6 +288,46 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
   return Routed{std::move(phases), program.tree_local_ranks};
 }
 
+const PricedProgram& JobNetwork::stage_transfer(int from, int to, int stage_devices, bool with_links) {
+  const auto key = std::make_tuple(from, to, stage_devices);
+  const auto known = stage_transfers_.find(key);
+  if (known != stage_transfers_.end() && (!with_links || known->second.phases.front().links != nullptr))
+    return known->second;
+  std::vector<TrafficDemand> demands;
+  for (int r = 0; r < stage_devices; ++r)
+    demands.push_back({device_of_rank(from * stage_devices + r), device_of_rank(to * stage_devices + r), 1.0});
+  const RoutingPolicy policy = machine_->network.routing;
+  TrafficLoads loads = router_.route(demands, policy == RoutingPolicy::non_minimal);
+  if (policy == RoutingPolicy::adaptive &&
+      bottleneck(loads.minimal, capacity_) > bottleneck(loads.fixed, capacity_) * (1.0 + 1e-9))
+    loads.valiant = router_.valiant_loads();
+  PricedPhase p;
+  p.valiant_share = valiant_share(loads, policy, capacity_);
+  if (with_links) {
+    std::vector<LinkShare> links = mix_routes(loads, p.valiant_share);
+    p.time_per_byte = bottleneck(links, capacity_);
+    p.links = std::make_shared<const std::vector<LinkShare>>(std::move(links));
+  } else {
+    p.time_per_byte = mixed_bottleneck(loads, p.valiant_share, capacity_);
+  }
+  const double v = p.valiant_share;
+  p.path_latency = Time::from_ps(static_cast<std::int64_t>(std::llround(
+      (1.0 - v) * static_cast<double>(loads.minimal_latency.ps()) + v * static_cast<double>(loads.valiant_latency.ps()))));
+  p.steps = 1;
+  p.bytes_fraction = 1.0;
+  p.transfer_weight = static_cast<double>(demands.size());
+  p.inter_node = loads.inter_node;
+  PricedProgram program;
+  // A send is one step of one message: priced as the library's all-gather step between two ranks.
+  program.algorithm = CollectiveAlgorithm::ring;
+  program.op = CollectiveOp::all_gather;
+  program.members = 2;
+  const int dpn = std::max(machine_->node.devices, 1);
+  program.nodes = device_of_rank(from * stage_devices) / dpn == device_of_rank(to * stage_devices) / dpn ? 1 : 2;
+  program.phases.push_back(std::move(p));
+  return stage_transfers_.insert_or_assign(key, std::move(program)).first->second;
+}
+
 double JobNetwork::expected_max_of_normals(int members) {
   const auto it = expected_max_.find(members);
   if (it != expected_max_.end()) return it->second;
@@ -295,7 +336,7 @@ double JobNetwork::expected_max_of_normals(int members) {
 
 const PricedProgram& JobNetwork::program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op,
                                          Bytes bytes, bool with_links) {
-  const RouteKey route_key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op)};
+  const RouteKey route_key{g, static_cast<int>(algorithm), static_cast<int>(op)};
   const auto lacks_links = [&](const std::vector<PricedPhase>& phases) {
     return with_links && !phases.empty() && phases.front().links == nullptr;
   };
@@ -308,7 +349,7 @@ const PricedProgram& JobNetwork::program(GroupGeometry g, CollectiveAlgorithm al
   const int chunks = algorithm == CollectiveAlgorithm::tree
                          ? tree_chunks(bytes / static_cast<Bytes>(r->second.tree_local_ranks) / 2)
                          : 1;
-  const Key key{g.stride, g.size, static_cast<int>(algorithm), static_cast<int>(op), chunks};
+  const Key key{g, static_cast<int>(algorithm), static_cast<int>(op), chunks};
   auto it = programs_.find(key);
   if (it != programs_.end() && !lacks_links(it->second.phases)) return it->second;
   PricedProgram priced;

@@ -28,12 +28,16 @@ namespace ws {
 
 // A kind of communicator over the job's ranks: members `stride` ranks apart, `size` of them. X, Y,
 // Z and data are the layout's groups; data x Z (Z fastest, then data) is stride Gx Gy, size Gz Gdata.
+// A pipeline stage's communicators cover only its ranks: [first, first + span) (span 0: all).
 struct GroupGeometry {
   int stride = 1;
   int size = 1;
+  int first = 0;
+  int span = 0;
   friend auto operator<=>(const GroupGeometry&, const GroupGeometry&) = default;
 };
-GroupGeometry geometry(const Layout& layout, CommGroup group);
+// The communicators of `group` within pipeline stage `stage` (a layout without stages: all of them).
+GroupGeometry geometry(const Layout& layout, CommGroup group, int stage = 0);
 
 // One phase of a program, routed and priced with nothing else in flight.
 struct PricedPhase {
@@ -94,6 +98,11 @@ class JobNetwork {
   const PricedProgram& program(GroupGeometry g, CollectiveAlgorithm algorithm, CollectiveOp op, Bytes bytes,
                                bool with_links);
 
+  // Every rank of pipeline stage `from` sending to its counterpart on stage `to` (stages of
+  // `stage_devices` ranks, in rank order) at once: one phase of one step, routed and priced alone
+  // (as a program, so both collective models run it as they run a call's phases).
+  const PricedProgram& stage_transfer(int from, int to, int stage_devices, bool with_links);
+
   // expected_max_of_normals(members) (base/statistics.hpp), kept per count: every layout of the job
   // asks it for its group sizes and its device count (the step's skew), and each answer is a
   // 4,000-point integral.
@@ -118,8 +127,9 @@ class JobNetwork {
   ScheduleOptions schedule_options_;
   TrafficRouter router_;
   std::map<GroupGeometry, int> nodes_spanned_;
-  using RouteKey = std::tuple<int, int, int, int>;       // stride, size, algorithm, op
-  using Key = std::tuple<int, int, int, int, int>;       // ... and the tree's pipeline chunks
+  using RouteKey = std::tuple<GroupGeometry, int, int>;   // geometry, algorithm, op
+  using Key = std::tuple<GroupGeometry, int, int, int>;   // ... and the tree's pipeline chunks
+  std::map<std::tuple<int, int, int>, PricedProgram> stage_transfers_;  // from, to, stage devices
   std::map<RouteKey, Routed> routed_;
   // Routed phases by their transfers (two independent 64-bit hashes and the count): the ring's
   // all-reduce, reduce-scatter and all-gather move data between the same members.

@@ -26,7 +26,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
+#include <fmt/format.h>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -88,6 +93,31 @@ double busy_node_share(const Machine& machine, const Layout& layout) {
 
 double microseconds(Time t) { return t.seconds() * 1e6; }
 
+class RankProcess;
+
+// The point-to-point transfers between pipeline stages: the k-th send on (from, to, stream) pairs
+// with the k-th receive there, and the transfer starts when both are posted (the later poster's
+// time: NCCL's and MPI's rendezvous for large messages), then both ends learn its id.
+class StageLinks {
+ public:
+  StageLinks(CollectivePricing& pricing, int stages) : pricing_(pricing), stages_(stages) {}
+  // `process` posted op `index` (a send or receive of `stage`) at the kernel's time.
+  void post(Time now, RankProcess& process, int stage, std::size_t index, const StepOp& op);
+
+ private:
+  struct Posted {
+    RankProcess* process = nullptr;
+    std::size_t index = 0;
+    Bytes bytes = 0;
+  };
+  struct Queues {
+    std::deque<Posted> sends, receives;
+  };
+  CollectivePricing& pricing_;
+  int stages_;
+  std::map<std::tuple<int, int, int>, Queues> queues_;  // (from, to, stream)
+};
+
 // A rank on the simulation kernel: it runs its schedule's compute on its own clock, and meets the
 // kernel's time before each collective and wait (it jumps the kernel's clock when no one else
 // acts meanwhile, else it resumes from an event); a call still in flight resumes it at its end.
@@ -96,9 +126,10 @@ double microseconds(Time t) { return t.seconds() * 1e6; }
 class RankProcess final : public EventHandler {
  public:
   RankProcess(Simulation& sim, CollectivePricing& pricing, JobNetwork& network, const StepSchedule& schedule,
-              const StepOptions& options, bool trace)
+              const StepOptions& options, bool trace, StageLinks* links = nullptr)
       : sim_(sim),
         pricing_(pricing),
+        links_(links),
         machine_(network.machine()),
         schedule_(schedule),
         precision_(options.precision),
@@ -135,6 +166,9 @@ class RankProcess final : public EventHandler {
     for (const auto& [event, call] : pending_comm_events_) events_[event].end = pricing_.finish(call);
     SimulatedStep step;
     step.step = now_;
+    step.stage = schedule_.stage;
+    step.pipeline_bubble = bubble_;
+    step.pipeline_transfer = stage_transfer_;
     step.compute = compute_;
     step.skew = skew_;
     step.exposed_comm = exposed_;
@@ -145,6 +179,17 @@ class RankProcess final : public EventHandler {
   }
 
   // The call this rank waits for has ended (what = kResume: the clock reached the rank's time).
+  // Send or receive `index` was matched: its transfer is `id`, started at the kernel's time.
+  void matched(std::size_t index, int id) {
+    call_of_op_[index] = id;
+    issued_at_[index] = sim_.now();
+    if (awaiting_match_ == index) {
+      awaiting_match_ = kNoOp;
+      call_awaited_ = id;
+      pricing_.notify_end(id, handler_, kCallEnded);
+    }
+  }
+
   void on_event(Simulation&, std::uint32_t what, std::uint64_t) override {
     if (what == kCallEnded) {
       waiting_ = false;
@@ -171,11 +216,20 @@ class RankProcess final : public EventHandler {
         sim_.schedule(now_, handler_, kResume);
         return;
       }
+      if (op.kind == StepOpKind::send || op.kind == StepOpKind::receive) {
+        WS_CHECK(links_ != nullptr, "a pipelined schedule runs with its stages' links");
+        links_->post(sim_.now(), *this, schedule_.stage, next_op_, op);
+        ++next_op_;
+        continue;
+      }
       if (op.kind == StepOpKind::collective) {
         run_collective(op, next_op_);
-      } else {
-        WS_CHECK(op.partner < call_of_op_.size() && call_of_op_[op.partner] >= 0,
-                 "an operation's partner call was issued before it");
+      } else if (call_of_op_[op.partner] < 0) {
+        // A wait for a transfer whose other end has not posted yet: the match resumes it.
+        WS_CHECK(is_transfer(ops[op.partner]), "an operation's partner call was issued before it");
+        awaiting_match_ = op.partner;
+        waiting_ = true;
+        return;
       }
       if (needs_end(op)) {
         const int call = op.kind == StepOpKind::collective ? call_of_op_[next_op_] : call_of_op_[op.partner];
@@ -197,11 +251,14 @@ class RankProcess final : public EventHandler {
   bool needs_end(const StepOp& op) const {
     return op.kind == StepOpKind::wait || op.blocking || host_progress_;
   }
+  static bool is_transfer(const StepOp& op) { return op.kind == StepOpKind::send || op.kind == StepOpKind::receive; }
 
   // The op at next_op_ learned its call's end.
   void finish_op(Time end) {
     const StepOp& op = schedule_.ops[next_op_];
-    if (op.kind == StepOpKind::wait) {
+    if (op.kind == StepOpKind::wait && is_transfer(schedule_.ops[op.partner])) {
+      run_transfer_wait(op, end);
+    } else if (op.kind == StepOpKind::wait) {
       run_wait(op, end);
     } else if (op.blocking) {
       block_until(end, static_cast<std::size_t>(op.group));
@@ -262,7 +319,7 @@ class RankProcess final : public EventHandler {
       skew_ += wait;
     }
     const Time issue = op.blocking || host_progress_ ? now_ : now_ + wait;
-    const int call = pricing_.issue(issue, CollectiveCall{op.group, op.collective, op.bytes});
+    const int call = pricing_.issue(issue, CollectiveCall{op.group, op.collective, op.bytes, schedule_.stage});
     call_of_op_[index] = call;
     issued_at_[index] = issue;
     // As the engine records it: from the moment the rank reached the call to completion.
@@ -270,6 +327,17 @@ class RankProcess final : public EventHandler {
       pending_comm_events_.emplace_back(events_.size(), call);
       record(op, true, op.bytes, now_, now_);
     }
+  }
+
+  // Waiting for a transfer: until both ends had posted it, the stage idles for its peer (the
+  // pipeline's bubble); from then, for the transfer itself.
+  void run_transfer_wait(const StepOp& op, Time done) {
+    if (done <= now_) return;
+    record(op, false, op.bytes, now_, done);
+    const Time started = min(max(issued_at_[op.partner], now_), done);
+    bubble_ += started - now_;
+    stage_transfer_ += done - started;
+    now_ = done;
   }
 
   void run_wait(const StepOp& op, Time done) {
@@ -306,6 +374,9 @@ class RankProcess final : public EventHandler {
 
   Simulation& sim_;
   CollectivePricing& pricing_;
+  StageLinks* links_;
+  std::size_t awaiting_match_ = kNoOp;  // the send or receive a wait needs matched first
+  Time bubble_, stage_transfer_;
   const Machine& machine_;
   const StepSchedule& schedule_;
   Precision precision_;
@@ -338,6 +409,25 @@ class RankProcess final : public EventHandler {
   std::vector<SimulatedEvent> events_;
 };
 
+void StageLinks::post(Time now, RankProcess& process, int stage, std::size_t index, const StepOp& op) {
+  WS_CHECK(op.peer_stage >= 0 && op.peer_stage < stages_ && op.peer_stage != stage, "a transfer's peer is another stage");
+  const bool send = op.kind == StepOpKind::send;
+  const int from = send ? stage : op.peer_stage, to = send ? op.peer_stage : stage;
+  Queues& q = queues_[{from, to, static_cast<int>(op.stream)}];
+  std::deque<Posted>& mine = send ? q.sends : q.receives;
+  std::deque<Posted>& theirs = send ? q.receives : q.sends;
+  if (theirs.empty()) {
+    mine.push_back({&process, index, op.bytes});
+    return;
+  }
+  const Posted other = theirs.front();
+  theirs.pop_front();
+  WS_CHECK(other.bytes == op.bytes, "a stage's send and its peer's receive move the same bytes");
+  const int id = pricing_.transfer(now, StageTransfer{from, to, op.bytes});
+  other.process->matched(other.index, id);
+  process.matched(index, id);
+}
+
 constexpr int kComputeThread = 0;  // as engine/train/trace_writer.cpp
 constexpr int kCommThread = 1;
 
@@ -346,6 +436,36 @@ nlohmann::json metadata(const char* what, int tid, const std::string& name) {
 }
 
 }  // namespace
+
+SimulatedStep simulate_schedules(JobNetwork& network, std::span<const StepSchedule> stages,
+                                 const StepOptions& options, bool trace, CollectiveModel collectives) {
+  WS_CHECK(!stages.empty(), "a step has a schedule per stage");
+  const Layout& layout = stages.front().layout;
+  if (stages.size() == 1 && !layout.pipelined()) return simulate_schedule(network, stages.front(), options, trace, collectives);
+  WS_CHECK(network.devices() == layout.devices() && static_cast<int>(stages.size()) == layout.pipeline,
+           "the network holds the layout's devices and there is a schedule per stage");
+  Simulation sim;
+  const std::unique_ptr<CollectivePricing> pricing = make_pricing(collectives, network, layout, sim);
+  StageLinks links(*pricing, layout.pipeline);
+  std::vector<std::unique_ptr<RankProcess>> ranks;
+  for (const StepSchedule& schedule : stages)
+    ranks.push_back(std::make_unique<RankProcess>(sim, *pricing, network, schedule, options, trace, &links));
+  for (auto& rank : ranks) rank->start();
+  sim.run();
+  std::vector<SimulatedStep> steps;
+  for (auto& rank : ranks) {
+    if (!rank->finished())
+      throw std::logic_error(fmt::format("pipeline layout {}: stage {} waits for a transfer no stage sends "
+                                         "(the schedule deadlocks)",
+                                         to_string(layout), steps.size()));
+    steps.push_back(std::move(*rank).result());
+  }
+  // The step ends with its last stage to finish; its parts are that stage's.
+  std::size_t last = 0;
+  for (std::size_t s = 1; s < steps.size(); ++s)
+    if (steps[s].step > steps[last].step) last = s;
+  return std::move(steps[last]);
+}
 
 SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,
                                 bool trace, CollectiveModel collectives) {
@@ -365,11 +485,22 @@ StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& mode
   return make_step_schedule(model, layout, sequences, o, names);
 }
 
+std::vector<StepSchedule> machine_stage_schedules(const Machine& machine, const ModelSpec& model, const Layout& layout,
+                                                  long long sequences, const StepOptions& options, OpNames names) {
+  if (!layout.pipelined()) return {machine_step_schedule(machine, model, layout, sequences, options, names)};
+  StepScheduleOptions o = options;
+  if (!host_progressed(machine)) o.weight_gradient_tiles = 1;
+  std::vector<StepSchedule> stages;
+  for (int s = 0; s < layout.pipeline; ++s) stages.push_back(make_stage_schedule(model, layout, sequences, s, o, names));
+  return stages;
+}
+
 SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& config) {
-  const StepSchedule schedule = machine_step_schedule(machine, config.model, config.layout, config.sequences,
-                                                      config.options, config.trace ? OpNames::trace : OpNames::none);
+  const std::vector<StepSchedule> stages =
+      machine_stage_schedules(machine, config.model, config.layout, config.sequences, config.options,
+                              config.trace ? OpNames::trace : OpNames::none);
   JobNetwork network(machine, config.layout.devices(), config.options.allocation);
-  return simulate_schedule(network, schedule, config.options, config.trace, config.collectives);
+  return simulate_schedules(network, stages, config.options, config.trace, config.collectives);
 }
 
 void write_simulated_trace(const SimulatedStep& step, const std::string& path) {

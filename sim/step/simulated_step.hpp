@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ struct SimulatedStep {
   // Compute time per phase, indexed by ComputeKind, for per-phase bars.
   std::array<Time, kComputeKinds> compute_by_kind{};
   std::vector<SimulatedEvent> events;  // rank 0's timeline, only with config.trace
+  // A pipelined step: the stage whose ranks finished last (the parts above are its), its time
+  // idle at transfers whose other end had not posted yet (the bubble) and waiting for transfers
+  // in flight between stages.
+  int stage = 0;
+  Time pipeline_bubble;
+  Time pipeline_transfer;
 
   Time exposed(CommGroup group) const { return exposed_comm[static_cast<std::size_t>(group)]; }
   Time progress(CommGroup group) const { return progress_comm[static_cast<std::size_t>(group)]; }
@@ -68,10 +75,22 @@ StepSchedule machine_step_schedule(const Machine& machine, const ModelSpec& mode
                                    long long sequences, const StepOptions& options,
                                    OpNames names = OpNames::trace);
 
+// Every stage's schedule of a layout (make_stage_schedule), or the one schedule of a layout
+// without stages.
+std::vector<StepSchedule> machine_stage_schedules(const Machine& machine, const ModelSpec& model, const Layout& layout,
+                                                  long long sequences, const StepOptions& options,
+                                                  OpNames names = OpNames::trace);
+
 // Executes an already built schedule (simulate_step builds it from the config) on `network` (a job
 // of the layout's size on the machine; the caller may keep it for several layouts of one size).
 SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedule, const StepOptions& options,
                                 bool trace, CollectiveModel collectives = CollectiveModel::flow);
+// Every stage of a pipelined layout as a process of its own on one kernel and one collective model
+// (a stage's collectives on its own communicators, transfers between stages as flows between their
+// nodes): the step is the last stage's end. One schedule of a layout without stages: simulate_schedule.
+SimulatedStep simulate_schedules(JobNetwork& network, std::span<const StepSchedule> stages,
+                                 const StepOptions& options, bool trace,
+                                 CollectiveModel collectives = CollectiveModel::flow);
 
 // Chrome trace / Perfetto JSON with the engine's process/thread naming, so both load together.
 void write_simulated_trace(const SimulatedStep& step, const std::string& path);

@@ -24,7 +24,8 @@ StepBreakdown breakdown_of(const SimulatedStep& simulated) {
                        simulated.exposed(CommGroup::y),
                        simulated.exposed(CommGroup::z),
                        simulated.exposed(CommGroup::data) + simulated.exposed(CommGroup::data_z),
-                       simulated.skew};
+                       simulated.skew,
+                       simulated.pipeline_bubble + simulated.pipeline_transfer};
 }
 
 LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const Batch& batch, const Layout& layout,
@@ -32,8 +33,9 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
   const DeviceSpec& dev = network.machine().device;
   LayoutEstimate est;
   est.layout = layout;
-  const StepSchedule schedule = machine_step_schedule(network.machine(), model, layout, batch.sequences, options, OpNames::none);
-  est.step = breakdown_of(simulate_schedule(network, schedule, options, false, CollectiveModel::closed_form));
+  const std::vector<StepSchedule> stages =
+      machine_stage_schedules(network.machine(), model, layout, batch.sequences, options, OpNames::none);
+  est.step = breakdown_of(simulate_schedules(network, stages, options, false, CollectiveModel::closed_form));
   est.memory = estimate_memory(model, batch, layout, options.bytes_per_element(), options.recompute);
   est.fits_memory = est.memory.total_bytes() <= dev.memory_capacity_bytes;
   est.hardware_flops = hardware_flops_per_step(model, batch);

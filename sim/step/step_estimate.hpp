@@ -29,7 +29,10 @@ struct StepBreakdown {
   // Time lost to the machine's variability: the slowest device's extra compute and waits for a
   // group's slowest member at synchronizations (sim/step: StepOptions::variability).
   Time skew;
-  Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data + skew; }
+  // A pipelined layout's last stage: idle for its peers (the bubble) and waiting for transfers
+  // between stages.
+  Time pipeline;
+  Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data + skew + pipeline; }
 };
 
 // A simulated step's parts in the breakdown's terms: data x Z's exposed time counts as data.

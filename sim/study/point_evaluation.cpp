@@ -114,9 +114,9 @@ LayoutEstimate with_simulated_step(const LayoutEstimate& analytic, const Simulat
 
 LayoutEstimate simulate_candidate(JobNetwork& network, const StudyPoint& point, const StepOptions& options,
                                   const LayoutEstimate& candidate, CollectiveModel collectives) {
-  const StepSchedule schedule = machine_step_schedule(network.machine(), point.model, candidate.layout,
-                                                      point.batch.sequences, options, OpNames::none);
-  return with_simulated_step(candidate, simulate_schedule(network, schedule, options, false, collectives));
+  const std::vector<StepSchedule> stages = machine_stage_schedules(network.machine(), point.model, candidate.layout,
+                                                                   point.batch.sequences, options, OpNames::none);
+  return with_simulated_step(candidate, simulate_schedules(network, stages, options, false, collectives));
 }
 
 void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint& point, const StepOptions& options,

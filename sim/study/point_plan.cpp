@@ -16,9 +16,23 @@ std::optional<std::size_t> rank_in(const std::vector<LayoutEstimate>& estimates,
   return static_cast<std::size_t>(it - estimates.begin());
 }
 
-// The asked layout's closed-form estimate and rank in `plan`, or why it cannot run.
-AskedLayout closed_form_asked(const Plan& plan, const Layout& asked) {
+// The asked layout's closed-form estimate and rank in `plan`, or why it cannot run. A pipelined
+// layout is not among the enumerated ones: it is priced here, and its rank is where it would stand.
+AskedLayout closed_form_asked(JobNetwork& network, const StudyPoint& point, const StepOptions& step, const Plan& plan,
+                              const Layout& asked) {
   AskedLayout row;
+  if (asked.pipelined()) {
+    row.problem = layout_problem(point.model, point.batch, asked);
+    if (!row.problem.empty()) return row;
+    row.estimate = estimate_step(network, point.model, point.batch, asked, step);
+    if (row.estimate.fits_memory) {
+      row.closed_form_rank = static_cast<std::size_t>(
+          std::count_if(plan.ranked.begin(), plan.ranked.end(), [&](const LayoutEstimate& e) {
+            return e.step.total() < row.estimate.step.total();
+          }));
+    }
+    return row;
+  }
   for (const LayoutCandidate& c : plan.invalid) {
     if (c.layout == asked) {
       row.problem = c.reason;
@@ -42,7 +56,7 @@ PointPlan plan_point(const Machine& machine, const StudyPoint& point, const Step
   // The closed form first: the asked layout's rank is among all the fitting layouts.
   PricedPoint priced = price_point(network, point, step);
   p.fitting = priced.fitting;
-  if (options.asked) p.asked = closed_form_asked(priced.plan, *options.asked);
+  if (options.asked) p.asked = closed_form_asked(network, point, step, priced.plan, *options.asked);
   const bool simulate = options.evaluator != CollectiveModel::closed_form && !priced.plan.ranked.empty() &&
                         !(p.asked && !p.asked->problem.empty());
   if (simulate) rerank_simulated(priced, network, point, step, options.simulated, options.evaluator);

@@ -24,9 +24,11 @@ using Json = nlohmann::json;
 Json estimate_json(const LayoutEstimate& e) {
   const auto& s = e.step;
   const auto& m = e.memory;
-  return Json{{"layout", {e.layout.data, e.layout.x, e.layout.y, e.layout.z}},
+  const Layout& l = e.layout;
+  return Json{{"layout", {l.data, l.x, l.y, l.z, l.pipeline, l.virtual_stages, l.micro_batches}},
               {"step_ps",
-               {s.compute.ps(), s.exposed_x.ps(), s.exposed_y.ps(), s.exposed_z.ps(), s.exposed_data.ps(), s.skew.ps()}},
+               {s.compute.ps(), s.exposed_x.ps(), s.exposed_y.ps(), s.exposed_z.ps(), s.exposed_data.ps(), s.skew.ps(),
+                s.pipeline.ps()}},
               {"memory_bytes",
                {m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.buffers_bytes}},
               {"flops", {e.hardware_flops, e.model_flops, e.sustained_flops_per_s}},
@@ -35,16 +37,18 @@ Json estimate_json(const LayoutEstimate& e) {
               {"analytic_step_ps", e.analytic_step.ps()},
               {"isolated_ps",
                {e.isolated.compute.ps(), e.isolated.exposed_x.ps(), e.isolated.exposed_y.ps(),
-                e.isolated.exposed_z.ps(), e.isolated.exposed_data.ps(), e.isolated.skew.ps()}}};
+                e.isolated.exposed_z.ps(), e.isolated.exposed_data.ps(), e.isolated.skew.ps(),
+                e.isolated.pipeline.ps()}}};
 }
 
 LayoutEstimate estimate_from_json(const Json& j) {
   LayoutEstimate e;
   const auto& l = j.at("layout");
-  e.layout = Layout{l.at(0).get<int>(), l.at(1).get<int>(), l.at(2).get<int>(), l.at(3).get<int>()};
+  e.layout = Layout{l.at(0).get<int>(), l.at(1).get<int>(), l.at(2).get<int>(), l.at(3).get<int>(),
+                    l.at(4).get<int>(), l.at(5).get<int>(), l.at(6).get<int>()};
   const auto& s = j.at("step_ps");
   auto ps = [&](std::size_t i) { return Time::from_ps(s.at(i).get<std::int64_t>()); };
-  e.step = StepBreakdown{ps(0), ps(1), ps(2), ps(3), ps(4), ps(5)};
+  e.step = StepBreakdown{ps(0), ps(1), ps(2), ps(3), ps(4), ps(5), ps(6)};
   const auto& m = j.at("memory_bytes");
   e.memory = MemoryEstimate{m.at(0).get<Bytes>(), m.at(1).get<Bytes>(), m.at(2).get<Bytes>(), m.at(3).get<Bytes>(),
                             m.at(4).get<Bytes>()};
@@ -59,7 +63,7 @@ LayoutEstimate estimate_from_json(const Json& j) {
   e.analytic_step = Time::from_ps(j.at("analytic_step_ps").get<std::int64_t>());
   const auto& iso = j.at("isolated_ps");
   auto iso_ps = [&](std::size_t i) { return Time::from_ps(iso.at(i).get<std::int64_t>()); };
-  e.isolated = StepBreakdown{iso_ps(0), iso_ps(1), iso_ps(2), iso_ps(3), iso_ps(4), iso_ps(5)};
+  e.isolated = StepBreakdown{iso_ps(0), iso_ps(1), iso_ps(2), iso_ps(3), iso_ps(4), iso_ps(5), iso_ps(6)};
   return e;
 }
 

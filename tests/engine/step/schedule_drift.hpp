@@ -60,6 +60,10 @@ inline StepLists lists_of(const StepSchedule& schedule) {
       case StepOpKind::wait:
         lists.waits.push_back(with_bytes(op.name, op.bytes));
         break;
+      case StepOpKind::send:
+      case StepOpKind::receive:  // pipelined schedules: the engine does not run them
+        lists.collectives.push_back(with_bytes(op.name, op.bytes));
+        break;
     }
   }
   return lists;
