@@ -53,3 +53,40 @@ void BM_SimulateStep(benchmark::State& state) {
 BENCHMARK(BM_SimulateStep)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1, 0}})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+namespace {
+
+// A pipelined step of Llama 3 70B on Frontier (issue 44's target): pp = 8 stages, vpp = 5 chunks,
+// mb = 64 micro-batches of one 8,192-token sequence, Gy = 8 (a node's GCDs) and the rest data
+// parallel, on the flow network. state.range(0): devices (8,192 or 32,768); state.range(1):
+// micro-batches (how wall time grows with them).
+void BM_SimulatePipelineStep(benchmark::State& state) {
+  const ws::Machine machine = ws::load_machine(WEAKSCALE_SOURCE_DIR "/machines/frontier.yaml");
+  const int devices = static_cast<int>(state.range(0)), micro_batches = static_cast<int>(state.range(1));
+  ws::SimulatedStepConfig config;
+  config.model = *ws::find_model("llama3-70b");
+  config.layout = ws::Layout{devices / 64, 1, 8, 1, 8, 5, micro_batches};
+  config.sequences = static_cast<long long>(config.layout.data) * micro_batches;
+  config.collectives = ws::CollectiveModel::flow;
+  double step_s = 0;
+  for (auto _ : state) {
+    const ws::SimulatedStep step = ws::simulate_step(machine, config);
+    step_s = step.step.seconds();
+    benchmark::ClobberMemory();
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  state.SetLabel(ws::to_string(config.layout) + " on " + std::to_string(devices) + " GCDs, simulated step " +
+                 std::to_string(step_s) + " s");
+}
+
+BENCHMARK(BM_SimulatePipelineStep)
+    ->Args({8192, 16})
+    ->Args({8192, 32})
+    ->Args({8192, 64})
+    ->Args({32768, 64})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace

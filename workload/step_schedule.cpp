@@ -69,6 +69,8 @@ std::size_t trailing_tensors(const ModelSpec& model) {
   return (model.norm == NormKind::layernorm ? 2 : 1) + (model.tied_embeddings ? 0 : 1);
 }
 constexpr std::uint64_t kScalarBytes = sizeof(double);  // loss and gradient-norm sums are double
+constexpr std::uint64_t kFloatBytes = sizeof(float);    // the vocabulary-parallel loss's row sums
+std::uint64_t as_bytes(long long count) { return static_cast<std::uint64_t>(count); }
 constexpr double kTokenBytes = sizeof(int);
 constexpr double kResidualPasses = 3.0;  // a residual add reads two activations and writes one
 
@@ -483,7 +485,12 @@ class ScheduleBuilder {
   }
 
   // --- engine/model/gpt.cpp ----------------------------------------------------------------------
-  long long logits_elements() const { return m_ * model_.vocabulary; }
+  // A pipelined step's LM head (and embedding) is vocabulary-parallel over Y, as Megatron-LM's
+  // (VocabParallelEmbedding, the column-parallel output layer and vocab_parallel_cross_entropy):
+  // each Y rank holds V / Gy rows. The 4D step keeps every row on every Y rank, as the engine does.
+  long long local_vocabulary() const { return layout_.pipelined() ? model_.vocabulary / layout_.y : model_.vocabulary; }
+  bool vocabulary_parallel() const { return layout_.pipelined() && layout_.y > 1; }
+  long long logits_elements() const { return m_ * local_vocabulary(); }
   // The token embedding's row, the learned position's row (if any) and the written sum.
   double embedding_passes() const { return model_.position == Position::learned ? 3.0 : 2.0; }
 
@@ -504,13 +511,18 @@ class ScheduleBuilder {
     site_ = Site{};
     norm_forward("fwd", "lnf", -1, 0.0);
     site_.layer = -1;
-    compute(StepTask::lm_head_gemm, "fwd.lm_head.gemm", ComputeKind::gemm, {{m_, model_.vocabulary, width_}}, 0);
+    compute(StepTask::lm_head_gemm, "fwd.lm_head.gemm", ComputeKind::gemm, {{m_, local_vocabulary(), width_}}, 0);
     blocking(StepTask::lm_head_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(logits_elements()));
     if (!loss) return;
     // Max, exponent sum and the target's logit: two passes over the logits.
     compute(StepTask::cross_entropy_forward, "fwd.cross_entropy", ComputeKind::cross_entropy, {},
             2.0 * as_double(logits_elements()) * e_);
     arithmetic(ElementwiseKernel::cross_entropy_forward, as_double(logits_elements()));
+    // Over a vocabulary split over Y: the row maxima, the target logits and the exponent sums are
+    // all-reduced over Y (three sums of m floats, as vocab_parallel_cross_entropy).
+    if (vocabulary_parallel())
+      for (int sum = 0; sum < 3; ++sum)
+        blocking(StepTask::cross_entropy_forward, CollectiveOp::all_reduce, CommGroup::y, kFloatBytes * as_bytes(m_));
   }
 
   void gpt_backward() {
@@ -559,9 +571,12 @@ class ScheduleBuilder {
     compute(StepTask::cross_entropy_backward, "bwd.cross_entropy", ComputeKind::cross_entropy, {},
             2.0 * as_double(logits_elements()) * e_);
     arithmetic(ElementwiseKernel::cross_entropy_backward, as_double(logits_elements()));
-    compute(StepTask::lm_head_dx_gemm, "bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, model_.vocabulary}},
+    compute(StepTask::lm_head_dx_gemm, "bwd.lm_head.dx_gemm", ComputeKind::gemm, {{m_, width_, local_vocabulary()}},
             0);
-    compute(StepTask::lm_head_dw_gemm, "bwd.lm_head.dw_gemm", ComputeKind::gemm, {{model_.vocabulary, width_, m_}},
+    // A column-parallel layer's input gradient is a partial sum over its vocabulary shards.
+    if (vocabulary_parallel())
+      blocking(StepTask::lm_head_dx_gemm, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(m_ * width_));
+    compute(StepTask::lm_head_dw_gemm, "bwd.lm_head.dw_gemm", ComputeKind::gemm, {{local_vocabulary(), width_, m_}},
             0);
     untraced(StepTask::residual_zero, "bwd.residual_zero", activation_bytes(1));
     norm_backward("lnf", -1, 0.0);
@@ -689,9 +704,13 @@ class ScheduleBuilder {
     action_ = {a.chunk, a.micro_batch};
     site_ = Site{};
     if (a.forward) {
-      if (v == 0)
+      if (v == 0) {
         compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
                 as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+        // Each Y rank looks up the tokens of its vocabulary rows; the sum over Y completes them.
+        if (vocabulary_parallel())
+          blocking(StepTask::embedding_forward, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(m_ * width_));
+      }
       for (int l = first_block; l < end_block; ++l) block_forward("fwd", l, false);
       if (v == last) head_forward(true);
     } else {
@@ -821,7 +840,9 @@ class ScheduleBuilder {
 std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layout) {
   const long long h = model.hidden, width = h / layout.x;
   const bool beta = model.norm == NormKind::layernorm;
-  std::vector<RankTensor> tensors{{"wte", model.vocabulary * width, false}};
+  // A pipelined step splits the vocabulary over Y (ScheduleBuilder::local_vocabulary).
+  const long long vocabulary = layout.pipelined() ? model.vocabulary / layout.y : model.vocabulary;
+  std::vector<RankTensor> tensors{{"wte", vocabulary * width, false}};
   if (model.position == Position::learned) tensors.push_back({"wpe", model.sequence_length * width, false});
   for (int l = 0; l < model.layers; ++l) {
     const std::string p = block_prefix(l);
@@ -838,7 +859,7 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
   tensors.push_back({"lnf.gamma", width, false});
   if (beta) tensors.push_back({"lnf.beta", width, false});
   // An untied LM head is its own V x h weight, split as the tied one is used: h over X.
-  if (!model.tied_embeddings) tensors.push_back({"lm_head", model.vocabulary * width, false});
+  if (!model.tied_embeddings) tensors.push_back({"lm_head", vocabulary * width, false});
   return tensors;
 }
 

@@ -91,8 +91,14 @@ std::string asked_line(const PointPlan& priced, const Machine& machine) {
                        to_string(e.layout), to_gib(e.memory.total_bytes()), to_gib(machine.device.memory_capacity_bytes),
                        note.empty() ? "" : " (" + note + ")");
   }
-  return fmt::format("\nlayout {}: {:.4f} s per step, {:.1f} % of peak (hardware flops); {}; {}\n", to_string(e.layout),
-                     e.step.total().seconds(), 100.0 * e.hardware_peak_fraction, note,
+  // The table's columns are the 4D parts; a pipelined layout's bubble and transfers are not among them.
+  const std::string pipeline =
+      e.step.pipeline > Time::zero()
+          ? fmt::format(" ({:.4f} s of it the last stage idle for its peers or waiting for transfers between stages)",
+                        e.step.pipeline.seconds())
+          : "";
+  return fmt::format("\nlayout {}: {:.4f} s per step{}, {:.1f} % of peak (hardware flops); {}; {}\n",
+                     to_string(e.layout), e.step.total().seconds(), pipeline, 100.0 * e.hardware_peak_fraction, note,
                      against_fastest(e, priced.plan.ranked.front()));
 }
 
