@@ -99,8 +99,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                    "also write every ranked layout (the flow evaluator's re-ranked ones with --evaluator flow, and "
                    "the --layout) as CSV to this file: the table's columns in seconds, fractions and GiB");
   plan->add_option("--layout", a.layout,
-                   "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128) beside the ranked table: its row, "
-                   "its rank among the fitting layouts and how much slower it is than the fastest");
+                   "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128; with pipeline stages, model chunks "
+                   "and micro-batches, e.g. 8x1x4x1/pp=4,vpp=2,mb=16) beside the ranked table: its row, its rank "
+                   "among the fitting layouts and how much slower it is than the fastest");
   plan->add_option("--trace", a.trace,
                    "write the step of the first-ranked layout (of --layout, if given), simulated on the flow "
                    "network, as a Chrome trace / Perfetto JSON (rank 0's compute and collectives, the engine's "
@@ -118,7 +119,10 @@ InputError layout_error(const std::string& value, const std::string& expected) {
 std::optional<Layout> asked_layout(const PlanArgs& a) {
   if (a.layout.empty()) return std::nullopt;
   const std::optional<Layout> layout = parse_layout(a.layout);
-  if (!layout) throw layout_error(a.layout, "Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
+  if (!layout)
+    throw layout_error(a.layout,
+                       "Gdata x Gx x Gy x Gz, e.g. 32x1x2x128, optionally /pp=P[,vpp=V],mb=M "
+                       "(e.g. 8x1x4x1/pp=4,vpp=2,mb=16)");
   if (!holds_devices(*layout, a.devices)) {
     throw layout_error(a.layout, fmt::format("a layout whose Gdata x Gx x Gy x Gz is --devices ({})", a.devices));
   }

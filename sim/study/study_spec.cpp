@@ -184,9 +184,11 @@ StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string
       path + ".batch_sequences");
   if (const YAML::Node l = node["layout"]) {
     const std::string key = path + ".layout";
-    const std::string text = scalar(r, l, key, "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
+    constexpr const char* kLayoutText =
+        "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128, optionally with pipeline stages, e.g. 8x1x4x1/pp=4,mb=16";
+    const std::string text = scalar(r, l, key, kLayoutText);
     const std::optional<Layout> layout = parse_layout(text);
-    if (!layout) throw InputError(r.at(l, key), text, "a layout Gdata x Gx x Gy x Gz, e.g. 32x1x2x128");
+    if (!layout) throw InputError(r.at(l, key), text, kLayoutText);
     if (!holds_devices(*layout, point.devices)) {
       throw InputError(r.at(l, key), text,
                        fmt::format("a layout whose Gdata x Gx x Gy x Gz is the point's devices ({})", point.devices));
