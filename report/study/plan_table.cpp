@@ -64,7 +64,7 @@ std::string asked_note(const PointPlan& priced) {
   if (priced.ranked_by == CollectiveModel::closed_form) {
     if (!asked.closed_form_rank) return "";
     return fmt::format("rank {} of {} fitting layouts by the closed form", *asked.closed_form_rank + 1,
-                       priced.plan.ranked.size());
+                       priced.fitting);
   }
   const char* where =
       priced.ranked_by == CollectiveModel::every_step ? "with every send its own flow" : "on the flow network";

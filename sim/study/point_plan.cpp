@@ -56,7 +56,11 @@ PointPlan plan_point(const Machine& machine, const StudyPoint& point, const Step
   // The closed form first: the asked layout's rank is among all the fitting layouts.
   PricedPoint priced = price_point(network, point, step);
   p.fitting = priced.fitting;
-  if (options.asked) p.asked = closed_form_asked(network, point, step, priced.plan, *options.asked);
+  if (options.asked) {
+    p.asked = closed_form_asked(network, point, step, priced.plan, *options.asked);
+    // A pipelined layout is not among the enumerated ones: it fits beside them.
+    if (options.asked->pipelined() && p.asked->closed_form_rank) ++p.fitting;
+  }
   const bool simulate = options.evaluator != CollectiveModel::closed_form && !priced.plan.ranked.empty() &&
                         !(p.asked && !p.asked->problem.empty());
   if (simulate) rerank_simulated(priced, network, point, step, options.simulated, options.evaluator);
