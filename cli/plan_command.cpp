@@ -102,6 +102,11 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                    "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128; with pipeline stages, model chunks "
                    "and micro-batches, e.g. 8x1x4x1/pp=4,vpp=2,mb=16) beside the ranked table: its row, its rank "
                    "among the fitting layouts and how much slower it is than the fastest");
+  plan->add_option("--strategy", a.strategy,
+                   "whose layouts to rank: '4d' (Gdata x Gx x Gy x Gz), 'megatron' (tp x pp x dp with 1F1B and "
+                   "interleaved pipelines, micro-batches of 1, 2 or 4 sequences), 'fsdp' (dp_shard x dp_replicate "
+                   "x tp), or 'all' in one table with a strategy column")
+      ->check(CLI::IsMember({"4d", "megatron", "fsdp", "all"}));
   plan->add_option("--trace", a.trace,
                    "write the step of the first-ranked layout (of --layout, if given), simulated on the flow "
                    "network, as a Chrome trace / Perfetto JSON (rank 0's compute and collectives, the engine's "
@@ -185,6 +190,12 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   options.evaluator = evaluator;
   options.simulated = std::max(a.top, a.simulate_top);
   options.asked = asked;
+  if (a.strategy == "all")
+    options.strategies = {Strategy::four_d, Strategy::megatron, Strategy::fsdp};
+  else if (a.strategy == "megatron")
+    options.strategies = {Strategy::megatron};
+  else if (a.strategy == "fsdp")
+    options.strategies = {Strategy::fsdp};
   const PointPlan priced = plan_point(machine, point, step, options);
   if (priced.asked && !priced.asked->problem.empty()) throw asked_layout_problem(a, model, batch, priced.asked->problem);
   out << format_point_plan(machine, point, step, priced, a.top, a.show_invalid);

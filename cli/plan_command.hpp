@@ -30,6 +30,7 @@ struct PlanArgs {
   int simulate_top = 16;
   std::string trace;   // write the first-ranked (or the asked) layout's simulated step here (Perfetto JSON)
   std::string layout;  // "": rank every layout; else this one, with its rank and its distance to the fastest
+  std::string strategy = "4d";  // whose layouts are ranked: 4d, megatron, fsdp or all
   std::vector<std::string> settings;  // --set NAME=VALUE: uncertain parameters of the machine fixed
   std::string csv;  // write the ranked rows here too (format_plan_csv)
 };

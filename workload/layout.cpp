@@ -1,6 +1,9 @@
 #include "workload/layout.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <span>
+#include <vector>
 #include <fmt/format.h>
 
 namespace ws {
@@ -13,7 +16,30 @@ int rank_of(const Layout& l, const RankCoords& c) {
   return c.x + l.x * (c.y + l.y * (c.z + l.z * c.data));
 }
 
+const char* to_string(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::megatron:
+      return "megatron";
+    case Strategy::fsdp:
+      return "fsdp";
+    case Strategy::four_d:
+      break;
+  }
+  return "4d";
+}
+
 std::string to_string(const Layout& l) {
+  if (l.strategy == Strategy::megatron) {
+    std::string text = fmt::format("tp={},pp={}", l.y, l.pipeline);
+    if (l.virtual_stages > 1) text += fmt::format(",vpp={}", l.virtual_stages);
+    return text + fmt::format(",dp={},mb={}", l.data, l.micro_batches);
+  }
+  if (l.strategy == Strategy::fsdp) {
+    std::string text = fmt::format("dp_shard={}", l.z);
+    if (l.data > 1) text += fmt::format(",dp_replicate={}", l.data);
+    if (l.y > 1) text += fmt::format(",tp={}", l.y);
+    return text;
+  }
   std::string text = fmt::format("{}x{}x{}x{}", l.data, l.x, l.y, l.z);
   if (!l.pipelined() && l.virtual_stages == 1) return text;
   text += fmt::format("/pp={}", l.pipeline);
@@ -43,7 +69,51 @@ bool read_positive(const char*& p, const char* end, int& value) {
 
 }  // namespace
 
+namespace {
+
+// "key=value,key=value" with each key once, from `keys`; values positive ints.
+std::optional<std::vector<int>> parse_keyed(std::string_view text, std::span<const std::string_view> keys) {
+  std::vector<int> values(keys.size(), 0);
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  while (p != end) {
+    const std::string_view rest(p, static_cast<std::size_t>(end - p));
+    const auto eq = rest.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
+    const auto key = std::find(keys.begin(), keys.end(), rest.substr(0, eq));
+    if (key == keys.end()) return std::nullopt;
+    int& value = values[static_cast<std::size_t>(key - keys.begin())];
+    if (value != 0) return std::nullopt;  // a key twice
+    p += eq + 1;
+    if (!read_positive(p, end, value)) return std::nullopt;
+    if (p != end && *p++ != ',') return std::nullopt;
+    if (p == end && text.back() == ',') return std::nullopt;
+  }
+  return values;
+}
+
+std::optional<Layout> parse_framework_layout(std::string_view text) {
+  static constexpr std::string_view kMegatron[] = {"tp", "pp", "vpp", "dp", "mb"};
+  static constexpr std::string_view kFsdp[] = {"dp_shard", "dp_replicate", "tp"};
+  auto or_one = [](int v) { return v == 0 ? 1 : v; };
+  if (text.starts_with("dp_shard=")) {
+    const auto v = parse_keyed(text, kFsdp);
+    if (!v) return std::nullopt;
+    Layout l{or_one((*v)[1]), 1, or_one((*v)[2]), (*v)[0]};
+    l.strategy = Strategy::fsdp;
+    return l;
+  }
+  const auto v = parse_keyed(text, kMegatron);
+  if (!v || (*v)[3] == 0) return std::nullopt;
+  Layout l{(*v)[3], 1, or_one((*v)[0]), 1, or_one((*v)[1]), or_one((*v)[2]), or_one((*v)[4])};
+  l.strategy = Strategy::megatron;
+  return l;
+}
+
+}  // namespace
+
 std::optional<Layout> parse_layout(std::string_view text) {
+  if (!text.empty() && (text.front() < '0' || text.front() > '9')) return parse_framework_layout(text);
   int parts[4] = {0, 0, 0, 0};
   const char* p = text.data();
   const char* end = text.data() + text.size();

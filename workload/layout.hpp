@@ -17,6 +17,18 @@ namespace ws {
 // schedule over `virtual_stages` model chunks per stage.
 enum class PipelineSchedule { one_f_one_b, interleaved };
 
+// How a layout is spoken of, and the parts of the step that differ with it. Each strategy is a
+// shape of the same grid:
+//  - four_d: Gdata x Gx x Gy x Gz, "64x2x2x2" (../shared/docs/4d-algorithm.md);
+//  - megatron: Megatron-LM's tensor x pipeline x data parallelism, "tp=8,pp=4,dp=16,mb=32[,vpp=2]":
+//    tensor parallelism is Gy (column-parallel QKV and MLP up, row-parallel projections: the 4D
+//    algorithm with Gx = 1), data parallelism Gdata, with a vocabulary-parallel LM head over tp;
+//  - fsdp: FSDP / HSDP (torchtitan's meshes), "dp_shard=64,dp_replicate=2[,tp=4]": weights sharded
+//    over dp_shard (Gz: gathered per layer, gradients reduce-scattered), replicated over
+//    dp_replicate (Gdata), tensor parallel over tp (Gy) with a vocabulary-parallel LM head.
+enum class Strategy { four_d, megatron, fsdp };
+const char* to_string(Strategy strategy);  // "4d", "megatron", "fsdp"
+
 struct Layout {
   int data = 1;
   int x = 1;
@@ -28,11 +40,15 @@ struct Layout {
   int pipeline = 1;
   int virtual_stages = 1;
   int micro_batches = 1;
+  Strategy strategy = Strategy::four_d;
 
   int stage_devices() const { return data * x * y * z; }
   int devices() const { return stage_devices() * pipeline; }
   int tensor_parallel() const { return x * y * z; }
   bool pipelined() const { return pipeline > 1 || micro_batches > 1; }
+  // The LM head and embedding split the vocabulary over Y (Megatron-LM's and torchtitan's), where a
+  // framework's layout or stages ask for it; the 4D step keeps every row on every Y rank.
+  bool vocabulary_parallel() const { return y > 1 && (pipelined() || strategy != Strategy::four_d); }
   PipelineSchedule schedule() const {
     return virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
   }
@@ -48,12 +64,15 @@ struct RankCoords {
 RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, const RankCoords& c);
 
-// "64x2x2x2" (Gdata x Gx x Gy x Gz); a pipelined layout adds its stages, chunks and micro-batches:
-// "8x1x4x1/pp=4,mb=16", "8x1x4x1/pp=4,vpp=2,mb=16".
+// In the layout's strategy's words: "64x2x2x2" (Gdata x Gx x Gy x Gz; a pipelined 4D layout adds its
+// stages, chunks and micro-batches: "8x1x4x1/pp=4,vpp=2,mb=16"), "tp=4,pp=4,vpp=2,dp=8,mb=16",
+// "dp_shard=64,dp_replicate=2,tp=4".
 std::string to_string(const Layout& layout);
 // Whether the layout's parts multiply to `devices` (at most INT_MAX), for any layout parse_layout
 // gives: unlike devices(), it cannot overflow on a product of large parts.
 bool holds_devices(const Layout& layout, long long devices);
-std::optional<Layout> parse_layout(std::string_view text);  // inverse of to_string
+// The inverse of to_string, for every strategy's spelling. Megatron-LM's: keys tp, pp, vpp, dp, mb
+// (dp required; the others default to 1); FSDP's: dp_shard (required), dp_replicate, tp.
+std::optional<Layout> parse_layout(std::string_view text);
 
 }  // namespace ws

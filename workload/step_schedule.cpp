@@ -488,8 +488,10 @@ class ScheduleBuilder {
   // A pipelined step's LM head (and embedding) is vocabulary-parallel over Y, as Megatron-LM's
   // (VocabParallelEmbedding, the column-parallel output layer and vocab_parallel_cross_entropy):
   // each Y rank holds V / Gy rows. The 4D step keeps every row on every Y rank, as the engine does.
-  long long local_vocabulary() const { return layout_.pipelined() ? model_.vocabulary / layout_.y : model_.vocabulary; }
-  bool vocabulary_parallel() const { return layout_.pipelined() && layout_.y > 1; }
+  long long local_vocabulary() const {
+    return layout_.vocabulary_parallel() ? model_.vocabulary / layout_.y : model_.vocabulary;
+  }
+  bool vocabulary_parallel() const { return layout_.vocabulary_parallel(); }
   long long logits_elements() const { return m_ * local_vocabulary(); }
   // The token embedding's row, the learned position's row (if any) and the written sum.
   double embedding_passes() const { return model_.position == Position::learned ? 3.0 : 2.0; }
@@ -498,6 +500,8 @@ class ScheduleBuilder {
     const int layers = model_.layers;
     compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
             as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+    if (vocabulary_parallel())
+      blocking(StepTask::embedding_forward, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(m_ * width_));
     if (options_.overlap_all_gather && layers > 0) block_start_gathers(0, false);
     for (int l = 0; l < layers; ++l) {
       if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1, false);
@@ -840,8 +844,8 @@ class ScheduleBuilder {
 std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layout) {
   const long long h = model.hidden, width = h / layout.x;
   const bool beta = model.norm == NormKind::layernorm;
-  // A pipelined step splits the vocabulary over Y (ScheduleBuilder::local_vocabulary).
-  const long long vocabulary = layout.pipelined() ? model.vocabulary / layout.y : model.vocabulary;
+  // Split over Y where the layout asks for it (Layout::vocabulary_parallel).
+  const long long vocabulary = layout.vocabulary_parallel() ? model.vocabulary / layout.y : model.vocabulary;
   std::vector<RankTensor> tensors{{"wte", vocabulary * width, false}};
   if (model.position == Position::learned) tensors.push_back({"wpe", model.sequence_length * width, false});
   for (int l = 0; l < model.layers; ++l) {

@@ -358,6 +358,9 @@ RunInputs validate_engine_options(EngineOptions& o, int ranks) {
     throw InputError("--layout " + quote_for_message(o.layout_text) +
                      ": expected DxXxYxZ with positive integers");
   o.run.layout = *layout;
+  // An FSDP / HSDP layout without tensor parallelism is its 4D layout (Gdata x 1 x 1 x Gz) step for step.
+  if (layout->strategy != Strategy::four_d && layout->y == 1 && !layout->pipelined())
+    o.run.layout.strategy = Strategy::four_d;
   validate_run(o.run, ranks);
   check_memory(o.run, "the run");
   check_memorization(o);

@@ -51,6 +51,11 @@ void validate_run(const RunConfig& run, int world_size) {
     problems.push_back(fmt::format("layout {}: the engine runs one stage and one micro-batch (pp = vpp = mb = 1); "
                                    "pipelined layouts are priced by the simulator (weakscale plan --layout)",
                                    to_string(l)));
+  else if (l.strategy != Strategy::four_d)
+    problems.push_back(fmt::format("layout {}: the engine runs the 4D step, whose LM head is not split over the "
+                                   "vocabulary; this layout is priced by the simulator (weakscale plan --layout), "
+                                   "and without tp it runs as its 4D layout",
+                                   to_string(l)));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),

@@ -5,34 +5,49 @@
 
 #include <algorithm>
 
+#include "report/csv.hpp"
 #include "workload/flops.hpp"
 
 namespace ws {
 namespace {
 
-std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, Bytes capacity_bytes) {
+// Where the table has a strategy column: the layout column's width and the strategy's cell.
+struct Columns {
+  bool strategies = false;
+  std::size_t layout_width = 16;
+};
+
+std::string table_row(std::string_view rank, const LayoutEstimate& e, int devices, Bytes capacity_bytes,
+                      const Columns& c = {}) {
   const auto& b = e.step;
+  const std::string strategy = c.strategies ? fmt::format(" {:>8}", to_string(e.layout.strategy)) : "";
+  const std::string pipeline = c.strategies ? fmt::format(" {:>8.4f}", b.pipeline.seconds()) : "";
   return fmt::format(
-      "{:>5} {:>16} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.1f} {:>6.1f} "
+      "{:>5}{} {:>{}} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f}{} {:>8.4f} {:>8.1f} {:>6.1f} "
       "{:>6.1f} {:>7.1f} / {:.0f}\n",
-      rank, to_string(e.layout), b.total().seconds(), b.compute.seconds(), b.exposed_x.seconds(),
-      b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(), b.skew.seconds(),
-      e.sustained_flops_per_s / devices * 1e-12, 100.0 * e.hardware_peak_fraction,
+      rank, strategy, to_string(e.layout), c.layout_width, b.total().seconds(), b.compute.seconds(),
+      b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(), pipeline,
+      b.skew.seconds(), e.sustained_flops_per_s / devices * 1e-12, 100.0 * e.hardware_peak_fraction,
       100.0 * e.model_peak_fraction, to_gib(e.memory.total_bytes()), to_gib(capacity_bytes));
 }
 
-std::string table_header() {
-  return fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "rank",
-                     "layout", "step s", "compute", "exp X", "exp Y", "exp Z", "exp data", "skew", "TFLOP/s",
-                     "%pk hw", "%MFU", "mem GiB") +
-         fmt::format("{:>5} {:>16} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "",
-                     "Gd x Gx x Gy x Gz", "", "s", "s", "s", "s", "s", "s", "/device", "", "", "/ capacity");
+std::string table_header(const Columns& c = {}) {
+  const std::string strategy = c.strategies ? fmt::format(" {:>8}", "strategy") : "";
+  const std::string pipeline = c.strategies ? fmt::format(" {:>8}", "pipeline") : "";
+  const std::string blank8 = c.strategies ? fmt::format(" {:>8}", "") : "";
+  const std::string pipeline_unit = c.strategies ? fmt::format(" {:>8}", "s") : "";
+  return fmt::format("{:>5}{} {:>{}} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}{} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "rank",
+                     strategy, "layout", c.layout_width, "step s", "compute", "exp X", "exp Y", "exp Z", "exp data",
+                     pipeline, "skew", "TFLOP/s", "%pk hw", "%MFU", "mem GiB") +
+         fmt::format("{:>5}{} {:>{}} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}{} {:>8} {:>8} {:>6} {:>6} {:>7}\n", "",
+                     blank8, c.strategies ? "" : "Gd x Gx x Gy x Gz", c.layout_width, "", "s", "s", "s", "s", "s",
+                     pipeline_unit, "s", "/device", "", "", "/ capacity");
 }
 
 std::string csv_row(const std::string& rank, const LayoutEstimate& e, int devices, double fastest_s, Bytes capacity) {
   const auto& b = e.step;
   const auto f = [](double v) { return fmt::format("{:.6f}", v); };
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{}\n", rank, to_string(e.layout),
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{}\n", rank, csv_field(to_string(e.layout)),
                      f(b.total().seconds()), f(b.total().seconds() / fastest_s), f(b.compute.seconds()),
                      f(b.exposed_x.seconds()), f(b.exposed_y.seconds()), f(b.exposed_z.seconds()),
                      f(b.exposed_data.seconds()), f(b.skew.seconds()),
@@ -104,6 +119,7 @@ std::string asked_line(const PointPlan& priced, const Machine& machine) {
 
 PlanTableOptions point_plan_table(const PointPlan& priced, int top, bool show_invalid) {
   PlanTableOptions table;
+  table.strategies = priced.strategies;
   table.top = top;
   table.show_invalid = show_invalid;
   table.fitting = priced.fitting;
@@ -186,15 +202,22 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
   const bool asked_shown =
       options.asked && std::any_of(plan.ranked.begin(), plan.ranked.begin() + static_cast<std::ptrdiff_t>(shown),
                                    [&](const LayoutEstimate& e) { return e.layout == options.asked->layout; });
+  Columns columns;
+  columns.strategies = options.strategies;
+  if (columns.strategies) {
+    for (std::size_t i = 0; i < shown; ++i)
+      columns.layout_width = std::max(columns.layout_width, to_string(plan.ranked[i].layout).size());
+    if (options.asked) columns.layout_width = std::max(columns.layout_width, to_string(options.asked->layout).size());
+  }
   if (plan.ranked.empty()) out += "no valid layout fits in device memory\n";
-  if (!plan.ranked.empty() || options.asked) out += table_header();
+  if (!plan.ranked.empty() || options.asked) out += table_header(columns);
   for (std::size_t i = 0; i < shown; ++i) {
-    out += table_row(fmt::format("{}", i + 1), plan.ranked[i], devices, capacity);
+    out += table_row(fmt::format("{}", i + 1), plan.ranked[i], devices, capacity, columns);
   }
   if (shown < plan.ranked.size()) {
     out += fmt::format("  ... {} more fitting layouts (--top N shows more)\n", plan.ranked.size() - shown);
   }
-  if (options.asked && !asked_shown) out += table_row(options.asked_rank, *options.asked, devices, capacity);
+  if (options.asked && !asked_shown) out += table_row(options.asked_rank, *options.asked, devices, capacity, columns);
   const std::size_t fitting = std::max(options.fitting, plan.ranked.size());
   out += fmt::format(
       "\n{} layouts fit in memory, {} valid but over memory, {} invalid for this model and batch{}\n",

@@ -21,6 +21,9 @@ struct PlanTableOptions {
   // it, under `asked_rank` (its rank in plan.ranked, or "-" where it has none there).
   std::optional<LayoutEstimate> asked;
   std::string asked_rank;
+  // Layouts of several strategies (plan --strategy): a strategy column, a layout column as wide as
+  // the widest spelling, and the pipeline's bubble and transfers as a part of their own.
+  bool strategies = false;
 };
 
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,

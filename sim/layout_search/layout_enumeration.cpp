@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ws {
 namespace {
 
@@ -75,6 +77,42 @@ std::string layout_problem(const ModelSpec& model, const Batch& batch, const Lay
     return fmt::format("batch sequences {} not divisible by Gdata*Gz={}", batch.sequences, shards);
   }
   return pipeline_problem(model, batch, layout);
+}
+
+std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, const Batch& batch, int devices,
+                                                        Strategy strategy, int devices_per_node) {
+  if (strategy == Strategy::four_d) return enumerate_layouts(model, batch, devices);
+  std::vector<LayoutCandidate> out;
+  auto add = [&](Layout l) {
+    l.strategy = strategy;
+    LayoutCandidate c;
+    c.layout = l;
+    c.reason = layout_problem(model, batch, l);
+    c.valid = c.reason.empty();
+    out.push_back(std::move(c));
+  };
+  const int node = std::max(devices_per_node, 1);
+  for (int tp = 1; tp <= std::min(devices, node); ++tp) {
+    if (devices % tp != 0 || node % tp != 0) continue;
+    const int rest = devices / tp;
+    if (strategy == Strategy::fsdp) {
+      for (int replicate = 1; replicate <= rest; ++replicate)
+        if (rest % replicate == 0) add(Layout{replicate, 1, tp, rest / replicate});
+      continue;
+    }
+    for (int pp = 1; pp <= std::min(rest, model.layers); ++pp) {
+      if (rest % pp != 0 || model.layers % pp != 0) continue;
+      const int dp = rest / pp;
+      for (const long long size : {1LL, 2LL, 4LL}) {
+        const long long per_replica = batch.sequences / dp;
+        if (batch.sequences % dp != 0 || per_replica % size != 0) continue;
+        const auto mb = static_cast<int>(per_replica / size);
+        add(Layout{dp, 1, tp, 1, pp, 1, mb});
+        if (pp > 1 && model.layers % (2 * pp) == 0 && mb % pp == 0) add(Layout{dp, 1, tp, 1, pp, 2, mb});
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Batch& batch, int devices) {

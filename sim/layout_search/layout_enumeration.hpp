@@ -20,6 +20,16 @@ struct LayoutCandidate {
 // lexicographically by (data, x, y, z).
 std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Batch& batch, int devices);
 
+// Every layout of `strategy` on `devices`, each marked valid or with its reason, in a fixed order:
+//  - four_d: enumerate_layouts;
+//  - megatron: tensor parallelism tp dividing a node's `devices_per_node` (Megatron-LM keeps it on
+//    NVLink / Infinity Fabric), pipeline stages pp dividing the layers, dp the rest; micro-batches of
+//    1, 2 or 4 sequences (mb = sequences / (dp x size)); 1F1B, and the interleaved schedule over 2
+//    chunks where it divides;
+//  - fsdp: tp within a node as above, dp_replicate any divisor of the rest, dp_shard the rest.
+std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, const Batch& batch, int devices,
+                                                        Strategy strategy, int devices_per_node);
+
 // Why the layout's pipeline (stages, chunks, micro-batches) cannot run `model` with `batch`, or
 // empty: whole blocks per model chunk, the interleaved schedule's micro-batches in groups of pp,
 // no Z sharding with stages. Part of layout_problem.

@@ -8,7 +8,7 @@
 namespace ws {
 
 Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
-                  const StepOptions& options) {
+                  const StepOptions& options, std::span<const Strategy> strategies) {
   if (devices < 1 || devices > machine.total_devices()) {
     throw InputError(
         {machine.source_file, 0, "devices"}, std::to_string(devices),
@@ -16,12 +16,18 @@ Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& b
   }
   // One job network for every layout: placement, topology and priced group programs are shared.
   JobNetwork network(machine, devices, options.allocation);
-  return plan_layouts(network, model, batch, options);
+  return plan_layouts(network, model, batch, options, strategies);
 }
 
-Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options) {
+Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options,
+                  std::span<const Strategy> strategies) {
   Plan plan;
-  std::vector<LayoutCandidate> candidates = enumerate_layouts(model, batch, network.devices());
+  std::vector<LayoutCandidate> candidates;
+  for (const Strategy s : strategies) {
+    std::vector<LayoutCandidate> more =
+        enumerate_strategy_layouts(model, batch, network.devices(), s, network.machine().node.devices);
+    candidates.insert(candidates.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
   plan.ranked.reserve(candidates.size());
   for (auto& c : candidates) {
     if (!c.valid) {

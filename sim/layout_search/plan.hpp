@@ -1,6 +1,7 @@
 // Ranks all layouts of a (machine, model, batch, devices) point by predicted step time.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "sim/layout_search/layout_enumeration.hpp"
@@ -14,10 +15,14 @@ struct Plan {
   std::vector<LayoutCandidate> invalid;    // cannot run this model/batch, with reasons
 };
 
+inline constexpr Strategy kFourD[] = {Strategy::four_d};
+
 // Throws InputError if devices exceeds the machine or is not a multiple of nothing sensible (<1).
+// `strategies`: whose layouts are ranked together (enumerate_strategy_layouts), 4D alone by default.
 Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
-                  const StepOptions& options);
+                  const StepOptions& options, std::span<const Strategy> strategies = kFourD);
 // The same on a job network the caller keeps (its device count is the point's).
-Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options);
+Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options,
+                  std::span<const Strategy> strategies = kFourD);
 
 }  // namespace ws

@@ -51,7 +51,8 @@ struct PricedPoint {
   std::size_t fitting = 0;  // layouts that fit in memory (plan.ranked may hold only the re-ranked)
 };
 PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated = 0,
-                        CollectiveModel collectives = CollectiveModel::flow);
+                        CollectiveModel collectives = CollectiveModel::flow,
+                        std::span<const Strategy> strategies = kFourD);
 // price_point's second half: the first `simulated` of the closed form's ranking (on the same
 // network) re-ranked by their simulated step.
 void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint& point, const StepOptions& options,

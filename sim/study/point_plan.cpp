@@ -16,33 +16,35 @@ std::optional<std::size_t> rank_in(const std::vector<LayoutEstimate>& estimates,
   return static_cast<std::size_t>(it - estimates.begin());
 }
 
-// The asked layout's closed-form estimate and rank in `plan`, or why it cannot run. A pipelined
-// layout is not among the enumerated ones: it is priced here, and its rank is where it would stand.
+// The asked layout's closed-form estimate and rank in `plan`, or why it cannot run. A layout that
+// is not among the enumerated ones (a pipelined one, or one of a strategy not ranked) is priced
+// here, and its rank is where it would stand.
 AskedLayout closed_form_asked(JobNetwork& network, const StudyPoint& point, const StepOptions& step, const Plan& plan,
                               const Layout& asked) {
   AskedLayout row;
-  if (asked.pipelined()) {
-    row.problem = layout_problem(point.model, point.batch, asked);
-    if (!row.problem.empty()) return row;
-    row.estimate = estimate_step(network, point.model, point.batch, asked, step);
-    if (row.estimate.fits_memory) {
-      row.closed_form_rank = static_cast<std::size_t>(
-          std::count_if(plan.ranked.begin(), plan.ranked.end(), [&](const LayoutEstimate& e) {
-            return e.step.total() < row.estimate.step.total();
-          }));
-    }
-    return row;
-  }
   for (const LayoutCandidate& c : plan.invalid) {
     if (c.layout == asked) {
       row.problem = c.reason;
       return row;
     }
   }
-  row.closed_form_rank = rank_in(plan.ranked, asked);
-  // Valid (every layout of the point's devices is enumerated), so over memory when not ranked.
-  row.estimate = row.closed_form_rank ? plan.ranked[*row.closed_form_rank]
-                                      : plan.over_memory.at(rank_in(plan.over_memory, asked).value());
+  if (const auto rank = rank_in(plan.ranked, asked)) {
+    row.closed_form_rank = rank;
+    row.estimate = plan.ranked[*rank];
+    return row;
+  }
+  if (const auto over = rank_in(plan.over_memory, asked)) {
+    row.estimate = plan.over_memory[*over];
+    return row;
+  }
+  row.problem = layout_problem(point.model, point.batch, asked);
+  if (!row.problem.empty()) return row;
+  row.estimate = estimate_step(network, point.model, point.batch, asked, step);
+  if (row.estimate.fits_memory) {
+    row.closed_form_rank = static_cast<std::size_t>(std::count_if(
+        plan.ranked.begin(), plan.ranked.end(),
+        [&](const LayoutEstimate& e) { return e.step.total() < row.estimate.step.total(); }));
+  }
   return row;
 }
 
@@ -54,12 +56,13 @@ PointPlan plan_point(const Machine& machine, const StudyPoint& point, const Step
   JobNetwork& network = point_network(machine, point, step, nullptr, own);
   PointPlan p;
   // The closed form first: the asked layout's rank is among all the fitting layouts.
-  PricedPoint priced = price_point(network, point, step);
+  PricedPoint priced = price_point(network, point, step, 0, CollectiveModel::flow, options.strategies);
   p.fitting = priced.fitting;
+  p.strategies = options.strategies != std::vector<Strategy>{Strategy::four_d};
   if (options.asked) {
     p.asked = closed_form_asked(network, point, step, priced.plan, *options.asked);
     // A pipelined layout is not among the enumerated ones: it fits beside them.
-    if (options.asked->pipelined() && p.asked->closed_form_rank) ++p.fitting;
+    if (p.asked->closed_form_rank && !rank_in(priced.plan.ranked, *options.asked)) ++p.fitting;
   }
   const bool simulate = options.evaluator != CollectiveModel::closed_form && !priced.plan.ranked.empty() &&
                         !(p.asked && !p.asked->problem.empty());

@@ -20,6 +20,7 @@ struct PointPlanOptions {
   CollectiveModel evaluator = CollectiveModel::closed_form;
   int simulated = 0;
   std::optional<Layout> asked;  // a layout of the point's devices to price beside the ranked ones
+  std::vector<Strategy> strategies{Strategy::four_d};  // whose layouts are ranked together
 };
 
 // The asked layout: its estimate (its step simulated where the evaluator simulates) and ranks.
@@ -39,6 +40,7 @@ struct PointPlan {
   // (none re-ranks a point where no layout fits, or whose asked layout cannot run).
   CollectiveModel ranked_by = CollectiveModel::closed_form;
   std::optional<AskedLayout> asked;
+  bool strategies = false;  // ranked more than the 4D layouts (PointPlanOptions::strategies)
 };
 
 // InputError (as plan_layouts) for a device count out of range.

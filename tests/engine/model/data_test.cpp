@@ -87,5 +87,20 @@ TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
   }
 }
 
+// The engine runs the 4D step: pipelined layouts and a vocabulary split over tp are the simulator's.
+TEST(ValidateRun, RefusesPipelinedAndVocabularyParallelLayoutsNamingThem) {
+  RunConfig run = valid_run();
+  for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "tp=2,dp=1"}) {
+    run.layout = *parse_layout(text);
+    try {
+      validate_run(run, 2);
+      FAIL() << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(to_string(run.layout)), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("weakscale plan --layout"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ws

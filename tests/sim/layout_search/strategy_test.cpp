@@ -1,0 +1,99 @@
+// Layouts of every strategy (4D, Megatron-LM, FSDP / HSDP): their spellings round-trip; an FSDP
+// layout without tensor parallelism is its 4D layout op for op; with it, the LM head splits the
+// vocabulary over tp and the three extra sums of the vocabulary-parallel loss appear; each
+// strategy's enumeration holds the devices and keeps tensor parallelism within a node; plan ranks
+// them together, every candidate in exactly one of its lists.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/layout_search/plan.hpp"
+#include "tests/sim/step/fake_machine.hpp"
+#include "workload/step_schedule.hpp"
+
+namespace ws {
+namespace {
+
+const ModelSpec kModel{"small", 4, 1024, 16, 512, 4096, 1};
+
+TEST(Strategy, SpellingsRoundTrip) {
+  const Layout megatron = parse_layout("tp=4,pp=2,vpp=2,dp=8,mb=16").value();
+  EXPECT_EQ(megatron, (Layout{8, 1, 4, 1, 2, 2, 16, Strategy::megatron}));
+  EXPECT_EQ(to_string(megatron), "tp=4,pp=2,vpp=2,dp=8,mb=16");
+  EXPECT_EQ(parse_layout("dp=8"), (Layout{8, 1, 1, 1, 1, 1, 1, Strategy::megatron}));
+  const Layout fsdp = parse_layout("dp_shard=64,dp_replicate=2,tp=4").value();
+  EXPECT_EQ(fsdp, (Layout{2, 1, 4, 64, 1, 1, 1, Strategy::fsdp}));
+  EXPECT_EQ(to_string(fsdp), "dp_shard=64,dp_replicate=2,tp=4");
+  EXPECT_EQ(to_string(*parse_layout("dp_shard=8")), "dp_shard=8");
+  EXPECT_EQ(fsdp.devices(), 512);
+  for (const char* bad : {"tp=4", "tp=4,dp=0", "dp=2,dp=2", "dp_shard=4,pp=2", "tp=2,dp=4,", "dp_replicate=2",
+                          "tp=x,dp=2"})
+    EXPECT_FALSE(parse_layout(bad)) << bad;
+}
+
+TEST(Strategy, FsdpWithoutTensorParallelismIsItsFourDLayoutOpForOp) {
+  const Layout fsdp = *parse_layout("dp_shard=4,dp_replicate=2");
+  const Layout four_d{2, 1, 1, 4};
+  EXPECT_EQ(make_step_schedule(kModel, fsdp, 32).ops, make_step_schedule(kModel, four_d, 32).ops);
+}
+
+TEST(Strategy, TensorParallelLayoutsSplitTheVocabularyOverTp) {
+  const Layout megatron = *parse_layout("tp=4,dp=2");
+  const Layout four_d{2, 1, 4, 1};
+  auto lm_head = [](const StepSchedule& s) {
+    for (const StepOp& op : s.ops)
+      if (op.task == StepTask::lm_head_gemm) return op.gemms.front();
+    return GemmCall{};
+  };
+  auto y_sums = [](const StepSchedule& s) {
+    int n = 0;
+    for (const StepOp& op : s.ops) n += op.kind == StepOpKind::collective && op.group == CommGroup::y;
+    return n;
+  };
+  const StepSchedule split = make_step_schedule(kModel, megatron, 32), whole = make_step_schedule(kModel, four_d, 32);
+  EXPECT_EQ(lm_head(split).n, kModel.vocabulary / 4);
+  EXPECT_EQ(lm_head(whole).n, kModel.vocabulary);
+  // The embedding's sum, the loss's three row sums and the head's input gradient.
+  EXPECT_EQ(y_sums(split), y_sums(whole) + 5);
+  EXPECT_EQ(rank_tensors(kModel, megatron).front().elements, kModel.vocabulary / 4 * kModel.hidden);
+}
+
+TEST(Strategy, EnumerationsHoldTheDevicesAndKeepTensorParallelismOnANode) {
+  for (const Strategy s : {Strategy::megatron, Strategy::fsdp}) {
+    const auto candidates = enumerate_strategy_layouts(kModel, Batch{64}, 32, s, 4);
+    ASSERT_FALSE(candidates.empty());
+    std::set<std::string> seen;
+    for (const LayoutCandidate& c : candidates) {
+      EXPECT_EQ(c.layout.strategy, s);
+      EXPECT_TRUE(holds_devices(c.layout, 32)) << to_string(c.layout);
+      EXPECT_EQ(4 % c.layout.y, 0) << to_string(c.layout);
+      EXPECT_EQ(c.layout.x, 1);
+      EXPECT_TRUE(seen.insert(to_string(c.layout)).second) << "twice: " << to_string(c.layout);
+      EXPECT_EQ(c.valid, c.reason.empty());
+    }
+  }
+  // FSDP: for each tp of {1, 2, 4}, every divisor of 32 / tp replicates.
+  EXPECT_EQ(enumerate_strategy_layouts(kModel, Batch{64}, 32, Strategy::fsdp, 4).size(), 6u + 5u + 4u);
+}
+
+TEST(Strategy, PlanRanksEveryStrategyTogether) {
+  const Machine m = testing::fake_machine();
+  const Strategy all[] = {Strategy::four_d, Strategy::megatron, Strategy::fsdp};
+  const Plan plan = plan_layouts(m, kModel, Batch{64}, 32, StepOptions{}, all);
+  std::size_t enumerated = 0;
+  for (const Strategy s : all) enumerated += enumerate_strategy_layouts(kModel, Batch{64}, 32, s, 4).size();
+  EXPECT_EQ(plan.ranked.size() + plan.over_memory.size() + plan.invalid.size(), enumerated);
+  std::set<Strategy> ranked;
+  for (const LayoutEstimate& e : plan.ranked) ranked.insert(e.layout.strategy);
+  EXPECT_EQ(ranked.size(), 3u);
+  for (std::size_t i = 1; i < plan.ranked.size(); ++i)
+    EXPECT_LE(plan.ranked[i - 1].step.total(), plan.ranked[i].step.total());
+  for (const LayoutEstimate& e : plan.ranked) {
+    if (!e.layout.pipelined()) {
+      EXPECT_EQ(e.step.pipeline, Time::zero()) << to_string(e.layout);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ws
