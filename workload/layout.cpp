@@ -32,7 +32,7 @@ std::string to_string(const Layout& l) {
   if (l.strategy == Strategy::megatron) {
     std::string text = fmt::format("tp={},pp={}", l.y, l.pipeline);
     if (l.virtual_stages > 1) text += fmt::format(",vpp={}", l.virtual_stages);
-    return text + fmt::format(",dp={},mb={}", l.data, l.micro_batches);
+    return text + fmt::format(",dp={},mb={}{}", l.data, l.micro_batches, l.sequence_parallel ? ",sp" : "");
   }
   if (l.strategy == Strategy::fsdp) {
     std::string text = fmt::format("dp_shard={}", l.z);
@@ -103,10 +103,31 @@ std::optional<Layout> parse_framework_layout(std::string_view text) {
     l.strategy = Strategy::fsdp;
     return l;
   }
-  const auto v = parse_keyed(text, kMegatron);
+  // "sp" is a flag of its own, once, anywhere among the keys.
+  std::string keyed(text);
+  bool sp = false;
+  {
+    std::string rebuilt;
+    std::size_t start = 0;
+    while (start <= keyed.size()) {
+      const std::size_t comma = keyed.find(',', start);
+      const std::string token = keyed.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (token == "sp") {
+        if (sp) return std::nullopt;
+        sp = true;
+      } else {
+        rebuilt += (rebuilt.empty() ? "" : ",") + token;
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    keyed = rebuilt;
+  }
+  const auto v = parse_keyed(keyed, kMegatron);
   if (!v || (*v)[3] == 0) return std::nullopt;
   Layout l{(*v)[3], 1, or_one((*v)[0]), 1, or_one((*v)[1]), or_one((*v)[2]), or_one((*v)[4])};
   l.strategy = Strategy::megatron;
+  l.sequence_parallel = sp;
   return l;
 }
 

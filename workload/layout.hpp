@@ -26,6 +26,7 @@ enum class PipelineSchedule { one_f_one_b, interleaved };
 //  - fsdp: FSDP / HSDP (torchtitan's meshes), "dp_shard=64,dp_replicate=2[,tp=4]": weights sharded
 //    over dp_shard (Gz: gathered per layer, gradients reduce-scattered), replicated over
 //    dp_replicate (Gdata), tensor parallel over tp (Gy) with a vocabulary-parallel LM head.
+// Megatron-LM's spelling takes "sp" for sequence parallelism: "tp=8,pp=4,dp=16,mb=32,sp".
 enum class Strategy { four_d, megatron, fsdp };
 const char* to_string(Strategy strategy);  // "4d", "megatron", "fsdp"
 
@@ -41,6 +42,10 @@ struct Layout {
   int virtual_stages = 1;
   int micro_batches = 1;
   Strategy strategy = Strategy::four_d;
+  // Megatron-LM's sequence parallelism over tp (Gy): norms, residuals and stage transfers on S / tp
+  // of the tokens; the row-parallel all-reduces become reduce-scatters and the column-parallel
+  // layers all-gather their input (Korthikanti et al., MLSys 2023).
+  bool sequence_parallel = false;
 
   int stage_devices() const { return data * x * y * z; }
   int devices() const { return stage_devices() * pipeline; }

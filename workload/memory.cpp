@@ -88,11 +88,14 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
     kept_blocks = chunks * chunk_blocks;
   }
   // Q, K, V, the attention output, the MLP's first output (SwiGLU: gate and up) and its activation.
+  // Sequence parallelism keeps the norms' and residuals' activations on S / tp of the tokens.
+  const double residual_split = layout.sequence_parallel ? gx * gy : gx;
   const double block_working_set =
-      m * (4.0 * h / gx + (qkv + h + up + ffn) / gy) + sequences * (heads / gy) * S * S;
+      m * (4.0 * h / residual_split + (qkv + h + up + ffn) / gy) + sequences * (heads / gy) * S * S;
   const double lm_head = m * (h / gx + V / gy);
   const double activations =
-      recompute ? kept_blocks * m * h / gx + block_working_set + lm_head : kept_blocks * block_working_set + lm_head;
+      recompute ? kept_blocks * m * h / residual_split + block_working_set + lm_head
+                : kept_blocks * block_working_set + lm_head;
   mem.activations_bytes = whole_bytes(activations * e);
 
   // Largest gathered block and largest all-reduce output over the FC layers (normal: k/Gx, n/Gy;

@@ -235,7 +235,11 @@ class ScheduleBuilder {
     return static_cast<std::uint64_t>(elements) * static_cast<std::uint64_t>(e_);
   }
   // Bytes of `passes` reads or writes of an m x width activation (the residual stream's shard).
-  double activation_bytes(double passes) const { return passes * as_double(m_) * as_double(width_) * e_; }
+  double activation_bytes(double passes) const { return passes * as_double(rows()) * as_double(width_) * e_; }
+  // Tokens of the residual stream on this rank: the micro-batch's, or 1 / tp of them with sequence
+  // parallelism (norms, residuals and stage transfers work on the rank's sequence shard).
+  bool sequence_parallel() const { return layout_.sequence_parallel && layout_.y > 1; }
+  long long rows() const { return sequence_parallel() ? m_ / layout_.y : m_; }
 
   // --- engine/model/fc_layer.cpp ---------------------------------------------------------------
   std::uint64_t weight_block_bytes(const FcShape& fc) const {
@@ -257,9 +261,16 @@ class ScheduleBuilder {
     } else if (layout_.z > 1) {
       blocking(StepTask::weight_gather, CollectiveOp::all_gather, CommGroup::z, weight_block_bytes(fc));
     }
+    // Sequence parallelism: a column-parallel layer gathers its input's sequence shards over Y, a
+    // row-parallel one reduce-scatters its partial output back into them.
+    const bool column_parallel = fc.out_group == CommGroup::y;
+    if (sequence_parallel() && column_parallel)
+      blocking(StepTask::fc_forward_sum, CollectiveOp::all_gather, CommGroup::y, elements_bytes(m_ * fc.k_local));
     compute(StepTask::fc_forward_gemm, phase_name(phase, fc_part(fc), ".gemm"), ComputeKind::gemm,
             {{m_, fc.n_local, fc.k_local}}, 0);
-    blocking(StepTask::fc_forward_sum, CollectiveOp::all_reduce, fc.in_group, elements_bytes(m_ * fc.n_local));
+    blocking(StepTask::fc_forward_sum,
+             sequence_parallel() && !column_parallel ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
+             fc.in_group, elements_bytes(m_ * fc.n_local));
     if (!model_.biases) return;
     // The bias is added after the sum so that it counts once: read-modify-write of y.
     untraced(StepTask::fc_bias_add, phase_name(phase, fc_part(fc), ".bias_add"),
@@ -286,14 +297,25 @@ class ScheduleBuilder {
 
   void fc_backward(const FcShape& fc, std::size_t& scatter) {
     at(fc);
+    // Sequence parallelism (Megatron-LM): a row-parallel layer's output gradient arrives as sequence
+    // shards and is gathered over Y; a column-parallel layer gathers its input again for dW (issued
+    // before dX, waited for before dW) and reduce-scatters dX instead of all-reducing it.
+    const bool column_parallel = fc.out_group == CommGroup::y;
+    std::size_t input_gather = kNoOp;
+    if (sequence_parallel() && !column_parallel)
+      blocking(StepTask::fc_dx_sum, CollectiveOp::all_gather, CommGroup::y, elements_bytes(m_ * fc.n_local));
+    if (sequence_parallel() && column_parallel)
+      input_gather = issue(StepTask::fc_dx_sum, CollectiveOp::all_gather, CommGroup::y, elements_bytes(m_ * fc.k_local));
     compute(StepTask::fc_dx_gemm, phase_name("bwd", fc_part(fc), ".dx_gemm"), ComputeKind::gemm,
             {{m_, fc.k_local, fc.n_local}}, 0);
     const std::uint64_t dx_bytes = elements_bytes(m_ * fc.k_local);
+    const CollectiveOp dx_op = sequence_parallel() && column_parallel ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     std::size_t dx_sum = kNoOp;
+    wait(input_gather);
     if (options_.overlap_all_reduce)
-      dx_sum = issue(StepTask::fc_dx_sum, CollectiveOp::all_reduce, fc.out_group, dx_bytes);
+      dx_sum = issue(StepTask::fc_dx_sum, dx_op, fc.out_group, dx_bytes);
     else
-      blocking(StepTask::fc_dx_sum, CollectiveOp::all_reduce, fc.out_group, dx_bytes);
+      blocking(StepTask::fc_dx_sum, dx_op, fc.out_group, dx_bytes);
     compute(StepTask::fc_dw_gemm, phase_name("bwd", fc_part(fc), ".dw_gemm"), ComputeKind::gemm,
             weight_gradient_tiles(fc), 0);
     if (layout_.z > 1) {
@@ -377,7 +399,7 @@ class ScheduleBuilder {
     const double s = model_.sequence_length;
     return s * s * static_cast<double>(sequences_ * local_heads());
   }
-  double layer_norm_elements() const { return as_double(m_) * as_double(width_); }
+  double layer_norm_elements() const { return as_double(rows()) * as_double(width_); }
   // The MLP activation's output elements on this rank: m x ffn/Gy (GELU's input is as wide; SwiGLU
   // reads a gate and an up value for each).
   double activation_elements() const { return as_double(m_ * (model_.ffn() / layout_.y)); }
@@ -501,7 +523,8 @@ class ScheduleBuilder {
     compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
             as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
     if (vocabulary_parallel())
-      blocking(StepTask::embedding_forward, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(m_ * width_));
+      blocking(StepTask::embedding_forward, sequence_parallel() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
+               CommGroup::y, elements_bytes(m_ * width_));
     if (options_.overlap_all_gather && layers > 0) block_start_gathers(0, false);
     for (int l = 0; l < layers; ++l) {
       if (options_.overlap_all_gather && l + 1 < layers) block_start_gathers(l + 1, false);
@@ -515,6 +538,8 @@ class ScheduleBuilder {
     site_ = Site{};
     norm_forward("fwd", "lnf", -1, 0.0);
     site_.layer = -1;
+    if (sequence_parallel())
+      blocking(StepTask::lm_head_gemm, CollectiveOp::all_gather, CommGroup::y, elements_bytes(m_ * width_));
     compute(StepTask::lm_head_gemm, "fwd.lm_head.gemm", ComputeKind::gemm, {{m_, local_vocabulary(), width_}}, 0);
     blocking(StepTask::lm_head_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(logits_elements()));
     if (!loss) return;
@@ -579,7 +604,9 @@ class ScheduleBuilder {
             0);
     // A column-parallel layer's input gradient is a partial sum over its vocabulary shards.
     if (vocabulary_parallel())
-      blocking(StepTask::lm_head_dx_gemm, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(m_ * width_));
+      blocking(StepTask::lm_head_dx_gemm,
+               sequence_parallel() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce, CommGroup::y,
+               elements_bytes(m_ * width_));
     compute(StepTask::lm_head_dw_gemm, "bwd.lm_head.dw_gemm", ComputeKind::gemm, {{local_vocabulary(), width_, m_}},
             0);
     untraced(StepTask::residual_zero, "bwd.residual_zero", activation_bytes(1));
@@ -660,7 +687,7 @@ class ScheduleBuilder {
 
   // Bytes of one micro-batch's activations or their gradients at a stage boundary: the residual
   // stream's shard, m x h/Gx, sent by every rank to its counterpart on the peer stage.
-  std::uint64_t boundary_bytes() const { return elements_bytes(m_ * width_); }
+  std::uint64_t boundary_bytes() const { return elements_bytes(rows() * width_); }
 
   std::size_t transfer(StepOpKind kind, int peer, StageStream stream, std::uint64_t bytes) {
     StepOp op;
@@ -713,7 +740,8 @@ class ScheduleBuilder {
                 as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
         // Each Y rank looks up the tokens of its vocabulary rows; the sum over Y completes them.
         if (vocabulary_parallel())
-          blocking(StepTask::embedding_forward, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(m_ * width_));
+          blocking(StepTask::embedding_forward, sequence_parallel() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
+               CommGroup::y, elements_bytes(m_ * width_));
       }
       for (int l = first_block; l < end_block; ++l) block_forward("fwd", l, false);
       if (v == last) head_forward(true);

@@ -33,6 +33,11 @@ std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const L
   if (layout.pipelined() && layout.z > 1)
     return fmt::format("Gz={} (weights sharded over Z) with pipeline stages or micro-batches is not supported",
                        layout.z);
+  if (layout.sequence_parallel && layout.strategy != Strategy::megatron)
+    return "sequence parallelism (sp) is Megatron-LM's: spell the layout tp=..,pp=..,dp=..,mb=..,sp";
+  if (layout.sequence_parallel && model.sequence_length % layout.y != 0)
+    return fmt::format("sequence parallelism splits the sequence: seq {} not divisible by tp={}", model.sequence_length,
+                       layout.y);
   const long long per_micro_batch = static_cast<long long>(layout.data) * layout.z * mb;
   if (batch.sequences % per_micro_batch != 0)
     return fmt::format("batch sequences {} not divisible by Gdata*Gz*mb={}", batch.sequences, per_micro_batch);
@@ -107,8 +112,12 @@ std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, 
         const long long per_replica = batch.sequences / dp;
         if (batch.sequences % dp != 0 || per_replica % size != 0) continue;
         const auto mb = static_cast<int>(per_replica / size);
-        add(Layout{dp, 1, tp, 1, pp, 1, mb});
-        if (pp > 1 && model.layers % (2 * pp) == 0 && mb % pp == 0) add(Layout{dp, 1, tp, 1, pp, 2, mb});
+        for (const bool sp : {false, true}) {
+          if (sp && tp == 1) continue;
+          add(Layout{dp, 1, tp, 1, pp, 1, mb, Strategy::megatron, sp});
+          if (pp > 1 && model.layers % (2 * pp) == 0 && mb % pp == 0)
+            add(Layout{dp, 1, tp, 1, pp, 2, mb, Strategy::megatron, sp});
+        }
       }
     }
   }

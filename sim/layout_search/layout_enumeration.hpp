@@ -25,7 +25,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Bat
 //  - megatron: tensor parallelism tp dividing a node's `devices_per_node` (Megatron-LM keeps it on
 //    NVLink / Infinity Fabric), pipeline stages pp dividing the layers, dp the rest; micro-batches of
 //    1, 2 or 4 sequences (mb = sequences / (dp x size)); 1F1B, and the interleaved schedule over 2
-//    chunks where it divides;
+//    chunks where it divides; sequence parallelism off and (tp > 1) on;
 //  - fsdp: tp within a node as above, dp_replicate any divisor of the rest, dp_shard the rest.
 std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, const Batch& batch, int devices,
                                                         Strategy strategy, int devices_per_node);

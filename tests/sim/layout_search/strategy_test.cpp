@@ -9,6 +9,7 @@
 
 #include "sim/layout_search/plan.hpp"
 #include "tests/sim/step/fake_machine.hpp"
+#include "workload/memory.hpp"
 #include "workload/step_schedule.hpp"
 
 namespace ws {
@@ -93,6 +94,58 @@ TEST(Strategy, PlanRanksEveryStrategyTogether) {
       EXPECT_EQ(e.step.pipeline, Time::zero()) << to_string(e.layout);
     }
   }
+}
+
+}  // namespace
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+// Sequence parallelism: the same model work, norms and residuals on 1 / tp of the tokens, the
+// row-parallel sums reduce-scattered and the column-parallel inputs gathered, and transfers between
+// stages 1 / tp as large.
+TEST(Strategy, SequenceParallelismSplitsTheResidualStreamAndKeepsTheGemms) {
+  const Layout off = *parse_layout("tp=4,pp=2,dp=2,mb=4");
+  const Layout on = *parse_layout("tp=4,pp=2,dp=2,mb=4,sp");
+  EXPECT_TRUE(on.sequence_parallel);
+  EXPECT_EQ(to_string(on), "tp=4,pp=2,dp=2,mb=4,sp");
+  EXPECT_EQ(layout_problem(kModel, Batch{32}, on), "");
+  for (int stage = 0; stage < 2; ++stage) {
+    const StepSchedule a = make_stage_schedule(kModel, off, 32, stage), b = make_stage_schedule(kModel, on, 32, stage);
+    double gemm_a = 0, gemm_b = 0, norm_a = 0, norm_b = 0;
+    Bytes sent_a = 0, sent_b = 0;
+    int all_reduce_y_a = 0, scatter_y_b = 0, gather_y_b = 0;
+    for (const StepOp& op : a.ops) {
+      for (const GemmCall& g : op.gemms) gemm_a += g.flops();
+      if (op.compute == ComputeKind::layer_norm && op.kind == StepOpKind::compute) norm_a += static_cast<double>(op.memory_bytes);
+      if (op.kind == StepOpKind::send) sent_a += op.bytes;
+      all_reduce_y_a += op.kind == StepOpKind::collective && op.group == CommGroup::y && op.collective == CollectiveOp::all_reduce;
+    }
+    for (const StepOp& op : b.ops) {
+      for (const GemmCall& g : op.gemms) gemm_b += g.flops();
+      if (op.compute == ComputeKind::layer_norm && op.kind == StepOpKind::compute) norm_b += static_cast<double>(op.memory_bytes);
+      if (op.kind == StepOpKind::send) sent_b += op.bytes;
+      if (op.kind == StepOpKind::collective && op.group == CommGroup::y) {
+        scatter_y_b += op.collective == CollectiveOp::reduce_scatter;
+        gather_y_b += op.collective == CollectiveOp::all_gather;
+      }
+    }
+    EXPECT_EQ(gemm_b, gemm_a);
+    EXPECT_NEAR(norm_b, norm_a / 4, 4.0);
+    EXPECT_GT(sent_a, 0u);
+    // The tied embedding's gradient exchange is whole; the micro-batches' transfers are a quarter.
+    EXPECT_LT(sent_b, sent_a);
+    // Every all-reduce over Y of the residual stream becomes a reduce-scatter, with a gather before
+    // each column-parallel layer (forward; backward: its input again, and the output gradient).
+    EXPECT_GT(scatter_y_b, 0);
+    EXPECT_GT(gather_y_b, scatter_y_b);
+    EXPECT_GT(all_reduce_y_a, 0);
+  }
+  EXPECT_NE(layout_problem(kModel, Batch{32}, Layout{2, 1, 4, 1, 1, 1, 1, Strategy::four_d, true}).find("Megatron"),
+            std::string::npos);
+  EXPECT_LT(estimate_memory(kModel, Batch{32}, on, 2, false).activations_bytes,
+            estimate_memory(kModel, Batch{32}, off, 2, false).activations_bytes);
 }
 
 }  // namespace
