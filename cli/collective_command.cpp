@@ -260,4 +260,49 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
   }
 }
 
+CLI::App* add_end_to_end_command(CLI::App& app, EndToEndArgs& a) {
+  CLI::App* c = app.add_subcommand("end-to-end-vs-published",
+                                   "Simulate published training runs (framework, model, layout, batch) on their "
+                                   "machine files as written and compare their throughput");
+  c->add_option("file", a.file, "published runs (benchmarks/end-to-end/published.csv; its README says the columns)")
+      ->capture_default_str();
+  c->add_option("--out", a.out_dir, "directory for end-to-end-vs-published.csv")->capture_default_str();
+  return c;
+}
+
+void run_end_to_end_command(const EndToEndArgs& a, const std::string& machines_dir, std::ostream& out) {
+  const std::vector<RunComparison> comparisons = compare_runs_with_published(load_published_runs(a.file), machines_dir);
+  out << "wrote " << write_end_to_end_csv(comparisons, a.out_dir).string() << "\n";
+  out << fmt::format("{:>5} {:<10} {:<16} {:>6} {:<28} {:<16} {:>10} {:>10} {:>8}\n", "line", "machine", "model",
+                     "devices", "layout", "unit", "published", "simulated", "error");
+  std::map<std::string, std::vector<double>> errors;
+  std::vector<double> all;
+  for (const RunComparison& c : comparisons) {
+    const PublishedRun& r = c.run;
+    if (!c.simulated) {
+      out << fmt::format("{:>5} {:<10} {:<16} {:>6} not simulated: {}\n", r.line, r.machine, r.model_name, r.devices,
+                         r.missing);
+      continue;
+    }
+    out << fmt::format("{:>5} {:<10} {:<16} {:>6} {:<28} {:<16} {:>10.4g} {:>10.4g} {:>+7.1f}%{}\n", r.line, r.machine,
+                       r.model_name, r.devices, to_string(r.layout), r.unit, r.measured, c.predicted, 100.0 * c.error,
+                       c.fits_memory ? "" : "  (over memory in the model)");
+    errors[r.machine].push_back(std::abs(c.error));
+    all.push_back(std::abs(c.error));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  out << "\n|error| by machine, machine files as written (no term fitted to these rows):\n";
+  for (const auto& [machine, e] : errors)
+    out << fmt::format("  {:<10} {} rows, median {:.1f} %, worst {:.1f} %\n", machine, e.size(), 100.0 * median(e),
+                       100.0 * *std::max_element(e.begin(), e.end()));
+  if (!all.empty())
+    out << fmt::format("  {:<10} {} rows, median {:.1f} %, worst {:.1f} %; {} rows not simulated\n", "all", all.size(),
+                       100.0 * median(all), 100.0 * *std::max_element(all.begin(), all.end()),
+                       comparisons.size() - all.size());
+}
+
 }  // namespace ws::cli

@@ -89,6 +89,8 @@ int run_weakscale(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App* collective = add_collective_command(app, collective_args);
   CollectivesVsPublishedArgs vs_published_args;
   CLI::App* vs_published = add_collectives_vs_published_command(app, vs_published_args);
+  EndToEndArgs end_to_end_args;
+  CLI::App* end_to_end = add_end_to_end_command(app, end_to_end_args);
   CalibrateArgs calibrate_args;
   CLI::App* calibrate = add_calibrate_command(app, calibrate_args);
   ws::ValidateOptions validate_options;
@@ -114,6 +116,7 @@ int run_weakscale(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (vs_published->parsed()) {
       run_collectives_vs_published_command(vs_published_args, machines_dir, out);
     }
+    if (end_to_end->parsed()) run_end_to_end_command(end_to_end_args, machines_dir, out);
     if (calibrate->parsed()) run_calibrate_command(calibrate_args, out);
     if (validate->parsed()) run_validate_command(validate_options, validate_netns_rate, validate->count("--repeat") > 0, out);
   } catch (const ws::InputError& e) {

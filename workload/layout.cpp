@@ -32,7 +32,8 @@ std::string to_string(const Layout& l) {
   if (l.strategy == Strategy::megatron) {
     std::string text = fmt::format("tp={},pp={}", l.y, l.pipeline);
     if (l.virtual_stages > 1) text += fmt::format(",vpp={}", l.virtual_stages);
-    return text + fmt::format(",dp={},mb={}{}", l.data, l.micro_batches, l.sequence_parallel ? ",sp" : "");
+    return text + fmt::format(",dp={},mb={}{}{}", l.data, l.micro_batches, l.zero_stage > 0 ? ",zero=1" : "",
+                              l.sequence_parallel ? ",sp" : "");
   }
   if (l.strategy == Strategy::fsdp) {
     std::string text = fmt::format("dp_shard={}", l.z);
@@ -93,7 +94,7 @@ std::optional<std::vector<int>> parse_keyed(std::string_view text, std::span<con
 }
 
 std::optional<Layout> parse_framework_layout(std::string_view text) {
-  static constexpr std::string_view kMegatron[] = {"tp", "pp", "vpp", "dp", "mb"};
+  static constexpr std::string_view kMegatron[] = {"tp", "pp", "vpp", "dp", "mb", "zero"};
   static constexpr std::string_view kFsdp[] = {"dp_shard", "dp_replicate", "tp"};
   auto or_one = [](int v) { return v == 0 ? 1 : v; };
   if (text.starts_with("dp_shard=")) {
@@ -128,6 +129,7 @@ std::optional<Layout> parse_framework_layout(std::string_view text) {
   Layout l{(*v)[3], 1, or_one((*v)[0]), 1, or_one((*v)[1]), or_one((*v)[2]), or_one((*v)[4])};
   l.strategy = Strategy::megatron;
   l.sequence_parallel = sp;
+  l.zero_stage = (*v)[5];
   return l;
 }
 

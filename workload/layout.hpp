@@ -46,6 +46,10 @@ struct Layout {
   // of the tokens; the row-parallel all-reduces become reduce-scatters and the column-parallel
   // layers all-gather their input (Korthikanti et al., MLSys 2023).
   bool sequence_parallel = false;
+  // Megatron-LM's distributed optimizer (ZeRO-1, "zero=1"): optimizer state and its update sharded
+  // over the data-parallel group, gradients reduce-scattered and parameters all-gathered. (ZeRO-3 is
+  // the fsdp strategy's dp_shard.)
+  int zero_stage = 0;
 
   int stage_devices() const { return data * x * y * z; }
   int devices() const { return stage_devices() * pipeline; }

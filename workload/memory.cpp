@@ -22,7 +22,7 @@
 // The LM head keeps its input (h/Gx) and its logits (V/Gy) either way.
 //
 // Pipeline stages (Layout::pipeline). The first stage is the fullest: its share of the blocks,
-// L / pp, plus the embedding (the last stage's LM head, tied copy or untied weight, is as large), and
+// ceil(L / pp), plus the embedding (the last stage's LM head, tied copy or untied weight, is as large), and
 // the activations of every model chunk forward has run ahead of backward: 1F1B's first stage holds
 // min(pp, mb) micro-batches of its blocks, the interleaved schedule's warm-up + 1 chunks of
 // L / (pp vpp) blocks (Narayanan et al., SC'21, section 2.2), each of B / (Gdata mb) sequences.
@@ -58,7 +58,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   const double e = bytes_per_element;
 
   const bool pipelined = layout.pipelined();
-  const double stage_blocks = l / layout.pipeline;
+  // The fullest stage: the first, with one block more where the layers do not divide.
+  const double stage_blocks = std::ceil(l / layout.pipeline);
   // With stages, the first holds the embedding and the last the LM head; without, one rank both.
   const double embeddings = (model.tied_embeddings || pipelined ? 1.0 : 2.0) * V * h;
   const double positions = model.position == Position::learned ? S * h : 0.0;
@@ -72,7 +73,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   const bool mixed = bytes_per_element < 4;
   mem.weights_bytes = whole_bytes(params * e);
   mem.gradients_bytes = whole_bytes(params * e);
-  mem.optimizer_bytes = whole_bytes(params * (mixed ? 12.0 : 8.0));
+  // ZeRO-1 (Megatron-LM's distributed optimizer) keeps 1 / Gdata of the optimizer state per rank.
+  mem.optimizer_bytes = whole_bytes(params * (mixed ? 12.0 : 8.0) / (layout.zero_stage >= 1 ? gd : 1.0));
 
   const double sequences = static_cast<double>(batch.sequences) / (gd * gz * layout.micro_batches);
   const double m = sequences * S;
@@ -80,7 +82,7 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   // in flight.
   double kept_blocks = l;
   if (pipelined) {
-    const double chunk_blocks = l / (layout.pipeline * layout.virtual_stages);
+    const double chunk_blocks = std::ceil(l / (layout.pipeline * layout.virtual_stages));
     const double chunks = layout.virtual_stages > 1
                               ? std::min<double>(2.0 * (layout.pipeline - 1) + (layout.virtual_stages - 1) * layout.pipeline + 1,
                                                  static_cast<double>(layout.micro_batches) * layout.virtual_stages)

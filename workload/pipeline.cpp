@@ -4,6 +4,13 @@
 
 namespace ws {
 
+BlockRange chunk_blocks(const Layout& layout, int layers, int v) {
+  const int chunks = layout.pipeline * layout.virtual_stages;
+  const int size = layers / chunks, extra = layers % chunks;
+  const int first = v * size + std::min(v, extra);
+  return {first, first + size + (v < extra ? 1 : 0)};
+}
+
 int warmup_forwards(const Layout& layout, int stage) {
   const int pp = layout.pipeline, vpp = layout.virtual_stages, total = layout.micro_batches * vpp;
   if (vpp == 1) return std::min(pp - stage - 1, total);

@@ -29,6 +29,13 @@ std::vector<PipelineAction> pipeline_actions(const Layout& layout, int stage);
 // Forwards the stage runs before its first backward.
 int warmup_forwards(const Layout& layout, int stage);
 
+// The blocks [first, end) of virtual stage v: L / (pp vpp) each, the first L mod (pp vpp) one more
+// (DeepSpeed's partition_uniform; Megatron-LM's even split where it divides).
+struct BlockRange {
+  int first = 0, end = 0;
+};
+BlockRange chunk_blocks(const Layout& layout, int layers, int virtual_stage);
+
 // The virtual stage of `chunk` on `stage`, and how many there are.
 inline int virtual_stage(const Layout& layout, int stage, int chunk) { return chunk * layout.pipeline + stage; }
 inline int virtual_stages(const Layout& layout) { return layout.pipeline * layout.virtual_stages; }

@@ -635,8 +635,10 @@ class ScheduleBuilder {
       untraced(StepTask::gradient_pack, label("dp.pack.", to_string(group)), 2.0 * as_double(elements) * e_);
       ops_.back().group = group;
       ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
-      data_parallel_.push_back(
-          issue(StepTask::gradient_sum, CollectiveOp::all_reduce, group, elements_bytes(elements)));
+      data_parallel_.push_back(issue(StepTask::gradient_sum,
+                                     zero1() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce, group,
+                                     elements_bytes(elements)));
+      bucket_elements_[group == CommGroup::data ? 0 : 1] += elements;
       ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
       buckets_bytes_ += 2.0 * as_double(elements) * e_;
     }
@@ -654,15 +656,31 @@ class ScheduleBuilder {
     blocking(StepTask::loss_sum, CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
     for (std::size_t issued : data_parallel_) wait(issued);
     if (buckets_bytes_ > 0) untraced(StepTask::gradient_unpack, "dp.unpack", buckets_bytes_);
-    compute(StepTask::gradient_norm, "optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
-    for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
-      blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, g, kScalarBytes);
-    // AdamW reads value, gradient, m, v and writes value, m, v.
-    compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
+    optimizer_step(parameter_bytes);
   }
 
+  // The gradient norm and AdamW over the rank's parameters (ZeRO-1: over its 1 / Gdata shard of
+  // them, whose updated values are then all-gathered over the data-parallel groups).
+  void optimizer_step(double parameter_bytes) {
+    const double shard = zero1() ? parameter_bytes / layout_.data : parameter_bytes;
+    compute(StepTask::gradient_norm, "optimizer.grad_norm", ComputeKind::optimizer, {}, shard);
+    for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
+      blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, g, kScalarBytes);
+    if (zero1()) blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, CommGroup::data, kScalarBytes);
+    // AdamW reads value, gradient, m, v and writes value, m, v.
+    compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * shard);
+    if (!zero1()) return;
+    for (const CommGroup group : {CommGroup::data, CommGroup::data_z}) {
+      const long long elements = bucket_elements_[group == CommGroup::data ? 0 : 1];
+      if (elements > 0) blocking(StepTask::adamw, CollectiveOp::all_gather, group, elements_bytes(elements));
+    }
+  }
+
+  // Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered over the data-parallel
+  // group, each rank updating its shard.
+  bool zero1() const { return layout_.zero_stage >= 1 && layout_.data > 1; }
+
   // --- a pipeline stage (megatron/core/pipeline_parallel/schedules.py) ---------------------------
-  int chunk_blocks() const { return model_.layers / virtual_stages(layout_); }
   bool holds_first_chunk() const { return stage_ == 0; }
   bool holds_last_chunk() const { return stage_ == layout_.pipeline - 1; }
 
@@ -681,7 +699,8 @@ class ScheduleBuilder {
     if (holds_last_chunk()) own(trailing_range());
     for (int c = 0; c < layout_.virtual_stages; ++c) {
       const int v = virtual_stage(layout_, stage_, c);
-      for (int b = v * chunk_blocks(); b < (v + 1) * chunk_blocks(); ++b) own(block_tensors(b));
+      const BlockRange blocks = chunk_blocks(layout_, model_.layers, v);
+      for (int b = blocks.first; b < blocks.end; ++b) own(block_tensors(b));
     }
   }
 
@@ -729,7 +748,8 @@ class ScheduleBuilder {
 
   void run_action(const PipelineAction& a) {
     const int v = virtual_stage(layout_, stage_, a.chunk), last = virtual_stages(layout_) - 1;
-    const int first_block = v * chunk_blocks(), end_block = first_block + chunk_blocks();
+    const BlockRange blocks = chunk_blocks(layout_, model_.layers, v);
+    const int first_block = blocks.first, end_block = blocks.end;
     // The data-parallel buckets of a chunk go out during its last micro-batch's backward.
     const bool reduce = overlap_data_parallel() && !a.forward && a.micro_batch == layout_.micro_batches - 1;
     action_ = {a.chunk, a.micro_batch};
@@ -836,12 +856,9 @@ class ScheduleBuilder {
       untraced(StepTask::embedding_gradient_add, "optimizer.embedding_grad_add",
                3.0 * as_double(tensors_.front().elements) * e_);
     }
-    compute(StepTask::gradient_norm, "optimizer.grad_norm", ComputeKind::optimizer, {}, parameter_bytes);
-    // The squared norm is summed over X, Y and Z here; its sum over the stages (one double, a few
-    // microseconds on a network) is not in the schedule.
-    for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
-      blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, g, kScalarBytes);
-    compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * parameter_bytes);
+    // The squared norm is summed over X, Y and Z (and data with ZeRO-1); its sum over the stages
+    // (one double, a few microseconds on a network) is not in the schedule.
+    optimizer_step(parameter_bytes);
   }
 
   struct Action {
@@ -865,6 +882,7 @@ class ScheduleBuilder {
   std::vector<BlockPending> pending_;
   std::vector<std::size_t> data_parallel_;
   double buckets_bytes_ = 0;  // what unpacking the buckets reads and writes
+  std::array<long long, 2> bucket_elements_{};  // gradients summed over data, and over data x Z
 };
 
 }  // namespace
@@ -906,7 +924,7 @@ StepSchedule make_stage_schedule(const ModelSpec& model, const Layout& layout, l
                                  int stage, const StepScheduleOptions& options, OpNames names) {
   assert(layout.pipelined() && layout.z == 1 && stage >= 0 && stage < layout.pipeline &&
          sequences_global % (static_cast<long long>(layout.data) * layout.micro_batches) == 0 &&
-         model.layers % (layout.pipeline * layout.virtual_stages) == 0);
+         model.layers >= layout.pipeline * layout.virtual_stages);
   return ScheduleBuilder(model, layout, sequences_global, options, names, stage).step();
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "harness/published/end_to_end.hpp"
 #include "harness/published/published_collectives.hpp"
 
 namespace ws {
@@ -20,5 +21,10 @@ std::filesystem::path write_comparison_csv(const std::vector<CollectiveCompariso
 // Throws PlotError (report/gnuplot.hpp) without gnuplot.
 std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveComparison>& comparisons,
                                                    const std::filesystem::path& out_dir);
+
+// <out_dir>/end-to-end-vs-published.csv: every published run, its simulated step and throughput in
+// the row's unit and the error, or why it was not simulated; returns its path.
+std::filesystem::path write_end_to_end_csv(const std::vector<RunComparison>& comparisons,
+                                           const std::filesystem::path& out_dir);
 
 }  // namespace ws

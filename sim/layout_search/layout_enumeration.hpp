@@ -31,7 +31,7 @@ std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, 
                                                         Strategy strategy, int devices_per_node);
 
 // Why the layout's pipeline (stages, chunks, micro-batches) cannot run `model` with `batch`, or
-// empty: whole blocks per model chunk, the interleaved schedule's micro-batches in groups of pp,
+// empty: at least one block per model chunk (uneven splits give the first chunks one more), the interleaved schedule's micro-batches in groups of pp,
 // no Z sharding with stages. Part of layout_problem.
 std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const Layout& layout);
 

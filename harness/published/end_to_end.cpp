@@ -1,0 +1,202 @@
+// Reading the published-runs table and simulating each row.
+#include "harness/published/end_to_end.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "base/input_error.hpp"
+#include "report/csv.hpp"
+#include "sim/layout_search/layout_enumeration.hpp"
+#include "sim/machine/machine_loader.hpp"
+#include "sim/step/simulated_step.hpp"
+#include "sim/study/model_input.hpp"
+#include "workload/flops.hpp"
+#include "workload/memory.hpp"
+
+namespace ws {
+namespace {
+
+constexpr const char* kRunColumns[] = {"machine",   "framework",  "model",      "layers",    "hidden",
+                                    "heads",     "kv_heads",   "ffn_hidden", "vocabulary", "sequence",
+                                    "family",    "precision",  "devices",    "nodes",     "tp",
+                                    "pp",        "vpp",        "dp",         "zero_stage", "sequence_parallel",
+                                    "micro_batch", "global_batch", "recompute", "measured", "unit",
+                                    "definition", "source"};
+
+const char* const kRunUnitNames[] = {"TFLOP/s per GCD", "TFLOP/s per GPU", "% of peak",     "samples/s total",
+                              "tokens/s per GCD", "tokens/s per GPU", "tokens/s total", "PFLOP/s total",
+                              "EFLOP/s total"};
+
+struct Row {
+  const std::string& path;
+  int line;
+  std::map<std::string, std::string> cells;
+
+  const std::string& text(const char* column) const { return cells.at(column); }
+  InputError error(const char* column, const std::string& expected) const {
+    return InputError({path, line, column}, text(column), expected);
+  }
+  // A positive whole number, or none for an empty cell.
+  std::optional<long long> count(const char* column) const {
+    const std::string& t = text(column);
+    if (t.empty()) return std::nullopt;
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size() || v <= 0) throw error(column, "a positive whole number or nothing");
+    return v;
+  }
+  std::optional<long long> count_or_zero(const char* column) const {
+    if (text(column) == "0") return 0;
+    return count(column);
+  }
+};
+
+double number(const Row& row, const char* column) {
+  const std::string& t = row.text(column);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || !(v > 0)) throw row.error(column, "a positive number");
+  return v;
+}
+
+PublishedRun read_row(const Row& row) {
+  PublishedRun r;
+  r.line = row.line;
+  r.machine = row.text("machine"), r.framework = row.text("framework"), r.model_name = row.text("model");
+  r.unit = row.text("unit"), r.definition = row.text("definition"), r.source = row.text("source");
+  r.measured = number(row, "measured");
+  if (std::find(std::begin(kRunUnitNames), std::end(kRunUnitNames), r.unit) == std::end(kRunUnitNames)) throw row.error("unit", kRunUnits);
+  const std::string& precision = row.text("precision");
+  if (!precision.empty()) {
+    const auto p = parse_precision(precision);
+    if (!p) throw row.error("precision", std::string(kPrecisionNames) + ", or nothing");
+    r.precision = *p;
+  }
+  const std::string& family = row.text("family");
+  if (family != "gpt" && family != "llama") throw row.error("family", "gpt or llama");
+  const std::string& recompute = row.text("recompute");
+  if (recompute != "" && recompute != "full" && recompute != "selective" && recompute != "none")
+    throw row.error("recompute", "full, selective, none, or nothing");
+  const std::string& sp = row.text("sequence_parallel");
+  if (sp != "" && sp != "true" && sp != "false") throw row.error("sequence_parallel", "true, false, or nothing");
+
+  std::vector<std::string> missing;
+  auto need = [&](const char* column) {
+    const auto v = row.count(column);
+    if (!v) missing.push_back(column);
+    return v.value_or(1);
+  };
+  CustomModelFields f;
+  f.layers = need("layers"), f.hidden = need("hidden"), f.heads = need("heads");
+  f.vocabulary = need("vocabulary"), f.sequence_length = need("sequence");
+  f.family = family;
+  f.kv_heads = row.count("kv_heads").value_or(0), f.ffn_hidden = row.count("ffn_hidden").value_or(0);
+  const long long tp = need("tp"), pp = need("pp"), dp = need("dp"), micro = need("micro_batch");
+  const long long vpp = row.count("vpp").value_or(1);
+  r.global_batch = need("global_batch");
+  r.devices = static_cast<int>(need("devices"));
+  const long long zero = row.count_or_zero("zero_stage").value_or(0);
+  if (zero > 1) missing.push_back(fmt::format("a model of ZeRO stage {} with Megatron-LM's layouts", zero));
+  if (precision.empty()) missing.push_back("precision");
+  if (recompute.empty()) missing.push_back("recompute");
+  if (!missing.empty()) {
+    r.missing = "no " + fmt::format("{}", fmt::join(missing, ", "));
+    return r;
+  }
+  r.model = custom_model(f, InputLocation{row.path, row.line, ""});
+  r.model.name = r.model_name;
+  // "selective" recomputes attention only; priced without recomputation (its flops are small).
+  r.recompute = recompute == "full";
+  const long long per_replica = dp * micro;
+  if (r.global_batch % per_replica != 0) {
+    r.missing = fmt::format("global batch {} not divisible by dp x micro_batch = {}", r.global_batch, per_replica);
+    return r;
+  }
+  r.layout = Layout{static_cast<int>(dp), 1, static_cast<int>(tp), 1, static_cast<int>(pp), static_cast<int>(vpp),
+                    static_cast<int>(r.global_batch / per_replica), Strategy::megatron, sp == "true",
+                    static_cast<int>(zero)};
+  if (!holds_devices(r.layout, r.devices))
+    throw row.error("devices", fmt::format("tp x pp x dp = {} x {} x {} devices", tp, pp, dp));
+  if (const std::string problem = layout_problem(r.model, Batch{r.global_batch}, r.layout); !problem.empty())
+    r.missing = "layout " + to_string(r.layout) + " cannot run the model: " + problem;
+  return r;
+}
+
+}  // namespace
+
+std::vector<PublishedRun> load_published_runs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, ""}, "", "a readable published-runs CSV");
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<PublishedRun> runs;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line.front() == '#') continue;
+    const std::vector<std::string> fields = split_csv_line(line);
+    if (header.empty()) {
+      header = fields;
+      for (const char* c : kRunColumns)
+        if (std::find(header.begin(), header.end(), c) == header.end())
+          throw InputError({path, number, c}, "", "a header with every column of benchmarks/end-to-end/README.md");
+      continue;
+    }
+    if (fields.size() != header.size())
+      throw InputError({path, number, ""}, fmt::format("{} fields", fields.size()),
+                       fmt::format("{} fields, as the header", header.size()));
+    Row row{path, number, {}};
+    for (std::size_t i = 0; i < header.size(); ++i) row.cells[header[i]] = fields[i];
+    runs.push_back(read_row(row));
+  }
+  if (header.empty()) throw InputError({path, 0, ""}, "", "a header line and rows");
+  return runs;
+}
+
+std::vector<RunComparison> compare_runs_with_published(const std::vector<PublishedRun>& runs,
+                                                       const std::string& machines_dir) {
+  std::vector<RunComparison> out;
+  std::map<std::string, Machine> machines;
+  for (const PublishedRun& run : runs) {
+    RunComparison c;
+    c.run = run;
+    if (!run.missing.empty()) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    auto it = machines.find(run.machine);
+    if (it == machines.end()) it = machines.emplace(run.machine, load_machine_by_name(run.machine, machines_dir)).first;
+    const Machine& machine = it->second;
+    SimulatedStepConfig config;
+    config.model = run.model;
+    config.layout = run.layout;
+    config.sequences = run.global_batch;
+    config.options.precision = run.precision;
+    config.options.recompute = run.recompute;
+    config.collectives = CollectiveModel::flow;
+    const SimulatedStep step = simulate_step(machine, config);
+    const Batch batch{run.global_batch};
+    const double seconds = step.step.seconds();
+    const double executed = executed_flops_per_step(run.model, batch, run.recompute) / seconds;
+    const double tokens = static_cast<double>(run.global_batch) * static_cast<double>(run.model.sequence_length) / seconds;
+    const std::string& u = run.unit;
+    if (u == "TFLOP/s per GCD" || u == "TFLOP/s per GPU") c.predicted = executed / run.devices * 1e-12;
+    else if (u == "% of peak") c.predicted = 100.0 * executed / run.devices / peak(machine.device, run.precision).flops();
+    else if (u == "samples/s total") c.predicted = static_cast<double>(run.global_batch) / seconds;
+    else if (u == "tokens/s per GCD" || u == "tokens/s per GPU") c.predicted = tokens / run.devices;
+    else if (u == "tokens/s total") c.predicted = tokens;
+    else if (u == "PFLOP/s total") c.predicted = executed * 1e-15;
+    else c.predicted = executed * 1e-18;  // EFLOP/s total (load_published_runs checked the unit)
+    c.simulated = true;
+    c.step = step.step;
+    c.error = c.predicted / run.measured - 1.0;
+    c.fits_memory = estimate_memory(run.model, batch, run.layout, element_bytes(run.precision), run.recompute).total_bytes() <=
+                    machine.device.memory_capacity_bytes;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace ws

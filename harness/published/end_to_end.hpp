@@ -1,0 +1,61 @@
+// Whole training steps against published runs (weakscale end-to-end-vs-published): each row of
+// benchmarks/end-to-end/published.csv (a framework's run on a Slingshot machine: model, layout,
+// batch and a measured throughput with its definition and source) simulated on its machine file
+// as written, its step turned into the row's unit, and the error reported. No term of any machine
+// file is fitted to these rows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/units.hpp"
+#include "workload/layout.hpp"
+#include "workload/model.hpp"
+#include "workload/precision.hpp"
+
+namespace ws {
+
+struct PublishedRun {
+  int line = 0;  // in the file
+  std::string machine, framework, model_name, unit, definition, source;
+  double measured = 0;
+  // Set when the row says everything a step needs; else `missing` says what it lacks.
+  ModelSpec model;
+  Layout layout;
+  Precision precision = Precision::bf16;
+  bool recompute = false;
+  long long global_batch = 0;
+  int devices = 0;
+  std::string missing;
+};
+
+// The rows of a published-runs table (header named by column; '#' lines are comments). A
+// malformed value (a non-number where a number goes, an unknown unit, precision or family) is an
+// InputError naming the file, line and column; a row that leaves out what a step needs is kept,
+// with `missing` saying which.
+std::vector<PublishedRun> load_published_runs(const std::string& path);
+
+// The units a row's throughput may be given in, and what the simulated step gives for each.
+// "TFLOP/s per GCD" and "TFLOP/s per GPU" count the flops the step executes (recomputation
+// included, as Megatron-LM's and GPT-NeoX's logs count them), "% of peak" the same over the
+// device's peak; "samples/s total", "tokens/s per GCD", "tokens/s per GPU", "tokens/s total";
+// "PFLOP/s total", "EFLOP/s total".
+inline constexpr const char* kRunUnits =
+    "TFLOP/s per GCD, TFLOP/s per GPU, % of peak, samples/s total, tokens/s per GCD, tokens/s per GPU, "
+    "tokens/s total, PFLOP/s total, EFLOP/s total";
+
+struct RunComparison {
+  PublishedRun run;
+  bool simulated = false;
+  double predicted = 0;   // in the row's unit
+  double error = 0;       // predicted / measured - 1
+  Time step;              // the simulated step
+  bool fits_memory = true;
+};
+
+// Every row simulated on <machines_dir>/<machine>.yaml as written (flow network; the row's layout
+// in Megatron-LM's terms), or kept unsimulated with why.
+std::vector<RunComparison> compare_runs_with_published(const std::vector<PublishedRun>& runs,
+                                                       const std::string& machines_dir);
+
+}  // namespace ws

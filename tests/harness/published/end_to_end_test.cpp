@@ -1,0 +1,100 @@
+// Published training runs: the shipped table reads; a row's throughput is its simulated step in the
+// row's unit (samples/s = global batch / step, tokens/s per device and TFLOP/s per device follow);
+// rows without what a step needs are kept and say what they lack; malformed cells are errors
+// naming the file, line and column.
+#include "harness/published/end_to_end.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/input_error.hpp"
+#include "workload/flops.hpp"
+
+namespace ws {
+namespace {
+
+const std::string kMachines = std::string(WEAKSCALE_SOURCE_DIR) + "/machines";
+const char* kHeader =
+    "machine,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocabulary,sequence,family,precision,devices,"
+    "nodes,tp,pp,vpp,dp,zero_stage,sequence_parallel,micro_batch,global_batch,recompute,measured,unit,definition,"
+    "source\n";
+
+std::string write(const std::string& name, const std::string& rows) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << kHeader << rows;
+  return path.string();
+}
+
+TEST(EndToEnd, TheShippedTableReads) {
+  const auto runs = load_published_runs(std::string(WEAKSCALE_SOURCE_DIR) + "/benchmarks/end-to-end/published.csv");
+  ASSERT_GE(runs.size(), 15u);
+  int complete = 0;
+  for (const PublishedRun& r : runs) complete += r.missing.empty();
+  EXPECT_GE(complete, 5);
+}
+
+TEST(EndToEnd, UnitsFollowFromTheSimulatedStep) {
+  const std::string row =
+      "lumi,megatron-lm,GPT 1.3B,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,1,UNIT,d,s\n";
+  std::string rows;
+  for (const char* unit : {"samples/s total", "tokens/s per GCD", "TFLOP/s per GCD", "tokens/s total"}) {
+    std::string r = row;
+    r.replace(r.find("UNIT"), 4, unit);
+    rows += r;
+  }
+  const auto runs = load_published_runs(write("ws_e2e_units.csv", rows));
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].missing, "");
+  EXPECT_EQ(to_string(runs[0].layout), "tp=2,pp=2,dp=4,mb=16");
+  const auto c = compare_runs_with_published(runs, kMachines);
+  ASSERT_TRUE(c[0].simulated);
+  const double step = c[0].step.seconds();
+  EXPECT_NEAR(c[0].predicted, 64.0 / step, 1e-9 * c[0].predicted);
+  EXPECT_NEAR(c[1].predicted, 64.0 * 2048 / step / 16, 1e-9 * c[1].predicted);
+  EXPECT_NEAR(c[2].predicted, executed_flops_per_step(runs[2].model, Batch{64}, true) / step / 16 * 1e-12,
+              1e-9 * c[2].predicted);
+  EXPECT_NEAR(c[3].predicted, 64.0 * 2048 / step, 1e-9 * c[3].predicted);
+  EXPECT_NEAR(c[0].error, c[0].predicted - 1.0, 1e-12);  // measured 1
+}
+
+TEST(EndToEnd, RowsWithoutAStepSayWhatTheyLack) {
+  const auto runs = load_published_runs(write(
+      "ws_e2e_missing.csv", "frontier,megatron-lm,GPT 22B,,,,,,,,gpt,,,,,,,,,,,,,38.4,% of peak,d,s\n"
+                            "lumi,megatron-lm,GPT 7B,32,4096,32,,,50304,2048,gpt,bf16,8,1,1,1,,8,3,false,1,64,full,2,"
+                            "samples/s total,d,s\n"));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NE(runs[0].missing.find("no layers, hidden"), std::string::npos) << runs[0].missing;
+  EXPECT_NE(runs[1].missing.find("ZeRO stage 3"), std::string::npos) << runs[1].missing;
+  const auto c = compare_runs_with_published(runs, kMachines);
+  EXPECT_FALSE(c[0].simulated);
+  EXPECT_FALSE(c[1].simulated);
+}
+
+TEST(EndToEnd, MalformedCellsNameFileLineAndColumn) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"lumi,m,GPT,x,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n", "layers"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,1,furlongs,d,s\n", "unit"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,fp8,16,2,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n",
+       "precision"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,17,2,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n", "devices"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,-3,samples/s total,d,s\n",
+       "measured"},
+      {"lumi,m,GPT,24,2048\n", ""}};
+  for (const auto& [row, column] : cases) {
+    const std::string path = write("ws_e2e_bad.csv", row);
+    try {
+      load_published_runs(path);
+      FAIL() << row;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find(":2"), std::string::npos) << what;
+      EXPECT_NE(what.find(column), std::string::npos) << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ws
