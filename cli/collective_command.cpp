@@ -267,15 +267,22 @@ CLI::App* add_end_to_end_command(CLI::App& app, EndToEndArgs& a) {
   c->add_option("file", a.file, "published runs (benchmarks/end-to-end/published.csv; its README says the columns)")
       ->capture_default_str();
   c->add_option("--out", a.out_dir, "directory for end-to-end-vs-published.csv")->capture_default_str();
+  c->add_option("--band-samples", a.band_samples,
+                "draws of the machine file's uncertainty ranges that price each row's band (10th-90th percentile); "
+                "0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   return c;
 }
 
 void run_end_to_end_command(const EndToEndArgs& a, const std::string& machines_dir, std::ostream& out) {
-  const std::vector<RunComparison> comparisons = compare_runs_with_published(load_published_runs(a.file), machines_dir);
+  const std::vector<RunComparison> comparisons =
+      compare_runs_with_published(load_published_runs(a.file), machines_dir, a.band_samples);
   out << "wrote " << write_end_to_end_csv(comparisons, a.out_dir).string() << "\n";
   out << fmt::format("{:>5} {:<10} {:<16} {:>6} {:<28} {:<16} {:>10} {:>10} {:>8}\n", "line", "machine", "model",
                      "devices", "layout", "unit", "published", "simulated", "error");
   std::map<std::string, std::vector<double>> errors;
+  std::map<std::string, int> in_band;
   std::vector<double> all;
   for (const RunComparison& c : comparisons) {
     const PublishedRun& r = c.run;
@@ -284,10 +291,13 @@ void run_end_to_end_command(const EndToEndArgs& a, const std::string& machines_d
                          r.missing);
       continue;
     }
-    out << fmt::format("{:>5} {:<10} {:<16} {:>6} {:<28} {:<16} {:>10.4g} {:>10.4g} {:>+7.1f}%{}\n", r.line, r.machine,
+    const std::string band =
+        c.band_high > 0 ? fmt::format("  band {:.4g}-{:.4g}{}", c.band_low, c.band_high, c.in_band() ? " (in)" : "") : "";
+    out << fmt::format("{:>5} {:<10} {:<16} {:>6} {:<28} {:<16} {:>10.4g} {:>10.4g} {:>+7.1f}%{}{}\n", r.line, r.machine,
                        r.model_name, r.devices, to_string(r.layout), r.unit, r.measured, c.predicted, 100.0 * c.error,
-                       c.fits_memory ? "" : "  (over memory in the model)");
+                       band, c.fits_memory ? "" : "  (over memory in the model)");
     errors[r.machine].push_back(std::abs(c.error));
+    if (c.band_high > 0) in_band[r.machine] += c.in_band();
     all.push_back(std::abs(c.error));
   }
   auto median = [](std::vector<double> v) {
@@ -297,8 +307,9 @@ void run_end_to_end_command(const EndToEndArgs& a, const std::string& machines_d
   };
   out << "\n|error| by machine, machine files as written (no term fitted to these rows):\n";
   for (const auto& [machine, e] : errors)
-    out << fmt::format("  {:<10} {} rows, median {:.1f} %, worst {:.1f} %\n", machine, e.size(), 100.0 * median(e),
-                       100.0 * *std::max_element(e.begin(), e.end()));
+    out << fmt::format("  {:<10} {} rows, median {:.1f} %, worst {:.1f} %{}\n", machine, e.size(), 100.0 * median(e),
+                       100.0 * *std::max_element(e.begin(), e.end()),
+                       a.band_samples > 0 ? fmt::format("; in band {} of {}", in_band[machine], e.size()) : "");
   if (!all.empty())
     out << fmt::format("  {:<10} {} rows, median {:.1f} %, worst {:.1f} %; {} rows not simulated\n", "all", all.size(),
                        100.0 * median(all), 100.0 * *std::max_element(all.begin(), all.end()),

@@ -15,6 +15,7 @@ namespace ws::cli {
 struct EndToEndArgs {
   std::string file = "benchmarks/end-to-end/published.csv";
   std::string out_dir = "results";
+  int band_samples = 32;
 };
 CLI::App* add_end_to_end_command(CLI::App& app, EndToEndArgs& args);
 void run_end_to_end_command(const EndToEndArgs& args, const std::string& machines_dir, std::ostream& out);

@@ -14,6 +14,7 @@
 #include "sim/machine/machine_loader.hpp"
 #include "sim/step/simulated_step.hpp"
 #include "sim/study/model_input.hpp"
+#include "sim/study/uncertainty.hpp"
 #include "workload/flops.hpp"
 #include "workload/memory.hpp"
 
@@ -98,7 +99,8 @@ PublishedRun read_row(const Row& row) {
   const long long tp = need("tp"), pp = need("pp"), dp = need("dp"), micro = need("micro_batch");
   const long long vpp = row.count("vpp").value_or(1);
   r.global_batch = need("global_batch");
-  r.devices = static_cast<int>(need("devices"));
+  r.devices = static_cast<int>(row.count("devices").value_or(0));
+  if (r.devices == 0) missing.push_back("devices");
   const long long zero = row.count_or_zero("zero_stage").value_or(0);
   if (zero > 1) missing.push_back(fmt::format("a model of ZeRO stage {} with Megatron-LM's layouts", zero));
   if (precision.empty()) missing.push_back("precision");
@@ -155,8 +157,36 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
   return runs;
 }
 
+namespace {
+
+// The row's throughput, in its unit, from a step simulated on `machine`.
+double simulated_throughput(const Machine& machine, const PublishedRun& run, Time* step_out = nullptr) {
+  SimulatedStepConfig config;
+  config.model = run.model;
+  config.layout = run.layout;
+  config.sequences = run.global_batch;
+  config.options.precision = run.precision;
+  config.options.recompute = run.recompute;
+  config.collectives = CollectiveModel::flow;
+  const SimulatedStep step = simulate_step(machine, config);
+  if (step_out != nullptr) *step_out = step.step;
+  const double seconds = step.step.seconds();
+  const double executed = executed_flops_per_step(run.model, Batch{run.global_batch}, run.recompute) / seconds;
+  const double tokens = static_cast<double>(run.global_batch) * static_cast<double>(run.model.sequence_length) / seconds;
+  const std::string& u = run.unit;
+  if (u == "TFLOP/s per GCD" || u == "TFLOP/s per GPU") return executed / run.devices * 1e-12;
+  if (u == "% of peak") return 100.0 * executed / run.devices / peak(machine.device, run.precision).flops();
+  if (u == "samples/s total") return static_cast<double>(run.global_batch) / seconds;
+  if (u == "tokens/s per GCD" || u == "tokens/s per GPU") return tokens / run.devices;
+  if (u == "tokens/s total") return tokens;
+  if (u == "PFLOP/s total") return executed * 1e-15;
+  return executed * 1e-18;  // EFLOP/s total (load_published_runs checked the unit)
+}
+
+}  // namespace
+
 std::vector<RunComparison> compare_runs_with_published(const std::vector<PublishedRun>& runs,
-                                                       const std::string& machines_dir) {
+                                                       const std::string& machines_dir, int band_samples) {
   std::vector<RunComparison> out;
   std::map<std::string, Machine> machines;
   for (const PublishedRun& run : runs) {
@@ -169,28 +199,15 @@ std::vector<RunComparison> compare_runs_with_published(const std::vector<Publish
     auto it = machines.find(run.machine);
     if (it == machines.end()) it = machines.emplace(run.machine, load_machine_by_name(run.machine, machines_dir)).first;
     const Machine& machine = it->second;
-    SimulatedStepConfig config;
-    config.model = run.model;
-    config.layout = run.layout;
-    config.sequences = run.global_batch;
-    config.options.precision = run.precision;
-    config.options.recompute = run.recompute;
-    config.collectives = CollectiveModel::flow;
-    const SimulatedStep step = simulate_step(machine, config);
     const Batch batch{run.global_batch};
-    const double seconds = step.step.seconds();
-    const double executed = executed_flops_per_step(run.model, batch, run.recompute) / seconds;
-    const double tokens = static_cast<double>(run.global_batch) * static_cast<double>(run.model.sequence_length) / seconds;
-    const std::string& u = run.unit;
-    if (u == "TFLOP/s per GCD" || u == "TFLOP/s per GPU") c.predicted = executed / run.devices * 1e-12;
-    else if (u == "% of peak") c.predicted = 100.0 * executed / run.devices / peak(machine.device, run.precision).flops();
-    else if (u == "samples/s total") c.predicted = static_cast<double>(run.global_batch) / seconds;
-    else if (u == "tokens/s per GCD" || u == "tokens/s per GPU") c.predicted = tokens / run.devices;
-    else if (u == "tokens/s total") c.predicted = tokens;
-    else if (u == "PFLOP/s total") c.predicted = executed * 1e-15;
-    else c.predicted = executed * 1e-18;  // EFLOP/s total (load_published_runs checked the unit)
+    c.predicted = simulated_throughput(machine, run, &c.step);
     c.simulated = true;
-    c.step = step.step;
+    if (band_samples > 0) {
+      std::vector<double> sampled;
+      for (int s = 0; s < band_samples; ++s) sampled.push_back(simulated_throughput(sampled_machine(machine, 1, s), run));
+      c.band_low = percentile(sampled, 0.1);
+      c.band_high = percentile(sampled, 0.9);
+    }
     c.error = c.predicted / run.measured - 1.0;
     c.fits_memory = estimate_memory(run.model, batch, run.layout, element_bytes(run.precision), run.recompute).total_bytes() <=
                     machine.device.memory_capacity_bytes;

@@ -51,11 +51,15 @@ struct RunComparison {
   double error = 0;       // predicted / measured - 1
   Time step;              // the simulated step
   bool fits_memory = true;
+  // The 10th and 90th percentile of the throughput over draws of the machine file's uncertainty
+  // ranges (band_samples of them; none: 0).
+  double band_low = 0, band_high = 0;
+  bool in_band() const { return band_high > 0 && run.measured >= band_low && run.measured <= band_high; }
 };
 
 // Every row simulated on <machines_dir>/<machine>.yaml as written (flow network; the row's layout
 // in Megatron-LM's terms), or kept unsimulated with why.
 std::vector<RunComparison> compare_runs_with_published(const std::vector<PublishedRun>& runs,
-                                                       const std::string& machines_dir);
+                                                       const std::string& machines_dir, int band_samples = 0);
 
 }  // namespace ws

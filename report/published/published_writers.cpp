@@ -58,15 +58,17 @@ std::filesystem::path write_end_to_end_csv(const std::vector<RunComparison>& com
   const auto path = out_dir / "end-to-end-vs-published.csv";
   std::ostringstream out;
   out << "line,machine,framework,model,devices,layout,unit,measured,predicted,relative_error,step_s,fits_memory,"
-         "not_simulated,source\n";
+         "band_low,band_high,not_simulated,source\n";
   for (const RunComparison& c : comparisons) {
     const PublishedRun& r = c.run;
-    out << fmt::format("{},{},{},{},{},{},{},{:.6g},{},{},{},{},{},{}\n", r.line, r.machine, r.framework,
+    const bool band = c.simulated && c.band_high > 0;
+    out << fmt::format("{},{},{},{},{},{},{},{:.6g},{},{},{},{},{},{},{},{}\n", r.line, r.machine, r.framework,
                        csv_field(r.model_name), r.devices, c.simulated ? csv_field(to_string(r.layout)) : "",
                        csv_field(r.unit), r.measured, c.simulated ? fmt::format("{:.6g}", c.predicted) : "",
                        c.simulated ? fmt::format("{:.4f}", c.error) : "",
                        c.simulated ? fmt::format("{:.4f}", c.step.seconds()) : "",
-                       c.simulated ? (c.fits_memory ? "1" : "0") : "", csv_field(r.missing), csv_field(r.source));
+                       c.simulated ? (c.fits_memory ? "1" : "0") : "", band ? fmt::format("{:.6g}", c.band_low) : "",
+                       band ? fmt::format("{:.6g}", c.band_high) : "", csv_field(r.missing), csv_field(r.source));
   }
   write_file_atomically(path, out.str());
   return path;
