@@ -180,9 +180,32 @@ const std::vector<Column>& band_columns() {
   return kColumns;
 }
 
+// Appended where a study ranks more than the 4D layouts (pipelined ones among them), so that a 4D
+// study's CSV keeps its columns.
+const std::vector<Column>& pipeline_columns() {
+  static const std::vector<Column> kColumns{
+      {"strategy", "the chosen layout's strategy: 4d, megatron or fsdp",
+       [](const StudyResult&, const StudyRow& w) -> Cell {
+         return w.feasible ? Cell(std::string(to_string(w.best.layout.strategy))) : Cell(std::monostate{});
+       }},
+      {"pipeline_s", "a pipelined layout's last stage idle for its peers (the bubble) or waiting for transfers "
+                     "between stages, priced alone, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         const StepBreakdown& alone = w.best.isolated.total() > Time::zero() ? w.best.isolated : w.best.step;
+         return fixed(when_feasible(w, alone.pipeline.seconds()), 6);
+       }},
+      {"efficiency_from_pipeline", "part of efficiency - 1 from the pipeline's bubble and transfers (pipeline_s)",
+       [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.pipeline), 6); }},
+  };
+  return kColumns;
+}
+
 std::vector<const Column*> columns_of(const StudyResult& result) {
   std::vector<const Column*> out;
   for (const auto& c : columns()) out.push_back(&c);
+  if (!result.spec.points.empty() && result.spec.points.front().strategies != std::vector<Strategy>{Strategy::four_d}) {
+    for (const auto& c : pipeline_columns()) out.push_back(&c);
+  }
   if (result.samples > 0) {
     for (const auto& c : band_columns()) out.push_back(&c);
   }
@@ -305,6 +328,14 @@ std::string format_study_json(const StudyResult& result) {
       {"columns", column_meanings},
       {"rows", rows},
   };
+  // Which strategies' layouts each point ranked, where a spec names more than the 4D ones.
+  if (!result.spec.points.empty() && result.spec.points.front().strategies != std::vector<Strategy>{Strategy::four_d}) {
+    nlohmann::ordered_json strategies = nlohmann::ordered_json::array();
+    for (const Strategy st : result.spec.points.front().strategies) strategies.push_back(to_string(st));
+    nlohmann::ordered_json with = doc;
+    with["strategies"] = strategies;
+    return with.dump(2) + "\n";
+  }
   return doc.dump(2) + "\n";
 }
 

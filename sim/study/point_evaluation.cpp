@@ -130,8 +130,8 @@ void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint
 }
 
 PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated,
-                        CollectiveModel collectives, std::span<const Strategy> strategies) {
-  PricedPoint priced{plan_layouts(network, point.model, point.batch, options, strategies), 0};
+                        CollectiveModel collectives) {
+  PricedPoint priced{plan_layouts(network, point.model, point.batch, options, point.strategies), 0};
   priced.fitting = priced.plan.ranked.size();
   if (simulated > 0) rerank_simulated(priced, network, point, options, simulated, collectives);
   return priced;

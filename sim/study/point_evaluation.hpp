@@ -50,9 +50,9 @@ struct PricedPoint {
   Plan plan;                // ranked: by the closed form, or the re-ranked first `simulated` alone
   std::size_t fitting = 0;  // layouts that fit in memory (plan.ranked may hold only the re-ranked)
 };
+// The point's strategies' layouts (StudyPoint::strategies) are ranked together.
 PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated = 0,
-                        CollectiveModel collectives = CollectiveModel::flow,
-                        std::span<const Strategy> strategies = kFourD);
+                        CollectiveModel collectives = CollectiveModel::flow);
 // price_point's second half: the first `simulated` of the closed form's ranking (on the same
 // network) re-ranked by their simulated step.
 void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint& point, const StepOptions& options,

@@ -56,7 +56,9 @@ PointPlan plan_point(const Machine& machine, const StudyPoint& point, const Step
   JobNetwork& network = point_network(machine, point, step, nullptr, own);
   PointPlan p;
   // The closed form first: the asked layout's rank is among all the fitting layouts.
-  PricedPoint priced = price_point(network, point, step, 0, CollectiveModel::flow, options.strategies);
+  StudyPoint ranked_point = point;
+  ranked_point.strategies = options.strategies;
+  PricedPoint priced = price_point(network, ranked_point, step);
   p.fitting = priced.fitting;
   p.strategies = options.strategies != std::vector<Strategy>{Strategy::four_d};
   if (options.asked) {

@@ -20,7 +20,7 @@ struct PointPlanOptions {
   CollectiveModel evaluator = CollectiveModel::closed_form;
   int simulated = 0;
   std::optional<Layout> asked;  // a layout of the point's devices to price beside the ranked ones
-  std::vector<Strategy> strategies{Strategy::four_d};  // whose layouts are ranked together
+  std::vector<Strategy> strategies{Strategy::four_d};  // whose layouts are ranked together (the point's are not read)
 };
 
 // The asked layout: its estimate (its step simulated where the evaluator simulates) and ranks.

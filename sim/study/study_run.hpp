@@ -37,7 +37,8 @@ struct Band {
 struct EfficiencyDecomposition {
   double compute_efficiency = 1.0;
   double compute = 0, x = 0, y = 0, z = 0, data = 0, skew = 0, contention = 0;
-  double sum() const { return compute + x + y + z + data + skew + contention; }
+  double pipeline = 0;  // the last stage idle for its peers or waiting for transfers (pipelined layouts)
+  double sum() const { return compute + x + y + z + data + skew + contention + pipeline; }
 };
 
 struct StudyRow {

@@ -22,7 +22,7 @@ namespace ws {
 namespace {
 
 constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale", "machine", "library",
-                                         "precision", "options",     "points",    "top_k"};
+                                         "precision", "options",     "points",    "top_k",   "strategies"};
 constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "overlap_reduce_scatter",
                                             "overlap_all_gather", "overlap_data_parallel"};
 constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences", "layout"};
@@ -264,6 +264,23 @@ StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file
       throw InputError(r.at(k, "top_k"), std::to_string(spec.top_k), fmt::format("a positive integer of at most {}", kMaxTopK));
   }
 
+  std::vector<Strategy> strategies{Strategy::four_d};
+  if (const YAML::Node s = root["strategies"]) {
+    constexpr const char* kExpected = "a list of strategies from 4d, megatron, fsdp (each once)";
+    if (!s.IsSequence() || s.size() == 0) throw InputError(r.at(s, "strategies"), "", kExpected);
+    strategies.clear();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const std::string key = fmt::format("strategies[{}]", i);
+      const std::string text = scalar(r, s[i], key, kExpected);
+      const std::optional<Strategy> strategy = text == "4d"         ? std::optional(Strategy::four_d)
+                                               : text == "megatron" ? std::optional(Strategy::megatron)
+                                               : text == "fsdp"     ? std::optional(Strategy::fsdp)
+                                                                    : std::nullopt;
+      if (!strategy || std::find(strategies.begin(), strategies.end(), *strategy) != strategies.end())
+        throw InputError(r.at(s[i], key), text, kExpected);
+      strategies.push_back(*strategy);
+    }
+  }
   const YAML::Node points = required(r, root, "points", "", "a list of {devices, model, batch_sequences}");
   if (!points.IsSequence() || points.size() == 0) {
     throw InputError(r.at(points, "points"), "", "a non-empty list of {devices, model, batch_sequences}");
@@ -275,6 +292,7 @@ StudySpec parse_study_spec(const std::string& yaml_text, const std::string& file
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string path = fmt::format("points[{}]", i);
     StudyPoint point = read_point(r, points[i], path);
+    point.strategies = strategies;
     if (!spec.points.empty() && point.devices < spec.points.back().devices) {
       throw InputError(r.at(points[i]["devices"], path + ".devices"), std::to_string(point.devices),
                        fmt::format("device counts in non-decreasing order (previous point has {})",

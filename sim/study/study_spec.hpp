@@ -22,6 +22,8 @@ struct StudyPoint {
   // Pinned (points[i].layout): the point prices this layout alone instead of searching every one,
   // e.g. the layout a published run used. Checked on load: it holds `devices` and can run the model.
   std::optional<Layout> layout;
+  // Whose layouts the point ranks (the spec's `strategies`: 4d, megatron, fsdp; 4D alone by default).
+  std::vector<Strategy> strategies{Strategy::four_d};
 };
 
 struct StudySpec {

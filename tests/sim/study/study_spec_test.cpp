@@ -68,6 +68,20 @@ TEST(StudySpec, LibraryIsKeptWithWhereItIsWritten) {
   EXPECT_EQ(rejection(spec_with(point, "library: [rccl]\n")).where().key, "library");
 }
 
+TEST(StudySpec, StrategiesApplyToEveryPointAndPinnedLayoutsMaySpeakTheirs) {
+  const std::string point = "  - {devices: 8, model: 5B, batch_sequences: 8}\n";
+  const auto spec = parse_study_spec(spec_with(point + point, "strategies: [megatron, fsdp]\n"), kFile);
+  for (const StudyPoint& p : spec.points)
+    EXPECT_EQ(p.strategies, (std::vector<Strategy>{Strategy::megatron, Strategy::fsdp}));
+  EXPECT_EQ(parse_study_spec(spec_with(point), kFile).points[0].strategies, std::vector<Strategy>{Strategy::four_d});
+  EXPECT_EQ(rejection(spec_with(point, "strategies: [4d, 4d]\n")).where().key, "strategies[1]");
+  EXPECT_THAT(rejection(spec_with(point, "strategies: [zero]\n")).what(), HasSubstr("4d, megatron, fsdp"));
+  EXPECT_EQ(rejection(spec_with(point, "strategies: []\n")).where().key, "strategies");
+  const auto pinned = parse_study_spec(
+      spec_with("  - {devices: 8, model: 5B, batch_sequences: 8, layout: \"tp=2,pp=2,dp=2,mb=4,sp\"}\n"), kFile);
+  EXPECT_EQ(to_string(*pinned.points[0].layout), "tp=2,pp=2,dp=2,mb=4,sp");
+}
+
 TEST(StudySpec, MachineGivenAsPathUsesItsStemForTheNameCheck) {
   const auto spec = parse_study_spec(
       "machine: machines/frontier.yaml\npoints:\n  - {devices: 8, model: 5B, batch_sequences: 8}\n", kFile);
