@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "workload/model.hpp"
+#include "base/ordered_tasks.hpp"
 #include "sim/layout_search/plan.hpp"
 #include "sim/machine/machine_loader.hpp"
 
@@ -38,8 +39,9 @@ void BM_PlanAllStrategies(benchmark::State& state) {
   const ws::Strategy all[] = {ws::Strategy::four_d, ws::Strategy::megatron, ws::Strategy::fsdp};
   std::size_t layouts = 0;
   for (auto _ : state) {
-    const ws::Plan plan =
-        ws::plan_layouts(machine, model, batch, static_cast<int>(state.range(0)), ws::StepOptions{}, all);
+    // As `weakscale plan` runs it: on every core.
+    ws::JobNetwork network(machine, static_cast<int>(state.range(0)));
+    const ws::Plan plan = ws::plan_layouts(network, model, batch, ws::StepOptions{}, all, ws::usable_cores());
     layouts = plan.ranked.size() + plan.over_memory.size() + plan.invalid.size();
     benchmark::DoNotOptimize(plan.ranked.data());
   }

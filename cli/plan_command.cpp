@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ordered_tasks.hpp"
 #include "sim/layout_search/plan.hpp"
 #include "base/input_error.hpp"
 #include "report/text_file.hpp"
@@ -190,6 +191,7 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   options.evaluator = evaluator;
   options.simulated = std::max(a.top, a.simulate_top);
   options.asked = asked;
+  options.jobs = usable_cores();
   if (a.strategy == "all")
     options.strategies = {Strategy::four_d, Strategy::megatron, Strategy::fsdp};
   else if (a.strategy == "megatron")

@@ -111,7 +111,7 @@ std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, 
       continue;
     }
     for (int pp = 1; pp <= std::min(rest, model.layers); ++pp) {
-      if (rest % pp != 0 || model.layers % pp != 0) continue;
+      if (rest % pp != 0) continue;
       const int dp = rest / pp;
       for (const long long size : {1LL, 2LL, 4LL}) {
         const long long per_replica = batch.sequences / dp;
@@ -119,9 +119,13 @@ std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, 
         const auto mb = static_cast<int>(per_replica / size);
         for (const bool sp : {false, true}) {
           if (sp && tp == 1) continue;
-          add(Layout{dp, 1, tp, 1, pp, 1, mb, Strategy::megatron, sp});
+          // The distributed optimizer wherever there is data parallelism to shard over: it moves the
+          // same gradient bytes and keeps 1 / dp of the optimizer state (spelled zero=1; a layout
+          // without it is priced when asked for by --layout).
+          const int zero = dp > 1 ? 1 : 0;
+          add(Layout{dp, 1, tp, 1, pp, 1, mb, Strategy::megatron, sp, zero});
           if (pp > 1 && model.layers % (2 * pp) == 0 && mb % pp == 0)
-            add(Layout{dp, 1, tp, 1, pp, 2, mb, Strategy::megatron, sp});
+            add(Layout{dp, 1, tp, 1, pp, 2, mb, Strategy::megatron, sp, zero});
         }
       }
     }

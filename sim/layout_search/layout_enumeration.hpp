@@ -23,9 +23,10 @@ std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Bat
 // Every layout of `strategy` on `devices`, each marked valid or with its reason, in a fixed order:
 //  - four_d: enumerate_layouts;
 //  - megatron: tensor parallelism tp dividing a node's `devices_per_node` (Megatron-LM keeps it on
-//    NVLink / Infinity Fabric), pipeline stages pp dividing the layers, dp the rest; micro-batches of
-//    1, 2 or 4 sequences (mb = sequences / (dp x size)); 1F1B, and the interleaved schedule over 2
-//    chunks where it divides; sequence parallelism off and (tp > 1) on;
+//    NVLink / Infinity Fabric), pipeline stages pp (an uneven split of the layers gives the first
+//    stages one more), dp the rest; micro-batches of 1, 2 or 4 sequences (mb = sequences / (dp x
+//    size)); 1F1B, and the interleaved schedule over 2 chunks where the layers divide; sequence
+//    parallelism off and (tp > 1) on; the distributed optimizer (zero=1) wherever dp > 1;
 //  - fsdp: tp within a node as above, dp_replicate any divisor of the rest, dp_shard the rest.
 std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, const Batch& batch, int devices,
                                                         Strategy strategy, int devices_per_node);

@@ -4,6 +4,10 @@
 #include <string>
 
 #include "base/input_error.hpp"
+#include "base/ordered_tasks.hpp"
+
+#include <memory>
+#include <optional>
 
 namespace ws {
 
@@ -20,7 +24,7 @@ Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& b
 }
 
 Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options,
-                  std::span<const Strategy> strategies) {
+                  std::span<const Strategy> strategies, int jobs) {
   Plan plan;
   std::vector<LayoutCandidate> candidates;
   for (const Strategy s : strategies) {
@@ -29,12 +33,29 @@ Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batc
     candidates.insert(candidates.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
   plan.ranked.reserve(candidates.size());
-  for (auto& c : candidates) {
+  // Workers beyond the first price on job networks of their own: a network's caches are not shared.
+  std::vector<std::unique_ptr<JobNetwork>> own(static_cast<std::size_t>(std::max(jobs, 1)));
+  auto network_of = [&](int worker) -> JobNetwork& {
+    if (worker == 0) return network;
+    auto& n = own[static_cast<std::size_t>(worker)];
+    if (!n) n = std::make_unique<JobNetwork>(network.machine(), network.devices(), network.allocation());
+    return *n;
+  };
+  std::vector<std::optional<LayoutEstimate>> estimates(candidates.size());
+  for_each_ordered<std::optional<LayoutEstimate>>(
+      candidates.size(), jobs,
+      [&](std::size_t i, int worker) -> std::optional<LayoutEstimate> {
+        if (!candidates[i].valid) return std::nullopt;
+        return estimate_step(network_of(worker), model, batch, candidates[i].layout, options);
+      },
+      [&](std::size_t i, std::optional<LayoutEstimate>&& e) { estimates[i] = std::move(e); });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    LayoutCandidate& c = candidates[i];
     if (!c.valid) {
       plan.invalid.push_back(std::move(c));
       continue;
     }
-    LayoutEstimate est = estimate_step(network, model, batch, c.layout, options);
+    LayoutEstimate est = std::move(*estimates[i]);
     // A step past Time's range (106 days) saturates instead of wrapping; it is still no answer:
     // say which inputs make it so rather than rank it.
     if (est.step.total().saturated()) {

@@ -21,8 +21,10 @@ inline constexpr Strategy kFourD[] = {Strategy::four_d};
 // `strategies`: whose layouts are ranked together (enumerate_strategy_layouts), 4D alone by default.
 Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                   const StepOptions& options, std::span<const Strategy> strategies = kFourD);
-// The same on a job network the caller keeps (its device count is the point's).
+// The same on a job network the caller keeps (its device count is the point's). `jobs` threads
+// price the layouts (each beyond the first on a job network of its own, built alike); the plan is
+// the same for any number.
 Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batch, const StepOptions& options,
-                  std::span<const Strategy> strategies = kFourD);
+                  std::span<const Strategy> strategies = kFourD, int jobs = 1);
 
 }  // namespace ws

@@ -130,8 +130,8 @@ void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint
 }
 
 PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated,
-                        CollectiveModel collectives) {
-  PricedPoint priced{plan_layouts(network, point.model, point.batch, options, point.strategies), 0};
+                        CollectiveModel collectives, int jobs) {
+  PricedPoint priced{plan_layouts(network, point.model, point.batch, options, point.strategies, jobs), 0};
   priced.fitting = priced.plan.ranked.size();
   if (simulated > 0) rerank_simulated(priced, network, point, options, simulated, collectives);
   return priced;

@@ -52,7 +52,7 @@ struct PricedPoint {
 };
 // The point's strategies' layouts (StudyPoint::strategies) are ranked together.
 PricedPoint price_point(JobNetwork& network, const StudyPoint& point, const StepOptions& options, int simulated = 0,
-                        CollectiveModel collectives = CollectiveModel::flow);
+                        CollectiveModel collectives = CollectiveModel::flow, int jobs = 1);
 // price_point's second half: the first `simulated` of the closed form's ranking (on the same
 // network) re-ranked by their simulated step.
 void rerank_simulated(PricedPoint& priced, JobNetwork& network, const StudyPoint& point, const StepOptions& options,

@@ -58,7 +58,7 @@ PointPlan plan_point(const Machine& machine, const StudyPoint& point, const Step
   // The closed form first: the asked layout's rank is among all the fitting layouts.
   StudyPoint ranked_point = point;
   ranked_point.strategies = options.strategies;
-  PricedPoint priced = price_point(network, ranked_point, step);
+  PricedPoint priced = price_point(network, ranked_point, step, 0, CollectiveModel::flow, options.jobs);
   p.fitting = priced.fitting;
   p.strategies = options.strategies != std::vector<Strategy>{Strategy::four_d};
   if (options.asked) {

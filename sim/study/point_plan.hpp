@@ -21,6 +21,7 @@ struct PointPlanOptions {
   int simulated = 0;
   std::optional<Layout> asked;  // a layout of the point's devices to price beside the ranked ones
   std::vector<Strategy> strategies{Strategy::four_d};  // whose layouts are ranked together (the point's are not read)
+  int jobs = 1;  // threads pricing the layouts (plan_layouts)
 };
 
 // The asked layout: its estimate (its step simulated where the evaluator simulates) and ranks.

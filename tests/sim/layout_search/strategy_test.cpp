@@ -77,6 +77,22 @@ TEST(Strategy, EnumerationsHoldTheDevicesAndKeepTensorParallelismOnANode) {
   EXPECT_EQ(enumerate_strategy_layouts(kModel, Batch{64}, 32, Strategy::fsdp, 4).size(), 6u + 5u + 4u);
 }
 
+// Threads price the layouts on job networks of their own; the plan is the serial one.
+TEST(Strategy, PlanOnThreadsIsTheSerialPlan) {
+  const Machine m = testing::fake_machine();
+  const Strategy all[] = {Strategy::four_d, Strategy::megatron, Strategy::fsdp};
+  JobNetwork one(m, 32), two(m, 32);
+  const Plan serial = plan_layouts(one, kModel, Batch{64}, StepOptions{}, all, 1);
+  const Plan threaded = plan_layouts(two, kModel, Batch{64}, StepOptions{}, all, 3);
+  ASSERT_EQ(serial.ranked.size(), threaded.ranked.size());
+  for (std::size_t i = 0; i < serial.ranked.size(); ++i) {
+    EXPECT_EQ(serial.ranked[i].layout, threaded.ranked[i].layout);
+    EXPECT_EQ(serial.ranked[i].step.total(), threaded.ranked[i].step.total());
+  }
+  EXPECT_EQ(serial.over_memory.size(), threaded.over_memory.size());
+  EXPECT_EQ(serial.invalid.size(), threaded.invalid.size());
+}
+
 TEST(Strategy, PlanRanksEveryStrategyTogether) {
   const Machine m = testing::fake_machine();
   const Strategy all[] = {Strategy::four_d, Strategy::megatron, Strategy::fsdp};
