@@ -4,11 +4,12 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <optional>
 
 #include "base/input_error.hpp"
+#include "base/input_file.hpp"
 #include "report/csv.hpp"
 #include "sim/layout_search/layout_enumeration.hpp"
 #include "sim/machine/machine_loader.hpp"
@@ -131,8 +132,8 @@ PublishedRun read_row(const Row& row) {
 }  // namespace
 
 std::vector<PublishedRun> load_published_runs(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, ""}, "", "a readable published-runs CSV");
+  // A regular file of bounded size: a FIFO or device is refused, never waited on.
+  std::istringstream in(read_input_file(path, "a published-runs CSV", 16 * 1024 * 1024));
   std::string line;
   std::vector<std::string> header;
   std::vector<PublishedRun> runs;

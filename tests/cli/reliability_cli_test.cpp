@@ -135,6 +135,8 @@ TEST(ReliabilityCli, FifosAndDevicesAreRefusedAsInputs) {
   expect_one_line_error(weakscale("collectives-vs-published '" + fifo.string() + "' --no-plot --out '" +
                                   dir.string() + "'"),
                         2, "not a regular file (a device, FIFO or socket)");
+  expect_one_line_error(weakscale("end-to-end-vs-published '" + fifo.string() + "' --out '" + dir.string() + "'"), 2,
+                        "not a regular file (a device, FIFO or socket)");
   expect_one_line_error(weakscale("study /dev/zero"), 2, "not a regular file (a device, FIFO or socket)");
   fs::remove_all(dir);
 }
