@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <cassert>
 #include <cmath>
 #include <string>
@@ -466,6 +467,7 @@ class ScheduleBuilder {
   }
 
   void block_forward(const char* phase, int block, bool recomputed) {
+    if (!recomputed) wait_param_gathers(block);
     site_ = Site{block, -1, recomputed};
     const auto fc = block_layers(model_, layout_, block);
     auto& gathers = pending_[block].gathers;
@@ -520,6 +522,7 @@ class ScheduleBuilder {
 
   void gpt_forward(bool loss) {
     const int layers = model_.layers;
+    wait_param_gathers(kLeadingBucket);
     compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
             as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
     if (vocabulary_parallel())
@@ -535,6 +538,8 @@ class ScheduleBuilder {
 
   // The final norm, the LM head and (with `loss`) the cross entropy.
   void head_forward(bool loss) {
+    wait_param_gathers(kTrailingBucket);
+    if (model_.tied_embeddings) wait_param_gathers(kLeadingBucket);  // the LM head is the embedding
     site_ = Site{};
     norm_forward("fwd", "lnf", -1, 0.0);
     site_.layer = -1;
@@ -649,6 +654,7 @@ class ScheduleBuilder {
     // Token shard (inputs and targets) and the zeroed gradient buffer.
     compute(StepTask::load_batch, "input.load_batch", ComputeKind::input, {},
             2.0 * as_double(m_) * kTokenBytes + parameter_bytes);
+    start_param_gathers();
     gpt_forward(true);
     gpt_backward();
     if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
@@ -662,6 +668,7 @@ class ScheduleBuilder {
   // The gradient norm and AdamW over the rank's parameters (ZeRO-1: over its 1 / Gdata shard of
   // them, whose updated values are then all-gathered over the data-parallel groups).
   void optimizer_step(double parameter_bytes) {
+    while (!param_gathers_.empty()) wait_param_gathers(param_gathers_.begin()->first);  // none left unread
     const double shard = zero1() ? parameter_bytes / layout_.data : parameter_bytes;
     compute(StepTask::gradient_norm, "optimizer.grad_norm", ComputeKind::optimizer, {}, shard);
     for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
@@ -669,7 +676,7 @@ class ScheduleBuilder {
     if (zero1()) blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, CommGroup::data, kScalarBytes);
     // AdamW reads value, gradient, m, v and writes value, m, v.
     compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * shard);
-    if (!zero1()) return;
+    if (!zero1() || overlap_param_gather()) return;
     for (const CommGroup group : {CommGroup::data, CommGroup::data_z}) {
       const long long elements = bucket_elements_[group == CommGroup::data ? 0 : 1];
       if (elements > 0) blocking(StepTask::adamw, CollectiveOp::all_gather, group, elements_bytes(elements));
@@ -679,6 +686,37 @@ class ScheduleBuilder {
   // Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered over the data-parallel
   // group, each rank updating its shard.
   bool zero1() const { return layout_.zero_stage >= 1 && layout_.data > 1; }
+
+  // Megatron-LM's --overlap-param-gather (with the distributed optimizer and the overlapped gradient
+  // reduction): the parameters an update leaves sharded are all-gathered bucket by bucket during the
+  // next step's forward, each bucket waited for before its first use. In one step's schedule: issued
+  // at its start, for every bucket in the order forward uses them (the embedding, the blocks, the
+  // final norm and head), each waited for before the first forward that reads it.
+  static constexpr int kLeadingBucket = -1, kTrailingBucket = -2;
+  bool overlap_param_gather() const { return zero1() && options_.overlap_data_parallel; }
+  void start_param_gathers() {
+    if (!overlap_param_gather()) return;
+    auto gather = [&](int key, TensorRange range) {
+      site_ = Site{};
+      for (const CommGroup group : {CommGroup::data, CommGroup::data_z}) {
+        if (group_size(layout_, group) == 1) continue;
+        long long elements = 0;
+        for (std::size_t t = range.first; t < range.last; ++t)
+          if (owned_[t] && tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
+        if (elements > 0)
+          param_gathers_[key].push_back(issue(StepTask::adamw, CollectiveOp::all_gather, group, elements_bytes(elements)));
+      }
+    };
+    gather(kLeadingBucket, leading_range());
+    for (int b = 0; b < model_.layers; ++b) gather(b, block_tensors(b));
+    gather(kTrailingBucket, trailing_range());
+  }
+  void wait_param_gathers(int key) {
+    const auto it = param_gathers_.find(key);
+    if (it == param_gathers_.end()) return;
+    for (const std::size_t issued : it->second) wait(issued);
+    param_gathers_.erase(it);
+  }
 
   // --- a pipeline stage (megatron/core/pipeline_parallel/schedules.py) ---------------------------
   bool holds_first_chunk() const { return stage_ == 0; }
@@ -756,6 +794,7 @@ class ScheduleBuilder {
     site_ = Site{};
     if (a.forward) {
       if (v == 0) {
+        wait_param_gathers(kLeadingBucket);
         compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
                 as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
         // Each Y rank looks up the tokens of its vocabulary rows; the sum over Y completes them.
@@ -836,6 +875,7 @@ class ScheduleBuilder {
     const bool tokens = holds_first_chunk() || holds_last_chunk();
     compute(StepTask::load_batch, "input.load_batch", ComputeKind::input, {},
             (tokens ? 2.0 * as_double(m_ * layout_.micro_batches) * kTokenBytes : 0.0) + parameter_bytes);
+    start_param_gathers();
     std::vector<std::size_t> posted;
     if (layout_.virtual_stages == 1)
       one_f_one_b_passes(posted);
@@ -883,6 +923,7 @@ class ScheduleBuilder {
   std::vector<std::size_t> data_parallel_;
   double buckets_bytes_ = 0;  // what unpacking the buckets reads and writes
   std::array<long long, 2> bucket_elements_{};  // gradients summed over data, and over data x Z
+  std::map<int, std::vector<std::size_t>> param_gathers_;  // per bucket (block, or leading / trailing)
 };
 
 }  // namespace

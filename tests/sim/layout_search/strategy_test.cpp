@@ -166,3 +166,44 @@ TEST(Strategy, SequenceParallelismSplitsTheResidualStreamAndKeepsTheGemms) {
 
 }  // namespace
 }  // namespace ws
+
+namespace ws {
+namespace {
+
+// The distributed optimizer: the gradients reduce-scattered, the update on 1 / dp of the parameters,
+// and their all-gather either after it (blocking) or, with the gradient reduction overlapped
+// (--overlap-param-gather), issued at the step's start and waited for before each bucket's first
+// forward; the same bytes either way.
+TEST(Strategy, DistributedOptimizerGathersWhatItScatters) {
+  const Layout zero = *parse_layout("tp=2,dp=4,mb=1,zero=1");
+  for (const bool overlap : {false, true}) {
+    StepScheduleOptions o;
+    o.overlap_data_parallel = overlap;
+    const StepSchedule s = make_step_schedule(kModel, zero, 32, o);
+    Bytes scattered = 0, gathered = 0;
+    int blocking_gathers = 0;
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      const StepOp& op = s.ops[i];
+      if (op.kind != StepOpKind::collective || (op.group != CommGroup::data && op.group != CommGroup::data_z)) continue;
+      if (op.collective == CollectiveOp::reduce_scatter) scattered += op.bytes;
+      if (op.collective == CollectiveOp::all_gather) {
+        gathered += op.bytes;
+        blocking_gathers += op.blocking;
+        if (!op.blocking) {
+          ASSERT_NE(op.partner, kNoOp);
+          EXPECT_GT(op.partner, i);
+        }
+      }
+      // Only the loss's and the gradient norm's scalars are still all-reduced over data.
+      if (op.collective == CollectiveOp::all_reduce) {
+        EXPECT_LE(op.bytes, 16u) << op.name;
+      }
+    }
+    EXPECT_GT(scattered, 0u);
+    EXPECT_EQ(gathered, scattered) << overlap;
+    EXPECT_EQ(blocking_gathers == 0, overlap);
+  }
+}
+
+}  // namespace
+}  // namespace ws
