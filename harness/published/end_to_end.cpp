@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <map>
 #include <optional>
@@ -42,13 +44,15 @@ struct Row {
   InputError error(const char* column, const std::string& expected) const {
     return InputError({path, line, column}, text(column), expected);
   }
-  // A positive whole number, or none for an empty cell.
+  // A positive whole number of at most 2^31 - 1 (products of two stay exact), or none for an
+  // empty cell.
   std::optional<long long> count(const char* column) const {
     const std::string& t = text(column);
     if (t.empty()) return std::nullopt;
     long long v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || v <= 0) throw error(column, "a positive whole number or nothing");
+    if (ec != std::errc() || end != t.data() + t.size() || v <= 0 || v > std::numeric_limits<int>::max())
+      throw error(column, "a positive whole number up to 2147483647, or nothing");
     return v;
   }
   std::optional<long long> count_or_zero(const char* column) const {
@@ -61,7 +65,8 @@ double number(const Row& row, const char* column) {
   const std::string& t = row.text(column);
   double v = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || !(v > 0)) throw row.error(column, "a positive number");
+  if (ec != std::errc() || end != t.data() + t.size() || !(v > 0) || !std::isfinite(v))
+    throw row.error(column, "a positive finite number");
   return v;
 }
 

@@ -88,6 +88,11 @@ TEST(EndToEnd, MalformedCellsNameFileLineAndColumn) {
       {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,17,2,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n", "devices"},
       {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,-3,samples/s total,d,s\n",
        "measured"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,9223372036854775807,0,false,9223372036854775807,64,full,1,"
+       "samples/s total,d,s\n",
+       "dp"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,inf,samples/s total,d,s\n",
+       "measured"},
       {"lumi,m,GPT,24,2048\n", ""}};
   for (const auto& [row, column] : cases) {
     const std::string path = write("ws_e2e_bad.csv", row);
