@@ -14,6 +14,8 @@ const char* to_string(CommGroup group) {
       return "data";
     case CommGroup::data_z:
       return "data_z";
+    case CommGroup::pipeline:
+      return "pipeline";
     case CommGroup::world:
       return "world";
   }
@@ -32,6 +34,8 @@ int group_size(const Layout& layout, CommGroup group) {
       return layout.data;
     case CommGroup::data_z:
       return layout.data * layout.z;
+    case CommGroup::pipeline:
+      return layout.pipeline;
     case CommGroup::world:
       return layout.devices();
   }
@@ -50,6 +54,8 @@ int group_stride(const Layout& layout, CommGroup group) {
       return layout.x * layout.y;
     case CommGroup::data:
       return layout.x * layout.y * layout.z;
+    case CommGroup::pipeline:
+      return layout.stage_devices();
   }
   return 1;
 }

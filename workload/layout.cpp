@@ -9,11 +9,12 @@
 namespace ws {
 
 RankCoords coords_of(const Layout& l, int rank) {
-  return RankCoords{rank % l.x, (rank / l.x) % l.y, (rank / (l.x * l.y)) % l.z, rank / (l.x * l.y * l.z)};
+  return RankCoords{rank % l.x, (rank / l.x) % l.y, (rank / (l.x * l.y)) % l.z, (rank / (l.x * l.y * l.z)) % l.data,
+                    rank / l.stage_devices()};
 }
 
 int rank_of(const Layout& l, const RankCoords& c) {
-  return c.x + l.x * (c.y + l.y * (c.z + l.z * c.data));
+  return c.x + l.x * (c.y + l.y * (c.z + l.z * (c.data + l.data * c.stage)));
 }
 
 const char* to_string(Strategy strategy) {

@@ -66,10 +66,11 @@ struct Layout {
 
 struct RankCoords {
   int x = 0, y = 0, z = 0, data = 0;
+  int stage = 0;  // pipeline stage
   friend bool operator==(const RankCoords&, const RankCoords&) = default;
 };
 
-// Within one pipeline stage (a rank of the 4D grid).
+// Of a rank of the whole job: its place in its stage's 4D grid, and its stage.
 RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, const RankCoords& c);
 

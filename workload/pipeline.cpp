@@ -1,5 +1,7 @@
 #include "workload/pipeline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace ws {
@@ -34,6 +36,38 @@ std::vector<PipelineAction> pipeline_actions(const Layout& layout, int stage) {
   }
   for (int k = total - warmup; k < total; ++k) actions.push_back(action(k, false));
   return actions;
+}
+
+std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const Layout& layout) {
+  const int pp = layout.pipeline, vpp = layout.virtual_stages, mb = layout.micro_batches;
+  if (pp < 1 || vpp < 1 || mb < 1) return fmt::format("pp={}, vpp={} and mb={} must be at least 1", pp, vpp, mb);
+  const long long chunks = static_cast<long long>(pp) * vpp;
+  // Uneven splits give the first chunks a block more (DeepSpeed's partition_uniform).
+  if (model.layers < chunks)
+    return fmt::format("layers {} fewer than pp*vpp={} (each model chunk holds at least one block)", model.layers,
+                       chunks);
+  if (vpp > 1 && pp == 1) return fmt::format("vpp={} needs pipeline stages (pp > 1)", vpp);
+  // Megatron-LM's interleaved schedule runs micro-batches in groups of pp.
+  if (vpp > 1 && mb % pp != 0)
+    return fmt::format("the interleaved schedule (vpp={}) needs mb={} divisible by pp={}", vpp, mb, pp);
+  // Weights sharded over Z are gathered and their gradients scattered once per micro-batch pass;
+  // Megatron-LM and DeepSpeed refuse ZeRO-3 with pipeline stages too.
+  if (layout.pipelined() && layout.z > 1)
+    return fmt::format("Gz={} (weights sharded over Z) with pipeline stages or micro-batches is not supported",
+                       layout.z);
+  if (layout.zero_stage != 0 && (layout.strategy != Strategy::megatron || layout.zero_stage != 1))
+    return fmt::format("zero={} {}: Megatron-LM's distributed optimizer is zero=1 (ZeRO-3 is the fsdp spelling's "
+                       "dp_shard)",
+                       layout.zero_stage, to_string(layout.strategy));
+  if (layout.sequence_parallel && layout.strategy != Strategy::megatron)
+    return "sequence parallelism (sp) is Megatron-LM's: spell the layout tp=..,pp=..,dp=..,mb=..,sp";
+  if (layout.sequence_parallel && model.sequence_length % layout.y != 0)
+    return fmt::format("sequence parallelism splits the sequence: seq {} not divisible by tp={}", model.sequence_length,
+                       layout.y);
+  const long long per_micro_batch = static_cast<long long>(layout.data) * layout.z * mb;
+  if (batch.sequences % per_micro_batch != 0)
+    return fmt::format("batch sequences {} not divisible by Gdata*Gz*mb={}", batch.sequences, per_micro_batch);
+  return {};
 }
 
 }  // namespace ws

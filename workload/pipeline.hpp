@@ -9,9 +9,11 @@
 // takes its input from v - 1 and sends its output to v + 1, a backward the other way round.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "workload/layout.hpp"
+#include "workload/model.hpp"
 
 namespace ws {
 
@@ -23,7 +25,7 @@ struct PipelineAction {
 };
 
 // Every forward and backward of `stage` in execution order: 2 x mb x vpp actions. The layout must
-// satisfy pipeline_problem (sim/layout_search/layout_enumeration.hpp).
+// satisfy pipeline_problem.
 std::vector<PipelineAction> pipeline_actions(const Layout& layout, int stage);
 
 // Forwards the stage runs before its first backward.
@@ -39,5 +41,12 @@ BlockRange chunk_blocks(const Layout& layout, int layers, int virtual_stage);
 // The virtual stage of `chunk` on `stage`, and how many there are.
 inline int virtual_stage(const Layout& layout, int stage, int chunk) { return chunk * layout.pipeline + stage; }
 inline int virtual_stages(const Layout& layout) { return layout.pipeline * layout.virtual_stages; }
+
+// Why the layout's pipeline (stages, chunks, micro-batches), ZeRO stage or sequence parallelism
+// cannot run `model` with `batch`, or empty: at least one block per model chunk (uneven splits give
+// the first chunks one more), the interleaved schedule's micro-batches in groups of pp, no Z sharding
+// with stages, the batch in whole micro-batches. The one check of the engine (validate_run) and the
+// simulator (layout_problem).
+std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const Layout& layout);
 
 }  // namespace ws

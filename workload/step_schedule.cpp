@@ -674,6 +674,9 @@ class ScheduleBuilder {
     for (CommGroup g : {CommGroup::x, CommGroup::y, CommGroup::z})
       blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, g, kScalarBytes);
     if (zero1()) blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, CommGroup::data, kScalarBytes);
+    // Each stage holds its own blocks' gradients: the norm is summed over the stages too.
+    if (layout_.pipeline > 1)
+      blocking(StepTask::gradient_norm_sum, CollectiveOp::all_reduce, CommGroup::pipeline, kScalarBytes);
     // AdamW reads value, gradient, m, v and writes value, m, v.
     compute(StepTask::adamw, "optimizer.adamw", ComputeKind::optimizer, {}, 7.0 * shard);
     if (!zero1() || overlap_param_gather()) return;
@@ -883,8 +886,9 @@ class ScheduleBuilder {
       interleaved_passes(posted);
     site_ = Site{};
     if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
-    if (holds_last_chunk())
-      blocking(StepTask::loss_sum, CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
+    // The loss sum (the last stage's) and the supervised targets, by which every stage scales its
+    // gradients (the Goldfish mask's share; engine/train/trainer.cpp).
+    blocking(StepTask::loss_sum, CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
     for (std::size_t issued : data_parallel_) wait(issued);
     if (buckets_bytes_ > 0) untraced(StepTask::gradient_unpack, "dp.unpack", buckets_bytes_);
     if (model_.tied_embeddings && layout_.pipeline > 1 && (holds_first_chunk() || holds_last_chunk())) {
@@ -896,8 +900,6 @@ class ScheduleBuilder {
       untraced(StepTask::embedding_gradient_add, "optimizer.embedding_grad_add",
                3.0 * as_double(tensors_.front().elements) * e_);
     }
-    // The squared norm is summed over X, Y and Z (and data with ZeRO-1); its sum over the stages
-    // (one double, a few microseconds on a network) is not in the schedule.
     optimizer_step(parameter_bytes);
   }
 

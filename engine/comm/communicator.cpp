@@ -143,6 +143,22 @@ Request Communicator::ireduce_scatter_sum(const T* in, T* out, std::size_t count
                  timeline_->issue(r, CollectiveOp::reduce_scatter, group_, count * size_ * sizeof(T), start)};
 }
 
+template <class T>
+Request Communicator::isend(const T* data, std::size_t count, int peer, int tag, std::string name) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const Time start = timeline_->now();
+  WS_MPI_CHECK(MPI_Isend(data, mpi_count(count), datatype<T>(), peer, tag, comm_, &r));
+  return Request{*timeline_, timeline_->issue_transfer(r, std::move(name), group_, count * sizeof(T), start)};
+}
+
+template <class T>
+Request Communicator::irecv(T* data, std::size_t count, int peer, int tag, std::string name) const {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const Time start = timeline_->now();
+  WS_MPI_CHECK(MPI_Irecv(data, mpi_count(count), datatype<T>(), peer, tag, comm_, &r));
+  return Request{*timeline_, timeline_->issue_transfer(r, std::move(name), group_, count * sizeof(T), start)};
+}
+
 void Communicator::barrier() const {
   if (size_ == 1) return;
   const Time start = timeline_->now();
@@ -156,7 +172,9 @@ void Communicator::barrier() const {
   template void Communicator::all_gather<T>(const T*, T*, std::size_t) const;                          \
   template Request Communicator::iall_gather<T>(const T*, T*, std::size_t) const;                      \
   template void Communicator::reduce_scatter_sum<T>(const T*, T*, std::size_t) const;                  \
-  template Request Communicator::ireduce_scatter_sum<T>(const T*, T*, std::size_t) const;
+  template Request Communicator::ireduce_scatter_sum<T>(const T*, T*, std::size_t) const;                \
+  template Request Communicator::isend<T>(const T*, std::size_t, int, int, std::string) const;         \
+  template Request Communicator::irecv<T>(T*, std::size_t, int, int, std::string) const;
 WS_INSTANTIATE(float)
 WS_INSTANTIATE(double)
 WS_INSTANTIATE(int)

@@ -1,4 +1,4 @@
-// One group of the process grid (X, Y, Z, data, data x Z or world) and its collectives. A group of
+// One group of the process grid (X, Y, Z, data, data x Z, pipeline or world) and its collectives. A group of
 // size 1 never calls MPI: all-reduce is a no-op and all-gather / reduce-scatter are copies, so
 // serial runs and unit tests need no MPI_Init. Every collective is recorded in the grid's
 // Timeline: blocking ones as time blocked on this group, non-blocking ones as in flight until
@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "engine/comm/timeline.hpp"
@@ -70,6 +71,13 @@ class Communicator {
   void reduce_scatter_sum(const T* in, T* out, std::size_t count) const;
   template <class T>
   Request ireduce_scatter_sum(const T* in, T* out, std::size_t count) const;
+
+  // Non-blocking point-to-point with member `peer` (pipeline stages' activations and gradients):
+  // traced as `name`, its wait as "wait." + name. Messages of one tag arrive in the order sent.
+  template <class T>
+  Request isend(const T* data, std::size_t count, int peer, int tag, std::string name) const;
+  template <class T>
+  Request irecv(T* data, std::size_t count, int peer, int tag, std::string name) const;
 
   void barrier() const;
 

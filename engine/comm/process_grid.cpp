@@ -20,6 +20,7 @@ Communicator split(MPI_Comm parent, const Layout& layout, const RankCoords& c, C
     case CommGroup::z: key = std::exchange(color_coords.z, 0); break;
     case CommGroup::data: key = std::exchange(color_coords.data, 0); break;
     case CommGroup::data_z:
+    case CommGroup::pipeline:
     case CommGroup::world: assert(false && "not a grid axis"); break;
   }
   MPI_Comm comm = MPI_COMM_NULL;
@@ -45,8 +46,12 @@ ProcessGrid::ProcessGrid(MPI_Comm parent, const Layout& layout)
   z_ = split(parent, layout, coords_, CommGroup::z, *timeline_);
   data_ = split(parent, layout, coords_, CommGroup::data, *timeline_);
   MPI_Comm batch = MPI_COMM_NULL;
-  WS_MPI_CHECK(MPI_Comm_split(parent, coords_.x + layout.x * coords_.y, coords_.z + layout.z * coords_.data, &batch));
+  WS_MPI_CHECK(MPI_Comm_split(parent, coords_.x + layout.x * (coords_.y + layout.y * coords_.stage),
+                              coords_.z + layout.z * coords_.data, &batch));
   batch_ = Communicator(batch, true, *timeline_, CommGroup::data_z);
+  MPI_Comm pipeline = MPI_COMM_NULL;
+  WS_MPI_CHECK(MPI_Comm_split(parent, rank_ % layout.stage_devices(), coords_.stage, &pipeline));
+  pipeline_ = Communicator(pipeline, true, *timeline_, CommGroup::pipeline);
 }
 
 const Communicator& ProcessGrid::group(CommGroup kind) const {
@@ -56,6 +61,7 @@ const Communicator& ProcessGrid::group(CommGroup kind) const {
     case CommGroup::z: return z_;
     case CommGroup::data: return data_;
     case CommGroup::data_z: return batch_;
+    case CommGroup::pipeline: return pipeline_;
     case CommGroup::world: return world_;
   }
   return world_;

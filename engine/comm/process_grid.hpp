@@ -1,6 +1,7 @@
-// The 4D process grid Gdata x Gx x Gy x Gz of ../shared/docs/4d-algorithm.md: this rank's
-// coordinates and one Communicator per group, split from a parent communicator with ranks laid
-// out X fastest (workload/layout.hpp).
+// The 4D process grid Gdata x Gx x Gy x Gz of ../shared/docs/4d-algorithm.md, once per pipeline
+// stage: this rank's coordinates and one Communicator per group, split from a parent communicator
+// with ranks laid out X fastest and stages outermost (workload/layout.hpp). The pipeline group
+// joins the ranks of one grid position across the stages, ordered by stage.
 #pragma once
 
 #include <mpi.h>
@@ -41,7 +42,7 @@ class ProcessGrid {
   int rank_ = 0;
   // Declared before the communicators, which point at it; on the heap so moves keep its address.
   std::unique_ptr<Timeline> timeline_;
-  Communicator world_, x_, y_, z_, data_, batch_;
+  Communicator world_, x_, y_, z_, data_, batch_, pipeline_;
 };
 
 }  // namespace ws

@@ -82,6 +82,17 @@ Timeline::Handle Timeline::issue(MPI_Request request, CollectiveOp op, CommGroup
   return Handle{slot, s.generation};
 }
 
+Timeline::Handle Timeline::issue_transfer(MPI_Request request, std::string name, CommGroup group, std::uint64_t bytes,
+                                          Time call_start) {
+  const Handle h = issue(request, CollectiveOp::all_reduce, group, bytes, call_start);
+  slots_[static_cast<std::size_t>(h.slot)].name = std::move(name);
+  return h;
+}
+
+std::string Timeline::trace_name(const Slot& s) const {
+  return s.name.empty() ? collective_name(s.op, s.group) : s.name;
+}
+
 bool Timeline::pending(Handle h) const {
   if (h.slot < 0) return false;
   const Slot& s = slots_[static_cast<std::size_t>(h.slot)];
@@ -92,8 +103,9 @@ void Timeline::complete(int slot, Time at) {
   Slot& s = slots_[static_cast<std::size_t>(slot)];
   totals_[index(s.group)].in_flight += at - s.issued;
   if (tracing_)
-    events_.push_back(TraceEvent{collective_name(s.op, s.group), true, s.bytes, s.issued, at});
+    events_.push_back(TraceEvent{trace_name(s), true, s.bytes, s.issued, at});
   s.used = false;
+  s.name.clear();
   s.request = MPI_REQUEST_NULL;
   ++s.generation;
   free_.push_back(slot);
@@ -126,7 +138,7 @@ void Timeline::wait(Handle h) {
   t.blocked += end - start;
   t.waited += end - start;
   if (tracing_)
-    events_.push_back(TraceEvent{"wait." + collective_name(s.op, s.group), false, s.bytes, start, end});
+    events_.push_back(TraceEvent{"wait." + trace_name(s), false, s.bytes, start, end});
   complete(h.slot, end);
 }
 

@@ -71,6 +71,10 @@ class Timeline {
   };
   // `call_start`: when the MPI_I* call that made `request` began (its time counts as progress).
   Handle issue(MPI_Request request, CollectiveOp op, CommGroup group, std::uint64_t bytes, Time call_start);
+  // A point-to-point transfer between pipeline stages: traced as `name` ("send.activations") on
+  // the comm thread, its wait as "wait." + name; counted with `group`'s collectives.
+  Handle issue_transfer(MPI_Request request, std::string name, CommGroup group, std::uint64_t bytes,
+                        Time call_start);
   bool pending(Handle h) const;
   bool test(Handle h);  // true once complete
   void wait(Handle h);
@@ -90,7 +94,9 @@ class Timeline {
     Time issued;
     std::uint64_t generation = 0;
     bool used = false;
+    std::string name;  // a transfer's trace name (a collective's is built from op and group)
   };
+  std::string trace_name(const Slot& s) const;
   void complete(int slot, Time now);
   bool test_slot(int slot);
 

@@ -20,6 +20,7 @@ int coordinate(const RankCoords& c, CommGroup kind) {
     case CommGroup::z: return c.z;
     case CommGroup::data: return c.data;
     case CommGroup::data_z:
+    case CommGroup::pipeline:
     case CommGroup::world: assert(false && "an FC layer is sharded over the grid's axes only"); break;
   }
   return 0;

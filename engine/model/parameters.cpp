@@ -19,6 +19,18 @@ void ParameterStore<T>::zero_grads() {
   std::fill(grads_.begin(), grads_.end(), T(0));
 }
 
+template <class T>
+const TensorInfo* ParameterStore<T>::find(std::string_view name) const {
+  const auto it = std::find_if(tensors_.begin(), tensors_.end(), [&](const TensorInfo& t) { return t.name == name; });
+  return it == tensors_.end() ? nullptr : &*it;
+}
+
+template <class T>
+void ParameterStore<T>::exclude_from_norm(Tensor t) {
+  for (TensorInfo& info : tensors_)
+    if (info.tensor.offset == t.offset && info.tensor.size == t.size) info.in_norm = false;
+}
+
 template class ParameterStore<float>;
 template class ParameterStore<double>;
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ws {
@@ -56,6 +57,9 @@ struct TensorInfo {
   // X): a global sum over the grid, such as the gradient norm, counts each element once.
   int grid_replicas = 1;
   ShardMap shard;
+  // False for a copy whose gradient another stage's share already counts (the last pipeline
+  // stage's copy of the tied embedding, whose gradient both stages sum).
+  bool in_norm = true;
 };
 
 template <class T>
@@ -79,6 +83,9 @@ class ParameterStore {
   std::size_t size() const { return values_.size(); }
 
   void zero_grads();
+  // The tensor registered under `name`, or nullptr.
+  const TensorInfo* find(std::string_view name) const;
+  void exclude_from_norm(Tensor t);
 
  private:
   std::vector<T> values_;

@@ -41,8 +41,8 @@ void ScheduleRunner<T>::run(const StepSchedule& schedule, OpHandler<T>& handler)
         break;
       case StepOpKind::send:
       case StepOpKind::receive:
-        // validate_run refuses pipelined layouts: their schedules are only priced.
-        throw std::logic_error(fmt::format("step op {} ({}): the engine runs no pipeline stages", i, op.name));
+        transfer(op, i, element_bytes, handler);
+        break;
     }
   }
 }
@@ -84,6 +84,22 @@ void ScheduleRunner<T>::collective(const StepOp& op, std::size_t index, int elem
   // Open MPI advances non-blocking collectives only inside library calls: the data-parallel
   // buckets issued at a block boundary give every collective in flight a poke.
   if (op.task == StepTask::gradient_sum) grid_.timeline().progress();
+}
+
+// A stage transfer goes to the rank of the same grid position on the peer stage: member
+// peer_stage of the pipeline group. The stream is the tag, so the k-th send of a stream meets the
+// peer's k-th receive of it (MPI keeps one sender's messages of a tag in order).
+template <class T>
+void ScheduleRunner<T>::transfer(const StepOp& op, std::size_t index, int element_bytes, OpHandler<T>& handler) {
+  const Communicator& pipeline = grid_.group(CommGroup::pipeline);
+  const CollectiveBuffers<T> b = handler.buffers(op);
+  const std::uint64_t bytes = b.count * static_cast<std::uint64_t>(element_bytes);
+  if (bytes != op.bytes)
+    throw std::logic_error(fmt::format("step op {} ({}): the engine's buffer holds {} bytes, the schedule says {}",
+                                       index, op.name, bytes, op.bytes));
+  const int tag = static_cast<int>(op.stream);
+  requests_[index] = op.kind == StepOpKind::send ? pipeline.isend(b.in, b.count, op.peer_stage, tag, op.name)
+                                                  : pipeline.irecv(b.out, b.count, op.peer_stage, tag, op.name);
 }
 
 template class ScheduleRunner<float>;

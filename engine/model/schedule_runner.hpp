@@ -2,7 +2,8 @@
 // order: the schedule is the engine's step, not a copy of it. A compute op runs the code its
 // handler owns for the op's task, inside a timeline span when the op is traced; a collective runs
 // on the process grid's communicator for the op's group, with the buffers the handler names,
-// blocking or issued as the op says; a wait completes the request its collective left.
+// blocking or issued as the op says; a send or receive goes to the peer stage's rank, non-blocking;
+// a wait completes the request its collective or transfer left.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,8 @@ namespace ws {
 
 // Where a collective's data lives. `count` is what the Communicator call takes: the buffer's
 // elements for an all-reduce (in place on `out`), each member's block for an all-gather (from
-// `in` into `out`) and a reduce-scatter (from `in`, size() blocks, into `out`).
+// `in` into `out`) and a reduce-scatter (from `in`, size() blocks, into `out`); a send's `in` and
+// a receive's `out`, of `count` elements.
 template <class T>
 struct CollectiveBuffers {
   const T* in = nullptr;
@@ -48,6 +50,7 @@ class ScheduleRunner {
 
  private:
   void collective(const StepOp& op, std::size_t index, int element_bytes, OpHandler<T>& handler);
+  void transfer(const StepOp& op, std::size_t index, int element_bytes, OpHandler<T>& handler);
 
   const ProcessGrid& grid_;
   std::vector<Request> requests_;  // by op index: the non-blocking collectives in flight

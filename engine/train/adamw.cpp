@@ -8,6 +8,7 @@ template <class T>
 double gradient_square_share(const ParameterStore<T>& store) {
   double total = 0;  // double: fp32 sums of millions of squares lose digits
   for (const TensorInfo& info : store.tensors()) {
+    if (!info.in_norm) continue;
     const T* g = store.grad(info.tensor);
     double sum = 0;
     for (std::size_t i = 0; i < info.tensor.size; ++i) sum += static_cast<double>(g[i]) * static_cast<double>(g[i]);

@@ -11,7 +11,9 @@ namespace ws {
 
 // This rank's share of the squared global gradient norm: each tensor's sum of squares divided by
 // its number of copies in the X x Y x Z grid, so that summing the shares over X, Y and Z counts
-// every element once. (Data-parallel replicas hold identical reduced gradients: not summed.)
+// every element once, and over the pipeline stages (each holds its own blocks; a tensor marked out
+// of the norm, the last stage's tied-embedding copy, is left to the first stage). (Data-parallel
+// replicas hold identical reduced gradients: not summed.)
 template <class T>
 double gradient_square_share(const ParameterStore<T>& store);
 

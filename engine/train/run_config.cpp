@@ -1,6 +1,7 @@
 #include "engine/train/run_config.hpp"
 
 #include "workload/memory.hpp"
+#include "workload/pipeline.hpp"
 
 #include <fmt/format.h>
 
@@ -47,11 +48,17 @@ void validate_run(const RunConfig& run, int world_size) {
     problems.push_back(fmt::format("rotary positions turn feature pairs: the head width --hidden / --heads = {} "
                                    "must be even",
                                    m.head_dim()));
-  if (l.pipelined() || l.virtual_stages != 1)
-    problems.push_back(fmt::format("layout {}: the engine runs one stage and one micro-batch (pp = vpp = mb = 1); "
-                                   "pipelined layouts are priced by the simulator (weakscale plan --layout)",
-                                   to_string(l)));
-  else if (l.strategy != Strategy::four_d)
+  if (l.pipelined() || l.virtual_stages != 1) {
+    // The engine's stages run the 4D step's LM head (every vocabulary row on every Y rank); the
+    // vocabulary-parallel head that stages with Gy > 1 run, sequence parallelism and the
+    // distributed optimizer are priced by the simulator only.
+    if (l.y > 1 || l.sequence_parallel || l.zero_stage != 0)
+      problems.push_back(fmt::format("layout {}: the engine runs pipeline stages with Gy = tp = 1, without sp or "
+                                     "zero; this layout is priced by the simulator (weakscale plan --layout)",
+                                     to_string(l)));
+    const std::string pipeline = pipeline_problem(m, Batch{run.batch_sequences}, l);
+    if (!pipeline.empty()) problems.push_back(fmt::format("layout {}: {}", to_string(l), pipeline));
+  } else if (l.strategy != Strategy::four_d)
     problems.push_back(fmt::format("layout {}: the engine runs the 4D step, whose LM head is not split over the "
                                    "vocabulary; this layout is priced by the simulator (weakscale plan --layout), "
                                    "and without tp it runs as its 4D layout",
@@ -59,7 +66,7 @@ void validate_run(const RunConfig& run, int world_size) {
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),
-                                   static_cast<double>(l.data) * l.x * l.y * l.z, world_size));
+                                   static_cast<double>(l.data) * l.x * l.y * l.z * l.pipeline, world_size));
   }
   const long long shards = static_cast<long long>(l.data) * l.z;
   if (run.batch_sequences > 0 && run.batch_sequences % shards != 0)

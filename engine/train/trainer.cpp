@@ -1,5 +1,7 @@
 #include "engine/train/trainer.hpp"
 
+#include "engine/comm/mpi_check.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,20 +32,26 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
       model_(run.model, grid, tuner_, run.seed),
       optimizer_(run.optimizer, model_.parameters().size()),
       shard_(batch_shard(run.layout, grid.coords(), run.batch_sequences)),
-      schedule_(make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule)),
+      schedule_(run.layout.pipelined()
+                    ? make_stage_schedule(run.model, run.layout, run.batch_sequences, grid.coords().stage, run.schedule)
+                    : make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule)),
       runner_(grid) {
   model_.set_options(run.schedule);
-  // The buckets the schedule packs: the range's tensors that complete over the op's group
-  // (Z-sharded weights over data, the rest over data x Z), in registration order.
-  const std::vector<TensorInfo>& tensors = model_.parameters().tensors();
+  // The buckets the schedule packs: the range's tensors (of rank_tensors) that this stage holds
+  // and that complete over the op's group (Z-sharded weights over data, the rest over data x Z),
+  // in registration order.
+  const std::vector<RankTensor> tensors = rank_tensors(run.model, run.layout);
+  const ParameterStore<T>& store = model_.parameters();
   bucket_of_op_.assign(schedule_.ops.size(), -1);
   for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
     const StepOp& op = schedule_.ops[i];
     if (op.task == StepTask::gradient_pack) {
       GradientBucket& bucket = buckets_.emplace_back();
       const Replication replication = op.group == CommGroup::data ? Replication::z_sharded : Replication::replicated;
-      for (std::size_t t = op.first_tensor; t < op.last_tensor; ++t)
-        if (tensors[t].replication == replication) bucket.tensors.push_back(tensors[t].tensor);
+      for (std::size_t t = op.first_tensor; t < op.last_tensor; ++t) {
+        const TensorInfo* info = store.find(tensors[t].name);
+        if (info != nullptr && info->replication == replication) bucket.tensors.push_back(info->tensor);
+      }
       std::size_t elements = 0;
       for (const Tensor& t : bucket.tensors) elements += t.size;
       bucket.buffer.resize(elements);
@@ -85,6 +93,8 @@ void Trainer<T>::compute(const StepOp& op) {
       // The Goldfish mask depends on the tokens only, so every layout masks the same global targets.
       supervised_ = apply_goldfish_mask(run_.goldfish, batch_.inputs.data(), batch_.targets.data(), batch_.sequences,
                                         seq);
+      // Pipeline stages without the loss still sum the supervised targets.
+      sums_[0] = 0, sums_[1] = static_cast<double>(supervised_);
       // Backward is scaled by 1 / all tokens; the mask's share is known only after the loss sum.
       model_.set_batch(batch_.inputs.data(), batch_.targets.data(), batch_.sequences,
                        static_cast<T>(1.0 / global_tokens));
@@ -151,6 +161,12 @@ StepResult Trainer<T>::step() {
   ++step_;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu_seconds = process_cpu_seconds() - cpu_start;
+  // The last stage computed the loss: every stage reports it (outside the step and its timeline,
+  // as Megatron-LM's logging takes it from the last stage).
+  if (run_.layout.pipeline > 1) {
+    const Communicator& pipeline = grid_.group(CommGroup::pipeline);
+    WS_MPI_CHECK(MPI_Bcast(sums_, 2, MPI_DOUBLE, pipeline.size() - 1, pipeline.comm()));
+  }
   const TimelineTotals communication = difference(timeline.totals(), before);
   // Blocked in data-parallel communication after the rank's own backward: the loss sum and the
   // waits for the gradient buckets.

@@ -7,6 +7,7 @@
 
 #include "workload/layout.hpp"
 #include "workload/model.hpp"
+#include "workload/pipeline.hpp"
 
 namespace ws {
 
@@ -31,12 +32,8 @@ std::vector<LayoutCandidate> enumerate_layouts(const ModelSpec& model, const Bat
 std::vector<LayoutCandidate> enumerate_strategy_layouts(const ModelSpec& model, const Batch& batch, int devices,
                                                         Strategy strategy, int devices_per_node);
 
-// Why the layout's pipeline (stages, chunks, micro-batches) cannot run `model` with `batch`, or
-// empty: at least one block per model chunk (uneven splits give the first chunks one more), the interleaved schedule's micro-batches in groups of pp,
-// no Z sharding with stages. Part of layout_problem.
-std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const Layout& layout);
-
-// Why `layout` cannot run `model` with `batch`, or empty when it can. Shared with the engine.
+// Why `layout` cannot run `model` with `batch`, or empty when it can: the shapes' divisibility, then
+// pipeline_problem (workload/pipeline.hpp).
 std::string layout_problem(const ModelSpec& model, const Batch& batch, const Layout& layout);
 
 }  // namespace ws

@@ -24,6 +24,8 @@ GroupGeometry geometry(const Layout& layout, CommGroup group, int stage) {
     case CommGroup::z: g.stride = layout.x * layout.y, g.size = layout.z; break;
     case CommGroup::data: g.stride = layout.x * layout.y * layout.z, g.size = layout.data; break;
     case CommGroup::data_z: g.stride = layout.x * layout.y, g.size = layout.z * layout.data; break;
+    // One rank per stage: it spans every stage, so it has no stage of its own.
+    case CommGroup::pipeline: g.stride = layout.stage_devices(), g.size = layout.pipeline; return g;
     case CommGroup::world: g.stride = 1, g.size = layout.devices(); return g;
   }
   if (layout.pipeline > 1) g.first = stage * layout.stage_devices(), g.span = layout.stage_devices();
