@@ -2,6 +2,7 @@
 // a sequence depends only on (seed, step, index).
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "engine/train/run_config.hpp"
@@ -88,18 +89,42 @@ TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
 }
 
 // The engine runs the 4D step: pipelined layouts and a vocabulary split over tp are the simulator's.
-TEST(ValidateRun, RefusesPipelinedAndVocabularyParallelLayoutsNamingThem) {
+TEST(ValidateRun, AcceptsPipelineStagesAndMicroBatches) {
   RunConfig run = valid_run();
-  for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "tp=2,dp=1"}) {
+  for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "1x1x1x1/pp=2,mb=1", "tp=1,pp=2,dp=1,mb=4"}) {
     run.layout = *parse_layout(text);
+    EXPECT_NO_THROW(validate_run(run, 2)) << text;
+  }
+  run.model.layers = 4;
+  run.layout = *parse_layout("1x1x1x1/pp=2,vpp=2,mb=2");
+  EXPECT_NO_THROW(validate_run(run, 2));
+}
+
+// Each refusal names the layout and the rule it breaks (pipeline_problem's words, or the parts
+// of a layout the engine leaves to the simulator).
+TEST(ValidateRun, RefusesPipelinesItCannotRunNamingTheRule) {
+  RunConfig run = valid_run();
+  const std::pair<const char*, const char*> cases[] = {
+      {"tp=2,dp=1", "weakscale plan --layout"},                       // vocabulary-parallel head
+      {"tp=2,pp=1,dp=1,mb=2", "Gy = tp = 1"},                         // ... with micro-batches
+      {"1x1x1x1/pp=2,vpp=2,mb=2", "fewer than pp*vpp=4"},             // 2 layers, 4 chunks
+      {"1x1x1x1/pp=2,mb=3", "not divisible by Gdata*Gz*mb=3"},        // batch 4
+      {"1x1x1x2/pp=1,mb=2", "Gz=2 (weights sharded over Z)"},
+  };
+  for (const auto& [text, rule] : cases) {
+    run.layout = *parse_layout(text);
+    const int ranks = run.layout.devices();
     try {
-      validate_run(run, 2);
+      validate_run(run, ranks);
       FAIL() << text << " accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(to_string(run.layout)), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("weakscale plan --layout"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
     }
   }
+  run.model.layers = 4;
+  run.layout = *parse_layout("1x1x1x1/pp=2,vpp=2,mb=3");
+  EXPECT_THROW(validate_run(run, 2), InputError);  // interleaving needs mb in groups of pp
 }
 
 }  // namespace
