@@ -61,7 +61,7 @@ inline StepLists lists_of(const StepSchedule& schedule) {
         lists.waits.push_back(with_bytes(op.name, op.bytes));
         break;
       case StepOpKind::send:
-      case StepOpKind::receive:  // pipelined schedules: the engine does not run them
+      case StepOpKind::receive:  // the engine traces stage transfers with the collectives
         lists.collectives.push_back(with_bytes(op.name, op.bytes));
         break;
     }
@@ -116,7 +116,10 @@ inline StepLists traced_engine_step(const RunConfig& run, const ProcessGrid& gri
   return lists_of(grid.timeline().events());
 }
 
-inline StepLists scheduled_step(const RunConfig& run) {
+// A pipelined layout's: the schedule of `stage`.
+inline StepLists scheduled_step(const RunConfig& run, int stage = 0) {
+  if (run.layout.pipelined())
+    return lists_of(make_stage_schedule(run.model, run.layout, run.batch_sequences, stage, run.schedule));
   return lists_of(make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule));
 }
 
