@@ -43,6 +43,11 @@ const std::vector<Layout> kFourRankLayouts{{2, 1, 1, 2}, {1, 2, 2, 1}, {2, 1, 2,
 const std::vector<Layout> kEightRankLayouts{{2, 2, 2, 1}, {2, 1, 2, 2}, {1, 2, 2, 2}, {8, 1, 1, 1}};
 const std::vector<Layout> kSixteenRankLayouts{{2, 2, 2, 2}, {4, 1, 2, 2}, {2, 1, 2, 4}, {16, 1, 1, 1}};
 
+Layout pipelined(Layout stage, int pp, int vpp, int micro_batches) {
+  stage.pipeline = pp, stage.virtual_stages = vpp, stage.micro_batches = micro_batches;
+  return stage;
+}
+
 StepScheduleOptions switches(bool overlap_on, bool recompute) {
   StepScheduleOptions o;
   o.recompute = recompute;
@@ -102,6 +107,22 @@ std::vector<ValidationRun> validation_matrix(const MatrixOptions& options) {
   b.add(small_llama, kOneRank, true);
   if (options.ranks_max >= 2)
     for (const Layout& layout : kTwoRankLayouts) b.add(small_llama, layout, true);
+  // Pipelines: gradient accumulation on one rank; two stages with 1F1B (all bubble at mb = pp, less
+  // at 2 pp) and the interleaved schedule over two chunks of the 4-block model, overlap on and off;
+  // the Llama; with four ranks, data or X parallel within each stage.
+  if (options.ranks_max >= 1) b.add(small, pipelined(kOneRank, 1, 1, 2), true);
+  if (options.ranks_max >= 2) {
+    b.add(small, pipelined(kOneRank, 2, 1, 2), true);
+    b.add(small, pipelined(kOneRank, 2, 1, 4), false);
+    b.add(medium, pipelined(kOneRank, 2, 1, 4), true);
+    b.add(medium, pipelined(kOneRank, 2, 2, 2), true);
+    b.add(medium, pipelined(kOneRank, 2, 2, 4), false);
+    b.add(small_llama, pipelined(kOneRank, 2, 1, 2), true);
+  }
+  if (options.ranks_max >= 4) {
+    b.add(small, pipelined(Layout{2, 1, 1, 1}, 2, 1, 2), true);
+    b.add(small, pipelined(Layout{1, 2, 1, 1}, 2, 1, 2), true);
+  }
   if (options.ranks_max >= 8) {
     for (const Layout& layout : kEightRankLayouts) b.add(small, layout, true);
   }
@@ -132,6 +153,7 @@ std::vector<std::string> engine_arguments(const ValidationRun& run) {
 }
 
 StepSchedule step_schedule(const ValidationRun& run) {
+  if (run.layout.pipelined()) return make_stage_schedule(run.model, run.layout, run.sequences, 0, run.schedule);
   return make_step_schedule(run.model, run.layout, run.sequences, run.schedule);
 }
 

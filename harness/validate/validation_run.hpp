@@ -30,15 +30,16 @@ struct MatrixOptions {
   bool quick = false;  // two tiny runs (tests), not a validation
 };
 
-// At least 20 runs for ranks_max >= 2: three model sizes on 1 rank (one also with recomputation),
-// two sizes on every 2-rank layout with overlap on and off, and 4-rank layouts when allowed. Weak
-// scaling: the global batch grows with the ranks, so every rank has about the same work.
+// At least 30 runs for ranks_max >= 2: three model sizes on 1 rank (one also with recomputation),
+// two sizes on every 2-rank layout with overlap on and off, the Llama, pipelines (micro-batches on
+// one rank; two stages, 1F1B and interleaved), and 4-rank layouts when allowed. Weak scaling: the
+// global batch grows with the ranks, so every rank has about the same work.
 std::vector<ValidationRun> validation_matrix(const MatrixOptions& options);
 
 // The engine's flags for this run (everything after the executable).
 std::vector<std::string> engine_arguments(const ValidationRun& run);
 
-// The step schedule the engine runs for this configuration.
+// The step schedule the engine runs for this configuration (a pipeline's: its first stage's, rank 0's).
 StepSchedule step_schedule(const ValidationRun& run);
 
 // "h256 l2 s128 v1024 b8 1x2x1x1 overlap on" for progress lines.

@@ -75,7 +75,7 @@ std::string format_row(const ValidationRecord& r) {
   const StepScheduleOptions& o = r.run.schedule;
   std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:d},{:d},{},{},{},{},{}", r.run.id, m.layers,
                                 m.hidden, m.heads, m.sequence_length, m.vocabulary, r.run.sequences,
-                                to_string(r.run.layout), r.run.ranks(), o.recompute, o.overlap_all_reduce,
+                                csv_field(to_string(r.run.layout)), r.run.ranks(), o.recompute, o.overlap_all_reduce,
                                 o.overlap_reduce_scatter, o.overlap_all_gather, o.overlap_data_parallel, r.run.steps,
                                 r.run.warmup, family_name(m), m.kv_head_count(), m.ffn());
   const auto sim = [&](auto value) { return r.simulated ? fmt::format("{}", value(*r.simulated)) : std::string(); };

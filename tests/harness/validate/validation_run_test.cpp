@@ -21,9 +21,9 @@ bool has_run(const std::vector<ValidationRun>& runs, const Layout& layout, bool 
   });
 }
 
-TEST(ValidationMatrix, HasAtLeastTwentyRunsOnTwoRanks) {
+TEST(ValidationMatrix, HasAtLeastThirtyRunsOnTwoRanks) {
   const auto runs = validation_matrix(MatrixOptions{2, false});
-  EXPECT_GE(runs.size(), 20u);
+  EXPECT_GE(runs.size(), 30u);
   for (const auto& r : runs) EXPECT_LE(r.ranks(), 2);
 }
 
@@ -42,6 +42,15 @@ TEST(ValidationMatrix, SeveralModelSizesAndRecompute) {
   for (const auto& r : runs) models.insert(r.model.name);
   EXPECT_GE(models.size(), 3u);
   EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.schedule.recompute; }));
+}
+
+// Two pipeline stages under both schedules, and micro-batches on one rank.
+TEST(ValidationMatrix, CoversPipelinesUnderBothSchedules) {
+  const auto runs = validation_matrix(MatrixOptions{2, false});
+  auto has = [&](auto predicate) { return std::any_of(runs.begin(), runs.end(), predicate); };
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.pipeline == 2 && r.layout.virtual_stages == 1; }));
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.pipeline == 2 && r.layout.virtual_stages == 2; }));
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.pipeline == 1 && r.layout.micro_batches > 1; }));
 }
 
 TEST(ValidationMatrix, FourRanksOnlyWhenAllowed) {
