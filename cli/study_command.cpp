@@ -19,6 +19,7 @@
 
 #include "cli/study_ranks.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "report/study/study_comparison.hpp"
 #include "report/study/study_plots.hpp"
 #include "sim/study/study_run.hpp"
 #include "sim/study/uncertainty.hpp"
@@ -95,6 +96,33 @@ CLI::App* add_study_command(CLI::App& app, StudyArgs& a) {
                     "under mpirun with several ranks); the outputs are the same for any number")
       ->check(CLI::Range(1, 256));
   return study;
+}
+
+CLI::App* add_compare_studies_command(CLI::App& app, CompareStudiesArgs& a) {
+  CLI::App* c = app.add_subcommand(
+      "compare-studies", "Draw studies' best layouts side by side (one curve per study) from their JSON");
+  c->add_option("studies", a.files, "the studies' JSON files (weakscale study), two to six, of one machine")
+      ->required()
+      ->expected(2, 6);
+  c->add_option("--name", a.name, "the figure's file name, without extension")->required();
+  c->add_option("--out", a.out_dir, "directory for <name>.png and <name>.svg")->capture_default_str();
+  return c;
+}
+
+void run_compare_studies_command(const CompareStudiesArgs& a, std::ostream& out) {
+  if (a.name.find('/') != std::string::npos || a.name == "." || a.name == "..")
+    throw InputError(InputLocation{"", 0, "--name"}, a.name, "a file name without a directory");
+  std::vector<ComparedStudy> studies;
+  for (const std::string& file : a.files) studies.push_back(read_study_json(file));
+  for (const ComparedStudy& s : studies) {
+    if (s.machine != studies.front().machine)
+      throw InputError(InputLocation{s.file, 0, "machine"}, s.machine,
+                       fmt::format("the machine of {} ({}): studies compared share their machine",
+                                   studies.front().file, studies.front().machine));
+    if (s.points.empty())
+      throw InputError(InputLocation{s.file, 0, "rows"}, "(no feasible point)", "a study with a feasible point");
+  }
+  for (const auto& file : plot_comparison(studies, a.out_dir, a.name)) out << "wrote " << file.string() << "\n";
 }
 
 bool run_study_command(const StudyArgs& a, const std::string& machines_dir, std::ostream& out,

@@ -31,6 +31,17 @@ struct StudyArgs {
 };
 
 CLI::App* add_study_command(CLI::App& app, StudyArgs& args);
+
+// `weakscale compare-studies A.json B.json ... --name NAME --out DIR`: the studies' best layouts side
+// by side (one curve per study: a strategy per study for the strategies studies), drawn from their
+// JSON into DIR/NAME.png and .svg (report/study/study_comparison.hpp).
+struct CompareStudiesArgs {
+  std::vector<std::string> files;
+  std::string name;
+  std::string out_dir = "results";
+};
+CLI::App* add_compare_studies_command(CLI::App& app, CompareStudiesArgs& args);
+void run_compare_studies_command(const CompareStudiesArgs& args, std::ostream& out);
 // Results and the summary go to `out`, progress to `progress` (a bar when it is a terminal).
 // Returns whether any point of the study is feasible (false: the tables say why, no plots drawn).
 // MPI ranks other than 0 return true.

@@ -85,6 +85,8 @@ int run_weakscale(int argc, char** argv, std::ostream& out, std::ostream& err) {
   StudyArgs study_args;
   CLI::App* plan = add_plan_command(app, plan_args);
   CLI::App* study = add_study_command(app, study_args);
+  CompareStudiesArgs compare_args;
+  CLI::App* compare = add_compare_studies_command(app, compare_args);
   CollectiveArgs collective_args;
   CLI::App* collective = add_collective_command(app, collective_args);
   CollectivesVsPublishedArgs vs_published_args;
@@ -112,6 +114,7 @@ int run_weakscale(int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     if (plan->parsed()) feasible = run_plan_command(plan_args, machines_dir, out);
     if (study->parsed()) feasible = run_study_command(study_args, machines_dir, out, err);
+    if (compare->parsed()) run_compare_studies_command(compare_args, out);
     if (collective->parsed()) run_collective_command(collective_args, machines_dir, out);
     if (vs_published->parsed()) {
       run_collectives_vs_published_command(vs_published_args, machines_dir, out);

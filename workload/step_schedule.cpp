@@ -548,15 +548,28 @@ class ScheduleBuilder {
     compute(StepTask::lm_head_gemm, "fwd.lm_head.gemm", ComputeKind::gemm, {{m_, local_vocabulary(), width_}}, 0);
     blocking(StepTask::lm_head_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(logits_elements()));
     if (!loss) return;
-    // Max, exponent sum and the target's logit: two passes over the logits.
+    if (!vocabulary_parallel()) {
+      // Max, exponent sum and the target's logit: two passes over the logits.
+      compute(StepTask::cross_entropy_forward, "fwd.cross_entropy", ComputeKind::cross_entropy, {},
+              2.0 * as_double(logits_elements()) * e_);
+      arithmetic(ElementwiseKernel::cross_entropy_forward, as_double(logits_elements()));
+      return;
+    }
+    // Over a vocabulary split over Y (Megatron-LM's vocab_parallel_cross_entropy): the row maxima
+    // (one pass), their maximum over Y, then the exponent sums and the target logits (a second
+    // pass), each summed over Y: three all-reduces of m floats. The layer tells the sums apart:
+    // 0 the maxima, 1 the target logits, 2 the exponent sums.
+    compute(StepTask::cross_entropy_max, "fwd.cross_entropy.max", ComputeKind::cross_entropy, {},
+            as_double(logits_elements()) * e_);
+    blocking(StepTask::cross_entropy_max, CollectiveOp::all_reduce, CommGroup::y, kFloatBytes * as_bytes(m_));
+    ops_.back().layer = 0;
     compute(StepTask::cross_entropy_forward, "fwd.cross_entropy", ComputeKind::cross_entropy, {},
-            2.0 * as_double(logits_elements()) * e_);
+            as_double(logits_elements()) * e_);
     arithmetic(ElementwiseKernel::cross_entropy_forward, as_double(logits_elements()));
-    // Over a vocabulary split over Y: the row maxima, the target logits and the exponent sums are
-    // all-reduced over Y (three sums of m floats, as vocab_parallel_cross_entropy).
-    if (vocabulary_parallel())
-      for (int sum = 0; sum < 3; ++sum)
-        blocking(StepTask::cross_entropy_forward, CollectiveOp::all_reduce, CommGroup::y, kFloatBytes * as_bytes(m_));
+    for (int sum = 1; sum <= 2; ++sum) {
+      blocking(StepTask::cross_entropy_forward, CollectiveOp::all_reduce, CommGroup::y, kFloatBytes * as_bytes(m_));
+      ops_.back().layer = sum;
+    }
   }
 
   void gpt_backward() {

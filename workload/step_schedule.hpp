@@ -97,6 +97,7 @@ enum class StepTask : std::uint8_t {
   residual_copy,  // backward: the residual passes the output gradient through
   lm_head_gemm,
   lm_head_sum,  // all-reduce X of the partial logits
+  cross_entropy_max,  // vocabulary-parallel: the row maxima of this rank's logits (and their maximum over Y)
   cross_entropy_forward,
   cross_entropy_backward,
   lm_head_dx_gemm,

@@ -91,6 +91,14 @@ void Communicator::all_reduce_sum(T* data, std::size_t count) const {
 }
 
 template <class T>
+void Communicator::all_reduce_max(T* data, std::size_t count) const {
+  if (size_ == 1) return;
+  const Time start = timeline_->now();
+  WS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), datatype<T>(), MPI_MAX, comm_));
+  timeline_->record_blocking(CollectiveOp::all_reduce, group_, count * sizeof(T), start, timeline_->now());
+}
+
+template <class T>
 Request Communicator::iall_reduce_sum(T* data, std::size_t count) const {
   if (size_ == 1) return Request{};
   MPI_Request r = MPI_REQUEST_NULL;
@@ -169,6 +177,7 @@ void Communicator::barrier() const {
 #define WS_INSTANTIATE(T)                                                                             \
   template void Communicator::all_reduce_sum<T>(T*, std::size_t) const;                                \
   template Request Communicator::iall_reduce_sum<T>(T*, std::size_t) const;                            \
+  template void Communicator::all_reduce_max<T>(T*, std::size_t) const;                                \
   template void Communicator::all_gather<T>(const T*, T*, std::size_t) const;                          \
   template Request Communicator::iall_gather<T>(const T*, T*, std::size_t) const;                      \
   template void Communicator::reduce_scatter_sum<T>(const T*, T*, std::size_t) const;                  \

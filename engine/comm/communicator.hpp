@@ -59,6 +59,10 @@ class Communicator {
   void all_reduce_sum(T* data, std::size_t count) const;
   template <class T>
   Request iall_reduce_sum(T* data, std::size_t count) const;
+  // Maximum over the group, in place (the vocabulary-parallel loss's row maxima); recorded as an
+  // all-reduce.
+  template <class T>
+  void all_reduce_max(T* data, std::size_t count) const;
 
   // out (size() * count) = concatenation of every member's `in` (count), in rank order.
   template <class T>

@@ -12,4 +12,14 @@ void embedding_forward(const int* tokens, const T* wte, const T* wpe, T* out, in
 template <class T>
 void embedding_backward(const int* tokens, const T* dout, T* dwte, T* dwpe, int sequences, int seq, int hidden);
 
+// The same with the token table split over the vocabulary: this rank holds rows [first, first +
+// rows) of it; a token outside them contributes a zero row (the shards' sum over Y completes the
+// lookup), and wpe, when given, is added (by one shard only: the caller passes null elsewhere).
+template <class T>
+void embedding_shard_forward(const int* tokens, const T* wte, int first, int rows, const T* wpe, T* out, int sequences,
+                             int seq, int hidden);
+template <class T>
+void embedding_shard_backward(const int* tokens, const T* dout, T* dwte, int first, int rows, T* dwpe, int sequences,
+                              int seq, int hidden);
+
 }  // namespace ws

@@ -18,17 +18,25 @@ constexpr std::uint64_t kPositionEmbeddingStream = (1ULL << 32) + 1;
 constexpr std::uint64_t kLmHeadStream = (1ULL << 32) + 2;
 
 // Draws a full rows x full_width matrix (the same on every layout) and keeps `width` columns
-// from `first_column`.
+// from `first_column` of `local_rows` rows from `first_row` (all rows when local_rows < 0).
 template <class T>
 void fill_normal_columns(T* data, int rows, int full_width, int first_column, int width, std::uint64_t seed,
-                         std::uint64_t stream, double stddev) {
+                         std::uint64_t stream, double stddev, int first_row = 0, int local_rows = -1) {
+  if (local_rows < 0) local_rows = rows;
   SplitMix64 rng(seed, stream);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < full_width; ++c) {
       const double v = rng.normal() * stddev;
-      if (c >= first_column && c < first_column + width)
-        data[static_cast<std::size_t>(r) * width + (c - first_column)] = static_cast<T>(v);
+      if (r >= first_row && r < first_row + local_rows && c >= first_column && c < first_column + width)
+        data[static_cast<std::size_t>(r - first_row) * width + (c - first_column)] = static_cast<T>(v);
     }
+}
+
+// Rows [first_row, first_row + rows) of a full_rows x full_cols tensor, columns as ShardMap::columns.
+ShardMap row_block(int full_rows, int full_cols, int first_row, int first_col, int local_cols) {
+  ShardMap m = ShardMap::columns(full_rows, full_cols, first_col, local_cols);
+  m.first_row = first_row;
+  return m;
 }
 }  // namespace
 
@@ -53,10 +61,16 @@ Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner,
   const auto h = static_cast<std::size_t>(width_);
   const int replicas = layout.y * layout.z;
   const int first = grid.coords().x * width_;
+  vocab_parallel_ = layout.vocabulary_parallel();
+  vocab_local_ = vocab_parallel_ ? spec.vocabulary / layout.y : spec.vocabulary;
+  vocab_first_ = vocab_parallel_ ? grid.coords().y * vocab_local_ : 0;
+  // The token table and head: replicated over Y, or split over it by rows.
+  const int table_replicas = vocab_parallel_ ? layout.z : replicas;
+  const ShardMap table = row_block(spec.vocabulary, spec.hidden, vocab_first_, first, width_);
+  const auto table_size = static_cast<std::size_t>(vocab_local_) * h;
   // Registration order is rank_tensors' (workload/step_schedule.hpp), less what other stages hold.
   if (embeds_ || (heads_ && spec.tied_embeddings)) {
-    wte_ = store_.add("wte", static_cast<std::size_t>(spec.vocabulary) * h, true, Replication::replicated, replicas,
-                      ShardMap::columns(spec.vocabulary, spec.hidden, first, width_));
+    wte_ = store_.add("wte", table_size, true, Replication::replicated, table_replicas, table);
     if (!embeds_) store_.exclude_from_norm(wte_);  // the first stage's share counts it
   }
   if (embeds_ && spec.position == Position::learned)
@@ -74,20 +88,19 @@ Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner,
       lnf_beta_ = store_.add("lnf.beta", h, false, Replication::replicated, replicas,
                              ShardMap::columns(1, spec.hidden, first, width_));
     // An untied LM head: V x h, split by hidden features over X as the tied one is.
-    if (!spec.tied_embeddings)
-      lm_head_ = store_.add("lm_head", static_cast<std::size_t>(spec.vocabulary) * h, true, Replication::replicated,
-                            replicas, ShardMap::columns(spec.vocabulary, spec.hidden, first, width_));
+    if (!spec.tied_embeddings) lm_head_ = store_.add("lm_head", table_size, true, Replication::replicated, table_replicas, table);
   }
 
   // Every tensor draws from its own stream: a stage initialises its part as the whole model would.
   if (wte_.size > 0)
     fill_normal_columns(store_.value(wte_), spec.vocabulary, spec.hidden, first, width_, seed, kTokenEmbeddingStream,
-                        0.02);
+                        0.02, vocab_first_, vocab_local_);
   if (wpe_.size > 0)
     fill_normal_columns(store_.value(wpe_), spec.sequence_length, spec.hidden, first, width_, seed,
                         kPositionEmbeddingStream, 0.01);  // GPT-2 uses 0.01
   if (lm_head_.size > 0)
-    fill_normal_columns(store_.value(lm_head_), spec.vocabulary, spec.hidden, first, width_, seed, kLmHeadStream, 0.02);
+    fill_normal_columns(store_.value(lm_head_), spec.vocabulary, spec.hidden, first, width_, seed, kLmHeadStream, 0.02,
+                        vocab_first_, vocab_local_);
   for (const auto& b : blocks_) b.init(store_, seed);
   if (lnf_gamma_.size > 0) std::fill(store_.value(lnf_gamma_), store_.value(lnf_gamma_) + h, T(1));
   if (lnf_beta_.size > 0) std::fill(store_.value(lnf_beta_), store_.value(lnf_beta_) + h, T(0));
@@ -103,8 +116,8 @@ void Gpt<T>::set_options(const StepScheduleOptions& options) {
 template <class T>
 const StepSchedule& Gpt<T>::pass(int sequences, ModelPass which) {
   const Layout& layout = grid_.layout();
-  if (layout.pipelined())
-    throw std::logic_error("a pipelined layout runs the model through its stage schedule only");
+  if (layout.pipelined() || vocab_parallel_)
+    throw std::logic_error("a pipelined or vocabulary-parallel layout runs the model through its step schedule only");
   for (const Pass& p : passes_)
     if (p.sequences == sequences && p.pass == which) return p.schedule;
   const long long global = static_cast<long long>(sequences) * layout.data * layout.z;
@@ -202,7 +215,8 @@ typename Gpt<T>::MicroBatchState& Gpt<T>::state(const StepOp& op) {
   if (last_chunk(op)) {
     const auto m = static_cast<std::size_t>(rows());
     s.final_norm.resize(mh), s.final_mean.resize(m), s.final_rstd.resize(m);
-    s.logits.resize(m * static_cast<std::size_t>(spec_.vocabulary));
+    s.logits.resize(m * static_cast<std::size_t>(vocab_local_));
+    if (vocab_parallel_) s.row_max.resize(m), s.target_logit.resize(m), s.sum_exp.resize(m);
   }
   for (auto& g : residual_grad_) g.resize(mh);
   return s;
@@ -326,13 +340,18 @@ void Gpt<T>::compute(const StepOp& op) {
     block(op.block).compute(op, context(), block_buffers(op));
     return;
   }
-  const int s = spec_.sequence_length, h = width_, v = spec_.vocabulary;
+  const int s = spec_.sequence_length, h = width_, v = vocab_local_;
   const int m = rows();
   const auto mh = static_cast<std::size_t>(m) * h;
   switch (op.task) {
     case StepTask::embedding_forward:
-      embedding_forward(tokens(op), store_.value(wte_), position_table(), state(op).residual[0].data(),
-                        micro_sequences_, s, h);
+      if (vocab_parallel_)  // the positions once, by the first Y rank: the sum over Y adds the shards
+        embedding_shard_forward(tokens(op), store_.value(wte_), vocab_first_, vocab_local_,
+                                grid_.coords().y == 0 ? position_table() : nullptr, state(op).residual[0].data(),
+                                micro_sequences_, s, h);
+      else
+        embedding_forward(tokens(op), store_.value(wte_), position_table(), state(op).residual[0].data(),
+                          micro_sequences_, s, h);
       break;
     case StepTask::norm_row_sums:
     case StepTask::norm_deviations:
@@ -346,16 +365,33 @@ void Gpt<T>::compute(const StepOp& op) {
       tuner_.run(Op::n, Op::t, m, v, h, T(1), st.final_norm.data(), store_.value(head()), T(0), st.logits.data());
       break;
     }
-    case StepTask::cross_entropy_forward: {
-      const double loss = cross_entropy_forward(state(op).logits.data(), targets(op), m, v);
-      loss_sum_ = op.micro_batch > 0 ? loss_sum_ + loss : loss;
+    case StepTask::cross_entropy_max: {
+      MicroBatchState& st = state(op);
+      cross_entropy_shard_max(st.logits.data(), m, v, st.row_max.data());
       break;
     }
-    case StepTask::cross_entropy_backward:
+    case StepTask::cross_entropy_forward: {
+      MicroBatchState& st = state(op);
+      if (vocab_parallel_)  // the loss needs the sums over Y: taken in backward
+        cross_entropy_shard_sums(st.logits.data(), targets(op), m, v, vocab_first_, st.row_max.data(),
+                                 st.target_logit.data(), st.sum_exp.data());
+      else
+        loss_sum_ += cross_entropy_forward(st.logits.data(), targets(op), m, v);  // over the micro-batches
+      break;
+    }
+    case StepTask::cross_entropy_backward: {
       // The logits now hold their gradient.
-      cross_entropy_backward(state(op).logits.data(), targets(op), m, v, scale_);
+      MicroBatchState& st = state(op);
+      if (vocab_parallel_) {
+        loss_sum_ += cross_entropy_shard_loss(targets(op), m, st.row_max.data(), st.target_logit.data(),
+                                              st.sum_exp.data());
+        cross_entropy_shard_backward(st.logits.data(), targets(op), m, v, vocab_first_, st.sum_exp.data(), scale_);
+      } else {
+        cross_entropy_backward(st.logits.data(), targets(op), m, v, scale_);
+      }
       d_final_.resize(mh);
       break;
+    }
     case StepTask::lm_head_dx_gemm:
       tuner_.run(Op::n, Op::n, m, h, v, T(1), state(op).logits.data(), store_.value(head()), T(0), d_final_.data());
       break;
@@ -369,8 +405,12 @@ void Gpt<T>::compute(const StepOp& op) {
       residual_grad_[static_cast<std::size_t>(spec_.layers + 1) % 2].resize(mh);
       break;
     case StepTask::embedding_backward:
-      embedding_backward(tokens(op), residual_grad_[0].data(), store_.grad(wte_),
-                         wpe_.size > 0 ? store_.grad(wpe_) : nullptr, micro_sequences_, s, h);
+      if (vocab_parallel_)
+        embedding_shard_backward(tokens(op), residual_grad_[0].data(), store_.grad(wte_), vocab_first_, vocab_local_,
+                                 wpe_.size > 0 ? store_.grad(wpe_) : nullptr, micro_sequences_, s, h);
+      else
+        embedding_backward(tokens(op), residual_grad_[0].data(), store_.grad(wte_),
+                           wpe_.size > 0 ? store_.grad(wpe_) : nullptr, micro_sequences_, s, h);
       break;
     case StepTask::embedding_gradient_add: {
       T* g = store_.grad(wte_);
@@ -431,6 +471,17 @@ CollectiveBuffers<T> Gpt<T>::buffers(const StepOp& op) {
       std::vector<T>& logits = state(op).logits;
       return {nullptr, logits.data(), logits.size()};
     }
+    // Vocabulary-parallel: the embedding's shards, the loss's row sums, the head's dX over Y.
+    case StepTask::embedding_forward:
+      return {nullptr, state(op).residual[0].data(), m * static_cast<std::size_t>(width_)};
+    case StepTask::cross_entropy_max:
+      return {nullptr, state(op).row_max.data(), m, nullptr, true};
+    case StepTask::cross_entropy_forward: {
+      MicroBatchState& st = state(op);
+      return {nullptr, op.layer == 1 ? st.target_logit.data() : st.sum_exp.data(), m};
+    }
+    case StepTask::lm_head_dx_gemm:
+      return {nullptr, d_final_.data(), m * static_cast<std::size_t>(width_)};
     default:
       throw std::logic_error("step op " + op.name + " is not a collective of the model");
   }

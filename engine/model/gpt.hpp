@@ -6,7 +6,10 @@
 // Embedding / LM-head layout (our choice): the token and position embeddings are sharded like the
 // residual stream they feed, by hidden features over X (hidden/Gx columns, replicated over Y). The
 // tied LM head then computes partial logits from the local features, summed over X; every rank of
-// the X x Y grid holds the complete logits (V x m; vocab-parallel is a later memory saving).
+// the X x Y grid holds the complete logits (V x m). Layouts that split the vocabulary
+// (Layout::vocabulary_parallel: Megatron-LM's tp, FSDP's tp, stages with Gy > 1) hold V / Gy rows
+// of the embedding and head on each Y rank: lookups summed over Y, logits of the rank's columns,
+// the loss from row maxima and sums all-reduced over Y (Megatron-LM's vocab_parallel_cross_entropy).
 //
 // Pipeline stages (Layout::pipeline, workload/pipeline.hpp): a rank holds its stage's blocks only,
 // the embedding on the first stage and the final norm and LM head on the last (with tied
@@ -77,6 +80,7 @@ class Gpt final : public OpHandler<T> {
     std::vector<std::vector<T>> residual;
     std::vector<BlockActivations<T>> activations;  // per block (empty when recomputing)
     std::vector<T> final_norm, final_mean, final_rstd, logits;
+    std::vector<T> row_max, target_logit, sum_exp;  // the vocabulary-parallel loss's row sums
   };
   // A pipeline action's (model chunk, micro-batch); (-1, -1) outside pipelines.
   using ActionKey = std::pair<int, int>;
@@ -108,6 +112,10 @@ class Gpt final : public OpHandler<T> {
   // What this rank's stage holds (all of it without pipeline stages): the embedding (first stage),
   // the final norm and LM head (last stage; with tied embeddings the head is a copy of wte there).
   bool embeds_ = true, heads_ = true;
+  // A vocabulary-parallel LM head and embedding (Layout::vocabulary_parallel: Megatron-LM's and
+  // torchtitan's over tp = Gy): this rank holds rows [vocab_first_, vocab_first_ + vocab_local_).
+  bool vocab_parallel_ = false;
+  int vocab_first_ = 0, vocab_local_ = 0;
   Tensor wte_, wpe_, lnf_gamma_, lnf_beta_, lm_head_;  // empty when absent on this stage
   const T* position_table() const { return wpe_.size > 0 ? store_.value(wpe_) : nullptr; }
   Tensor head() const { return spec_.tied_embeddings ? wte_ : lm_head_; }

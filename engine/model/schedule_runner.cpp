@@ -62,7 +62,10 @@ void ScheduleRunner<T>::collective(const StepOp& op, std::size_t index, int elem
   Request request;
   switch (op.collective) {
     case CollectiveOp::all_reduce:
-      if (op.blocking)
+      if (b.max) {
+        if (!op.blocking) throw std::logic_error(fmt::format("step op {} ({}): a maximum is all-reduced blocking", index, op.name));
+        group.all_reduce_max(b.out, b.count);
+      } else if (op.blocking)
         group.all_reduce_sum(b.out, b.count);
       else
         request = group.iall_reduce_sum(b.out, b.count);

@@ -25,6 +25,8 @@ struct CollectiveBuffers {
   std::size_t count = 0;
   // The loss and gradient-norm sums are doubles whatever T is: all-reduced in place instead.
   double* scalars = nullptr;
+  // An all-reduce of the maximum, not the sum (the vocabulary-parallel loss's row maxima).
+  bool max = false;
 };
 
 // What runs an op's task: the model's layers, or the trainer for its own tasks.

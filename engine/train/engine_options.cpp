@@ -362,14 +362,15 @@ RunInputs validate_engine_options(EngineOptions& o, int ranks) {
   if (layout->strategy != Strategy::four_d && layout->y == 1 && !layout->pipelined())
     o.run.layout.strategy = Strategy::four_d;
   validate_run(o.run, ranks);
-  // Evaluation runs the model's own passes, and checkpoints hold a whole model per rank group.
-  if (o.run.layout.pipelined())
+  // Evaluation runs the model's own passes (with every vocabulary row on every rank), and checkpoints
+  // hold a whole model per rank group.
+  if (o.run.layout.pipelined() || o.run.layout.vocabulary_parallel())
     for (const auto& [flag, given] : {std::pair{"--eval-memorization", !o.eval_file.empty()},
                                       std::pair{"--checkpoint-dir", !o.checkpoint_dir.empty()},
                                       std::pair{"--resume", !o.resume_dir.empty()}})
       if (given)
-        throw InputError(fmt::format("{} with a pipelined layout ({}): the engine evaluates and checkpoints "
-                                     "layouts without stages or micro-batches only",
+        throw InputError(fmt::format("{} with layout {}: the engine evaluates and checkpoints layouts without "
+                                     "stages, micro-batches or a vocabulary-parallel head only",
                                      flag, to_string(o.run.layout)));
   check_memory(o.run, "the run");
   check_memorization(o);

@@ -52,16 +52,18 @@ void validate_run(const RunConfig& run, int world_size) {
     // The engine's stages run the 4D step's LM head (every vocabulary row on every Y rank); the
     // vocabulary-parallel head that stages with Gy > 1 run, sequence parallelism and the
     // distributed optimizer are priced by the simulator only.
-    if (l.y > 1 || l.sequence_parallel || l.zero_stage != 0)
-      problems.push_back(fmt::format("layout {}: the engine runs pipeline stages with Gy = tp = 1, without sp or "
-                                     "zero; this layout is priced by the simulator (weakscale plan --layout)",
-                                     to_string(l)));
     const std::string pipeline = pipeline_problem(m, Batch{run.batch_sequences}, l);
     if (!pipeline.empty()) problems.push_back(fmt::format("layout {}: {}", to_string(l), pipeline));
-  } else if (l.strategy != Strategy::four_d)
-    problems.push_back(fmt::format("layout {}: the engine runs the 4D step, whose LM head is not split over the "
-                                   "vocabulary; this layout is priced by the simulator (weakscale plan --layout), "
-                                   "and without tp it runs as its 4D layout",
+  }
+  if (l.vocabulary_parallel() && m.vocabulary % l.y != 0)
+    problems.push_back(fmt::format("--vocab {} is not divisible by Gy = tp = {} (layout {} splits the vocabulary)",
+                                   m.vocabulary, l.y, to_string(l)));
+  // The engine has neither the distributed optimizer nor sequence parallelism (with tp = 1 sp is no
+  // split at all).
+  if (l.zero_stage != 0 || (l.sequence_parallel && l.y > 1))
+    problems.push_back(fmt::format("layout {}: the engine runs neither the distributed optimizer (zero) nor "
+                                   "sequence parallelism (sp); this layout is priced by the simulator (weakscale "
+                                   "plan --layout)",
                                    to_string(l)));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).

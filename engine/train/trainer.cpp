@@ -125,10 +125,11 @@ void Trainer<T>::compute(const StepOp& op) {
       optimizer_.step(store, clip_factor(norm_, run_.optimizer.clip_norm));
       break;
     case StepTask::cross_entropy_forward:
+    case StepTask::cross_entropy_backward:
       model_.compute(op);
-      // The loss and the number of supervised targets, summed over data x Z in one call.
+      // The model's loss over the micro-batches so far (a vocabulary-parallel loss is formed in
+      // backward, once its sums over Y are in).
       sums_[0] = model_.loss_sum();
-      sums_[1] = static_cast<double>(supervised_);
       break;
     default:
       model_.compute(op);
@@ -143,6 +144,7 @@ CollectiveBuffers<T> Trainer<T>::buffers(const StepOp& op) {
       return {nullptr, bucket.buffer.data(), bucket.buffer.size()};
     }
     case StepTask::loss_sum:
+      // The loss and the supervised targets, summed over data x Z in one call.
       return {nullptr, nullptr, 2, sums_};
     case StepTask::gradient_norm_sum:
       return {nullptr, nullptr, 1, &square_};

@@ -160,15 +160,30 @@ static std::string part_bars(std::string_view block, std::string_view compute_ti
       block, compute_title, skew_title);
 }
 
+// Whether the study ranks other strategies than 4D (pipelined layouts among them): its figures add
+// the pipeline's parts, the bubble and the wait for stage transfers.
+static bool ranks_pipelines(const StudyResult& result) {
+  return !result.spec.points.empty() && result.spec.points.front().strategies != std::vector<Strategy>{Strategy::four_d};
+}
+
+// Bars for the pipeline's parts in columns `bubble` and `bubble` + 1 of the same data block.
+static std::string pipeline_bars(const StudyResult& result, int bubble) {
+  if (!ranks_pipelines(result)) return {};
+  return fmt::format(", \\\n     '' using {} lc rgb \"#ccb974\" title \"pipeline bubble\", \\\n"
+                     "     '' using {} lc rgb \"#64b5cd\" title \"waiting for stage transfers\"",
+                     bubble, bubble + 1);
+}
+
 std::string breakdown_plot_script(const StudyResult& result) {
   const auto rows = feasible_rows(result);
   std::string s = "$steps << EOD\n";
   for (const auto* row : rows) {
     const auto& b = row->best.step;
-    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
+    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
                      gnuplot_string(row->point.model.name), gnuplot_string(to_string(row->best.layout)),
                      b.compute.seconds(), b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(),
-                     b.exposed_data.seconds(), b.skew.seconds());
+                     b.exposed_data.seconds(), b.skew.seconds(), (b.pipeline - b.pipeline_transfer).seconds(),
+                     b.pipeline_transfer.seconds());
   }
   s += "EOD\n";
   s += fmt::format(
@@ -185,9 +200,9 @@ std::string breakdown_plot_script(const StudyResult& result) {
       "set grid ytics lc rgb \"#d0d0d0\"\n"
       "set key top left box opaque reverse Left\n"
       "set xtics nomirror\n"
-      "plot {}\n",
+      "plot {}{}\n",
       gnuplot_string(figure_title(result, "step-time breakdown of the best layout")), rows.size(),
-      part_bars("$steps", "compute", "skew (slowest device and member)"));
+      part_bars("$steps", "compute", "skew (slowest device and member)"), pipeline_bars(result, 10));
   return s;
 }
 
@@ -199,10 +214,11 @@ std::string decomposition_plot_script(const StudyResult& result) {
   std::string s = "$terms << EOD\n";
   for (const auto* row : rows) {
     const auto& d = row->decomposition;
-    s += fmt::format("{} {} {} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f}\n", row->point.devices,
-                     gnuplot_string(row->point.model.name), gnuplot_string(to_string(row->best.layout)), 100 * d.compute,
-                     100 * d.x, 100 * d.y, 100 * d.z, 100 * d.data, 100 * d.skew, 100 * d.contention,
-                     100 * row->efficiency);
+    s += fmt::format("{} {} {} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f}\n",
+                     row->point.devices, gnuplot_string(row->point.model.name),
+                     gnuplot_string(to_string(row->best.layout)), 100 * d.compute, 100 * d.x, 100 * d.y, 100 * d.z,
+                     100 * d.data, 100 * d.skew, 100 * d.contention, 100 * row->efficiency, 100 * d.pipeline,
+                     100 * d.pipeline_transfer);
   }
   s += "EOD\n";
   s += fmt::format(
@@ -222,10 +238,10 @@ std::string decomposition_plot_script(const StudyResult& result) {
       "set key outside right top box opaque\n"
       "set xtics nomirror\n"
       "plot {}, \\\n"
-      "     '' using 10 lc rgb \"#da8bc3\" title \"contention\", \\\n"
+      "     '' using 10 lc rgb \"#da8bc3\" title \"contention\"{}, \\\n"
       "     '' using 0:11 axes x1y2 with linespoints lw 2 pt 7 lc rgb \"black\" title \"efficiency (right)\"\n",
       gnuplot_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size(),
-      part_bars("$terms", "compute efficiency", "skew and noise"));
+      part_bars("$terms", "compute efficiency", "skew and noise"), pipeline_bars(result, 12));
   return s;
 }
 

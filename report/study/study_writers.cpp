@@ -194,8 +194,17 @@ const std::vector<Column>& pipeline_columns() {
          const StepBreakdown& alone = w.best.isolated.total() > Time::zero() ? w.best.isolated : w.best.step;
          return fixed(when_feasible(w, alone.pipeline.seconds()), 6);
        }},
-      {"efficiency_from_pipeline", "part of efficiency - 1 from the pipeline's bubble and transfers (pipeline_s)",
+      {"pipeline_transfer_s", "the part of pipeline_s spent waiting for transfers between stages, seconds",
+       [](const StudyResult&, const StudyRow& w) {
+         const StepBreakdown& alone = w.best.isolated.total() > Time::zero() ? w.best.isolated : w.best.step;
+         return fixed(when_feasible(w, alone.pipeline_transfer.seconds()), 6);
+       }},
+      {"efficiency_from_bubble", "part of efficiency - 1 from the pipeline's bubble (pipeline_s - pipeline_transfer_s)",
        [](const StudyResult&, const StudyRow& w) { return fixed(when_feasible(w, w.decomposition.pipeline), 6); }},
+      {"efficiency_from_stage_transfers", "part of efficiency - 1 from waiting for stage transfers (pipeline_transfer_s)",
+       [](const StudyResult&, const StudyRow& w) {
+         return fixed(when_feasible(w, w.decomposition.pipeline_transfer), 6);
+       }},
   };
   return kColumns;
 }

@@ -25,7 +25,8 @@ StepBreakdown breakdown_of(const SimulatedStep& simulated) {
                        simulated.exposed(CommGroup::z),
                        simulated.exposed(CommGroup::data) + simulated.exposed(CommGroup::data_z),
                        simulated.skew,
-                       simulated.pipeline_bubble + simulated.pipeline_transfer};
+                       simulated.pipeline_bubble + simulated.pipeline_transfer,
+                       simulated.pipeline_transfer};
 }
 
 LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const Batch& batch, const Layout& layout,

@@ -32,6 +32,9 @@ struct StepBreakdown {
   // A pipelined layout's last stage: idle for its peers (the bubble) and waiting for transfers
   // between stages.
   Time pipeline;
+  // The part of `pipeline` spent waiting for stage transfers (the rest is the bubble); not added
+  // again in total().
+  Time pipeline_transfer;
   Time total() const { return compute + exposed_x + exposed_y + exposed_z + exposed_data + skew + pipeline; }
 };
 

@@ -36,7 +36,7 @@ std::vector<double> series_efficiency(const StudySpec& spec, const std::vector<c
 // The step's parts: computation, per-group exposed communication and skew of the collectives
 // alone (the isolated step when the flow network priced it), and the contention on top.
 struct StepParts {
-  double step = 0, compute = 0, x = 0, y = 0, z = 0, data = 0, skew = 0, contention = 0, pipeline = 0;
+  double step = 0, compute = 0, x = 0, y = 0, z = 0, data = 0, skew = 0, contention = 0, bubble = 0, transfers = 0;
 };
 
 StepParts step_parts(const LayoutEstimate& e) {
@@ -49,7 +49,8 @@ StepParts step_parts(const LayoutEstimate& e) {
   p.z = alone.exposed_z.seconds();
   p.data = alone.exposed_data.seconds();
   p.skew = alone.skew.seconds();
-  p.pipeline = alone.pipeline.seconds();
+  p.bubble = (alone.pipeline - alone.pipeline_transfer).seconds();
+  p.transfers = alone.pipeline_transfer.seconds();
   p.contention = p.step - alone.total().seconds();
   return p;
 }
@@ -71,7 +72,8 @@ EfficiencyDecomposition decompose(const LayoutEstimate& point, const LayoutEstim
   d.data = term(a.data, b.data);
   d.skew = term(a.skew, b.skew);
   d.contention = term(a.contention, b.contention);
-  d.pipeline = term(a.pipeline, b.pipeline);
+  d.pipeline = term(a.bubble, b.bubble);
+  d.pipeline_transfer = term(a.transfers, b.transfers);
   return d;
 }
 

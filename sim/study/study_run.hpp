@@ -37,8 +37,9 @@ struct Band {
 struct EfficiencyDecomposition {
   double compute_efficiency = 1.0;
   double compute = 0, x = 0, y = 0, z = 0, data = 0, skew = 0, contention = 0;
-  double pipeline = 0;  // the last stage idle for its peers or waiting for transfers (pipelined layouts)
-  double sum() const { return compute + x + y + z + data + skew + contention + pipeline; }
+  // Pipelined layouts: the last stage idle for its peers (the bubble), and waiting for stage transfers.
+  double pipeline = 0, pipeline_transfer = 0;
+  double sum() const { return compute + x + y + z + data + skew + contention + pipeline + pipeline_transfer; }
 };
 
 struct StudyRow {

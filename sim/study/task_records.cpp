@@ -26,9 +26,10 @@ Json estimate_json(const LayoutEstimate& e) {
   const auto& m = e.memory;
   const Layout& l = e.layout;
   return Json{{"layout", {l.data, l.x, l.y, l.z, l.pipeline, l.virtual_stages, l.micro_batches}},
+              {"layout_text", to_string(l)},  // with the strategy, sp and zero the array lacks
               {"step_ps",
                {s.compute.ps(), s.exposed_x.ps(), s.exposed_y.ps(), s.exposed_z.ps(), s.exposed_data.ps(), s.skew.ps(),
-                s.pipeline.ps()}},
+                s.pipeline.ps(), s.pipeline_transfer.ps()}},
               {"memory_bytes",
                {m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.buffers_bytes}},
               {"flops", {e.hardware_flops, e.model_flops, e.sustained_flops_per_s}},
@@ -38,7 +39,7 @@ Json estimate_json(const LayoutEstimate& e) {
               {"isolated_ps",
                {e.isolated.compute.ps(), e.isolated.exposed_x.ps(), e.isolated.exposed_y.ps(),
                 e.isolated.exposed_z.ps(), e.isolated.exposed_data.ps(), e.isolated.skew.ps(),
-                e.isolated.pipeline.ps()}}};
+                e.isolated.pipeline.ps(), e.isolated.pipeline_transfer.ps()}}};
 }
 
 LayoutEstimate estimate_from_json(const Json& j) {
@@ -46,9 +47,17 @@ LayoutEstimate estimate_from_json(const Json& j) {
   const auto& l = j.at("layout");
   e.layout = Layout{l.at(0).get<int>(), l.at(1).get<int>(), l.at(2).get<int>(), l.at(3).get<int>(),
                     l.at(4).get<int>(), l.at(5).get<int>(), l.at(6).get<int>()};
+  if (j.contains("layout_text")) {
+    const auto parsed = parse_layout(j.at("layout_text").get<std::string>());
+    if (!parsed) throw std::runtime_error("a task record's layout_text is not a layout");
+    e.layout = *parsed;
+  }
   const auto& s = j.at("step_ps");
   auto ps = [&](std::size_t i) { return Time::from_ps(s.at(i).get<std::int64_t>()); };
-  e.step = StepBreakdown{ps(0), ps(1), ps(2), ps(3), ps(4), ps(5), ps(6)};
+  auto optional_ps = [&](const Json& a, std::size_t i) {
+    return a.size() > i ? Time::from_ps(a.at(i).get<std::int64_t>()) : Time::zero();
+  };
+  e.step = StepBreakdown{ps(0), ps(1), ps(2), ps(3), ps(4), ps(5), ps(6), optional_ps(s, 7)};
   const auto& m = j.at("memory_bytes");
   e.memory = MemoryEstimate{m.at(0).get<Bytes>(), m.at(1).get<Bytes>(), m.at(2).get<Bytes>(), m.at(3).get<Bytes>(),
                             m.at(4).get<Bytes>()};
@@ -63,7 +72,8 @@ LayoutEstimate estimate_from_json(const Json& j) {
   e.analytic_step = Time::from_ps(j.at("analytic_step_ps").get<std::int64_t>());
   const auto& iso = j.at("isolated_ps");
   auto iso_ps = [&](std::size_t i) { return Time::from_ps(iso.at(i).get<std::int64_t>()); };
-  e.isolated = StepBreakdown{iso_ps(0), iso_ps(1), iso_ps(2), iso_ps(3), iso_ps(4), iso_ps(5), iso_ps(6)};
+  e.isolated =
+      StepBreakdown{iso_ps(0), iso_ps(1), iso_ps(2), iso_ps(3), iso_ps(4), iso_ps(5), iso_ps(6), optional_ps(iso, 7)};
   return e;
 }
 

@@ -2,6 +2,7 @@
 // (validate_run): the layouts a multi-rank test sweeps.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "engine/train/run_config.hpp"
@@ -44,6 +45,29 @@ inline std::vector<Layout> pipeline_layouts(int ranks, int layers) {
         out.push_back(l);
       }
   }
+  return out;
+}
+
+// Layouts of the other strategies whose LM head splits the vocabulary over tp (Gy): Megatron-LM's
+// tp x pp x dp (tp = 2 or 4; without stages, with 2 stages under 1F1B and interleaved) and FSDP /
+// HSDP with tp (dp_shard, and dp_replicate x dp_shard), for `ranks` ranks; stages need `layers`
+// blocks per chunk. A model whose heads do not split over a tp is the caller's to skip.
+inline std::vector<Layout> vocabulary_parallel_layouts(int ranks, int layers) {
+  std::vector<std::string> spellings;
+  for (int tp : {2, 4}) {
+    if (ranks % tp != 0) continue;
+    const int rest = ranks / tp;
+    spellings.push_back("tp=" + std::to_string(tp) + ",dp=" + std::to_string(rest));
+    if (rest % 2 == 0) {
+      const std::string dp = std::to_string(rest / 2);
+      spellings.push_back("tp=" + std::to_string(tp) + ",pp=2,dp=" + dp + ",mb=4");
+      if (layers >= 4) spellings.push_back("tp=" + std::to_string(tp) + ",pp=2,vpp=2,dp=" + dp + ",mb=2");
+      spellings.push_back("dp_shard=" + std::to_string(rest / 2) + ",dp_replicate=2,tp=" + std::to_string(tp));
+    }
+    spellings.push_back("dp_shard=" + std::to_string(rest) + ",tp=" + std::to_string(tp));
+  }
+  std::vector<Layout> out;
+  for (const std::string& text : spellings) out.push_back(*parse_layout(text));
   return out;
 }
 

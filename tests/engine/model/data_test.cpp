@@ -89,12 +89,15 @@ TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
 }
 
 // The engine runs the 4D step: pipelined layouts and a vocabulary split over tp are the simulator's.
-TEST(ValidateRun, AcceptsPipelineStagesAndMicroBatches) {
+TEST(ValidateRun, AcceptsPipelinesAndVocabularyParallelHeads) {
   RunConfig run = valid_run();
-  for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "1x1x1x1/pp=2,mb=1", "tp=1,pp=2,dp=1,mb=4"}) {
+  for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "1x1x1x1/pp=2,mb=1", "tp=1,pp=2,dp=1,mb=4",
+                           "tp=2,dp=1", "dp_shard=1,tp=2"}) {
     run.layout = *parse_layout(text);
     EXPECT_NO_THROW(validate_run(run, 2)) << text;
   }
+  run.layout = *parse_layout("tp=2,pp=2,dp=1,mb=2");  // stages with a vocabulary-parallel head
+  EXPECT_NO_THROW(validate_run(run, 4));
   run.model.layers = 4;
   run.layout = *parse_layout("1x1x1x1/pp=2,vpp=2,mb=2");
   EXPECT_NO_THROW(validate_run(run, 2));
@@ -105,11 +108,11 @@ TEST(ValidateRun, AcceptsPipelineStagesAndMicroBatches) {
 TEST(ValidateRun, RefusesPipelinesItCannotRunNamingTheRule) {
   RunConfig run = valid_run();
   const std::pair<const char*, const char*> cases[] = {
-      {"tp=2,dp=1", "weakscale plan --layout"},                       // vocabulary-parallel head
-      {"tp=2,pp=1,dp=1,mb=2", "Gy = tp = 1"},                         // ... with micro-batches
       {"1x1x1x1/pp=2,vpp=2,mb=2", "fewer than pp*vpp=4"},             // 2 layers, 4 chunks
       {"1x1x1x1/pp=2,mb=3", "not divisible by Gdata*Gz*mb=3"},        // batch 4
       {"1x1x1x2/pp=1,mb=2", "Gz=2 (weights sharded over Z)"},
+      {"tp=1,dp=2,zero=1", "distributed optimizer (zero)"},  // its 4D form keeps zero=1
+      {"tp=1,pp=2,dp=1,mb=2,zero=1", "distributed optimizer (zero)"},
   };
   for (const auto& [text, rule] : cases) {
     run.layout = *parse_layout(text);
@@ -122,6 +125,18 @@ TEST(ValidateRun, RefusesPipelinesItCannotRunNamingTheRule) {
       EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
     }
   }
+  run.model.vocabulary = 33;  // split over tp = 2
+  for (const char* text : {"tp=2,dp=1", "tp=2,pp=2,dp=1,mb=2", "dp_shard=1,tp=2"}) {
+    run.layout = *parse_layout(text);
+    try {
+      validate_run(run, run.layout.devices());
+      FAIL() << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--vocab 33 is not divisible by Gy = tp = 2"), std::string::npos)
+          << e.what();
+    }
+  }
+  run = valid_run();
   run.model.layers = 4;
   run.layout = *parse_layout("1x1x1x1/pp=2,vpp=2,mb=3");
   EXPECT_THROW(validate_run(run, 2), InputError);  // interleaving needs mb in groups of pp

@@ -132,5 +132,33 @@ TEST(PipelineLayouts, FiveStepsMatchTheSerialRunInFloat) {
     }
 }
 
+// Megatron-LM's tp x pp x dp and FSDP / HSDP with tp: the vocabulary-parallel embedding, LM head
+// and loss (row maxima and sums over Y) with and without stages; the Llama where its 2 K/V heads
+// split over the tp.
+TEST(VocabularyParallelLayouts, FiveStepsMatchTheSerialRun) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const auto all = vocabulary_parallel_layouts(ranks, kLayers);
+  if (ranks >= 2) {
+    ASSERT_FALSE(all.empty());
+  }
+  for (const Layout& layout : all)
+    for (const Variant& v : {Variant{false, true, false, {}}, Variant{false, false, true, GoldfishOptions{2, 2}},
+                             Variant{true, true, false, {}}}) {
+      try {
+        validate_run(pipeline_run(layout, v), ranks);
+      } catch (const InputError&) {
+        continue;  // the Llama's 2 K/V heads over tp = 4
+      }
+      const Differences d = compare_with_serial<double>(layout, v);
+      EXPECT_LE(d.loss, 1e-9) << describe(layout, v);
+      EXPECT_LE(d.norm, 1e-9) << describe(layout, v);
+      EXPECT_LE(d.parameters, 1e-9) << describe(layout, v) << " " << d.worst_tensor;
+      EXPECT_EQ(d.missing, 0) << describe(layout, v);
+      const Differences f = compare_with_serial<float>(layout, v);
+      EXPECT_LE(f.loss, 1e-5) << describe(layout, v);
+    }
+}
+
 }  // namespace
 }  // namespace ws
