@@ -68,6 +68,9 @@ Differences compare_with_serial(const Layout& layout, const Variant& v) {
   Differences d;
   for (int s = 0; s < 5; ++s) {
     const StepResult p = parallel.step(), q = serial.step();
+    // A loss of zero would make every difference zero: both are cross-entropies of random tokens.
+    EXPECT_GT(q.loss, 1.0) << describe(layout, v);
+    EXPECT_GT(p.loss, 1.0) << describe(layout, v);
     d.loss = std::max(d.loss, std::fabs(p.loss - q.loss) / std::fabs(q.loss));
     d.norm = std::max(d.norm, std::fabs(p.grad_norm - q.grad_norm) / q.grad_norm);
   }
