@@ -51,7 +51,6 @@ ComparedStudy read_study_json(const std::filesystem::path& path) {
   const auto rows = json.find("rows");
   if (rows == json.end() || !rows->is_array())
     throw InputError(InputLocation{file, 0, "rows"}, "(missing)", "an array of the study's points");
-  std::string strategy;
   for (std::size_t i = 0; i < rows->size(); ++i) {
     const Json& row = (*rows)[i];
     const std::string where = fmt::format("rows[{}].", i);
@@ -68,10 +67,17 @@ ComparedStudy read_study_json(const std::filesystem::path& path) {
     if (!(p.step_s > 0) || p.devices < 1)
       throw InputError(InputLocation{file, 0, where + "step_s"}, fmt::format("{}", p.step_s),
                        "a positive step time on at least one device");
-    if (row.contains("strategy") && row.at("strategy").is_string()) strategy = row.at("strategy").get<std::string>();
     s.points.push_back(std::move(p));
   }
-  s.label = strategy.empty() ? s.name : strategy_words(strategy);
+  // A study's JSON names its strategies where it ranks more than the 4D layouts.
+  const auto strategies = json.find("strategies");
+  if (strategies == json.end()) {
+    s.label = strategy_words("4d");
+  } else if (strategies->is_array() && strategies->size() == 1 && strategies->front().is_string()) {
+    s.label = strategy_words(strategies->front().get<std::string>());
+  } else {
+    s.label = s.name;  // several strategies: the study's own name
+  }
   return s;
 }
 

@@ -25,7 +25,7 @@ struct ComparedStudy {
   std::string file;
   std::string name;      // the study's name
   std::string machine;
-  std::string label;     // the strategy in words ("Megatron-LM"), or the study's name
+  std::string label;     // its one strategy in words ("4D" where it names none), or the study's name
   std::vector<ComparedPoint> points;
 };
 

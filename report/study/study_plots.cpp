@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
 #include <string_view>
 
 #include "sim/study/uncertainty.hpp"
@@ -147,17 +149,33 @@ std::string efficiency_plot_script(const StudyResult& result) {
 }
 
 // The bars both per-point figures share: columns 4-9 of the data block `block` (compute, exposed X,
-// Y, Z, data, skew), each point labelled with its devices, model and layout.
-static std::string part_bars(std::string_view block, std::string_view compute_title, std::string_view skew_title) {
+// Y, Z, data, skew), each point labelled with its devices, model and layout (its layout in two
+// lines: column 3 and column `layout_tail`, layout_lines()).
+static std::string part_bars(std::string_view block, std::string_view compute_title, std::string_view skew_title,
+                             int layout_tail) {
   return fmt::format(
-      "{} using 4:xtic(sprintf(\"%d\\n%s\\n%s\", $1, strcol(2), strcol(3))) lc rgb \"#4c72b0\" "
+      "{} using 4:xtic(sprintf(\"%d\\n%s\\n%s\\n%s\", $1, strcol(2), strcol(3), strcol({}))) lc rgb \"#4c72b0\" "
       "title \"{}\", \\\n"
       "     '' using 5 lc rgb \"#dd8452\" title \"exposed X\", \\\n"
       "     '' using 6 lc rgb \"#55a868\" title \"exposed Y\", \\\n"
       "     '' using 7 lc rgb \"#c44e52\" title \"exposed Z\", \\\n"
       "     '' using 8 lc rgb \"#8172b3\" title \"exposed data\", \\\n"
       "     '' using 9 lc rgb \"#937860\" title \"{}\"",
-      block, compute_title, skew_title);
+      block, layout_tail, compute_title, skew_title);
+}
+
+// A layout's tic label in two lines (Megatron-LM's spellings run to 40 characters): split at the
+// comma nearest its middle; short ones keep one line and an empty second.
+static std::pair<std::string, std::string> layout_lines(const Layout& layout) {
+  const std::string text = to_string(layout);
+  if (text.size() <= 16) return {text, " "};
+  std::size_t best = std::string::npos;
+  for (std::size_t i = text.find(','); i != std::string::npos; i = text.find(',', i + 1))
+    if (best == std::string::npos || std::abs(static_cast<long>(i) - static_cast<long>(text.size() / 2)) <
+                                         std::abs(static_cast<long>(best) - static_cast<long>(text.size() / 2)))
+      best = i;
+  if (best == std::string::npos) return {text, " "};
+  return {text.substr(0, best + 1), text.substr(best + 1)};
 }
 
 // Whether the study ranks other strategies than 4D (pipelined layouts among them): its figures add
@@ -179,11 +197,12 @@ std::string breakdown_plot_script(const StudyResult& result) {
   std::string s = "$steps << EOD\n";
   for (const auto* row : rows) {
     const auto& b = row->best.step;
-    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", row->point.devices,
-                     gnuplot_string(row->point.model.name), gnuplot_string(to_string(row->best.layout)),
-                     b.compute.seconds(), b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(),
-                     b.exposed_data.seconds(), b.skew.seconds(), (b.pipeline - b.pipeline_transfer).seconds(),
-                     b.pipeline_transfer.seconds());
+    const auto [head, tail] = layout_lines(row->best.layout);
+    s += fmt::format("{} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {}\n", row->point.devices,
+                     gnuplot_string(row->point.model.name), gnuplot_string(head), b.compute.seconds(),
+                     b.exposed_x.seconds(), b.exposed_y.seconds(), b.exposed_z.seconds(), b.exposed_data.seconds(),
+                     b.skew.seconds(), (b.pipeline - b.pipeline_transfer).seconds(), b.pipeline_transfer.seconds(),
+                     gnuplot_string(tail));
   }
   s += "EOD\n";
   s += fmt::format(
@@ -193,8 +212,8 @@ std::string breakdown_plot_script(const StudyResult& result) {
       "set style fill solid 0.85 border -1\n"
       "set boxwidth 0.6\n"
       "set xrange [-0.6:{} - 0.4]\n"
-      "set bmargin 7\n"
-      "set xlabel \"devices, model and best layout (Gdata x Gx x Gy x Gz)\" offset 0,-1.8\n"
+      "set bmargin 8\n"
+      "set xlabel \"devices, model and best layout\" offset 0,-2.6\n"
       "set ylabel \"time per training step (s)\"\n"
       "set yrange [0:*]\n"
       "set grid ytics lc rgb \"#d0d0d0\"\n"
@@ -202,7 +221,7 @@ std::string breakdown_plot_script(const StudyResult& result) {
       "set xtics nomirror\n"
       "plot {}{}\n",
       gnuplot_string(figure_title(result, "step-time breakdown of the best layout")), rows.size(),
-      part_bars("$steps", "compute", "skew (slowest device and member)"), pipeline_bars(result, 10));
+      part_bars("$steps", "compute", "skew (slowest device and member)", 12), pipeline_bars(result, 10));
   return s;
 }
 
@@ -214,11 +233,11 @@ std::string decomposition_plot_script(const StudyResult& result) {
   std::string s = "$terms << EOD\n";
   for (const auto* row : rows) {
     const auto& d = row->decomposition;
-    s += fmt::format("{} {} {} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f}\n",
-                     row->point.devices, gnuplot_string(row->point.model.name),
-                     gnuplot_string(to_string(row->best.layout)), 100 * d.compute, 100 * d.x, 100 * d.y, 100 * d.z,
-                     100 * d.data, 100 * d.skew, 100 * d.contention, 100 * row->efficiency, 100 * d.pipeline,
-                     100 * d.pipeline_transfer);
+    const auto [head, tail] = layout_lines(row->best.layout);
+    s += fmt::format("{} {} {} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {}\n",
+                     row->point.devices, gnuplot_string(row->point.model.name), gnuplot_string(head), 100 * d.compute,
+                     100 * d.x, 100 * d.y, 100 * d.z, 100 * d.data, 100 * d.skew, 100 * d.contention,
+                     100 * row->efficiency, 100 * d.pipeline, 100 * d.pipeline_transfer, gnuplot_string(tail));
   }
   s += "EOD\n";
   s += fmt::format(
@@ -227,8 +246,8 @@ std::string decomposition_plot_script(const StudyResult& result) {
       "set style histogram clustered gap 1.5\n"
       "set style fill solid 0.85 border -1\n"
       "set xrange [-0.6:{} - 0.4]\n"
-      "set bmargin 7\n"
-      "set xlabel \"devices, model and best layout (Gdata x Gx x Gy x Gz)\" offset 0,-1.8\n"
+      "set bmargin 8\n"
+      "set xlabel \"devices, model and best layout\" offset 0,-2.6\n"
       "set ylabel \"gain (+) or loss (-) vs the first point (% points)\"\n"
       "set y2label \"weak-scaling efficiency (%)\"\n"
       "set y2tics\n"
@@ -241,7 +260,7 @@ std::string decomposition_plot_script(const StudyResult& result) {
       "     '' using 10 lc rgb \"#da8bc3\" title \"contention\"{}, \\\n"
       "     '' using 0:11 axes x1y2 with linespoints lw 2 pt 7 lc rgb \"black\" title \"efficiency (right)\"\n",
       gnuplot_string(figure_title(result, "where the weak-scaling efficiency goes")), rows.size(),
-      part_bars("$terms", "compute efficiency", "skew and noise"), pipeline_bars(result, 12));
+      part_bars("$terms", "compute efficiency", "skew and noise", 14), pipeline_bars(result, 12));
   return s;
 }
 
