@@ -653,6 +653,7 @@ class ScheduleBuilder {
       untraced(StepTask::gradient_pack, label("dp.pack.", to_string(group)), 2.0 * as_double(elements) * e_);
       ops_.back().group = group;
       ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
+      elements = zero_bucket(elements, group);
       data_parallel_.push_back(issue(StepTask::gradient_sum,
                                      zero1() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce, group,
                                      elements_bytes(elements)));
@@ -702,6 +703,13 @@ class ScheduleBuilder {
   // Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered over the data-parallel
   // group, each rank updating its shard.
   bool zero1() const { return layout_.zero_stage >= 1 && layout_.data > 1; }
+  // A bucket's elements as the distributed optimizer holds them: padded to a multiple of the
+  // group's ranks, so that each holds an equal shard (Megatron-LM pads its buckets likewise).
+  long long zero_bucket(long long elements, CommGroup group) const {
+    if (!zero1()) return elements;
+    const long long ranks = group_size(layout_, group);
+    return (elements + ranks - 1) / ranks * ranks;
+  }
 
   // Megatron-LM's --overlap-param-gather (with the distributed optimizer and the overlapped gradient
   // reduction): the parameters an update leaves sharded are all-gathered bucket by bucket during the
@@ -719,8 +727,10 @@ class ScheduleBuilder {
         long long elements = 0;
         for (std::size_t t = range.first; t < range.last; ++t)
           if (owned_[t] && tensors_[t].z_sharded == (group == CommGroup::data)) elements += tensors_[t].elements;
-        if (elements > 0)
-          param_gathers_[key].push_back(issue(StepTask::adamw, CollectiveOp::all_gather, group, elements_bytes(elements)));
+        if (elements == 0) continue;
+        param_gathers_[key].push_back(
+            issue(StepTask::adamw, CollectiveOp::all_gather, group, elements_bytes(zero_bucket(elements, group))));
+        ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
       }
     };
     gather(kLeadingBucket, leading_range());

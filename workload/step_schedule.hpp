@@ -145,7 +145,8 @@ struct StepOp {
   // Where the engine runs it: the task, the transformer block (-1: outside the blocks), the layer
   // within the block (FC layers 0 qkv, 1 proj, 2 up, 3 down; layer norms 0 ln1, 1 ln2; -1 else),
   // whether it belongs to a block forward rerun in backward (--recompute), and for gradient
-  // buckets the range [first_tensor, last_tensor) of rank_tensors() they pack.
+  // buckets (and the distributed optimizer's parameter all-gathers issued ahead of forward) the
+  // range [first_tensor, last_tensor) of rank_tensors() they pack.
   StepTask task = StepTask::load_batch;
   int block = -1;
   int layer = -1;

@@ -38,6 +38,7 @@ void ScheduleRunner<T>::run(const StepSchedule& schedule, OpHandler<T>& handler)
         break;
       case StepOpKind::wait:
         requests_[op.partner].wait();
+        handler.completed(op);
         break;
       case StepOpKind::send:
       case StepOpKind::receive:
@@ -84,6 +85,7 @@ void ScheduleRunner<T>::collective(const StepOp& op, std::size_t index, int elem
       break;
   }
   requests_[index] = std::move(request);
+  if (op.blocking) handler.completed(op);
   // Open MPI advances non-blocking collectives only inside library calls: the data-parallel
   // buckets issued at a block boundary give every collective in flight a poke.
   if (op.task == StepTask::gradient_sum) grid_.timeline().progress();

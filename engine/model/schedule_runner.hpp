@@ -35,6 +35,9 @@ class OpHandler {
  public:
   virtual void compute(const StepOp& op) = 0;
   virtual CollectiveBuffers<T> buffers(const StepOp& op) = 0;
+  // After a blocking collective has returned, or a wait completed its request: what arrived may be
+  // put where it belongs (the distributed optimizer's gathered parameters).
+  virtual void completed(const StepOp& /*op*/) {}
 
  protected:
   ~OpHandler() = default;

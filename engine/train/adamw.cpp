@@ -33,6 +33,16 @@ AdamW<T>::AdamW(const AdamWConfig& config, std::size_t parameters)
 
 template <class T>
 void AdamW<T>::step(ParameterStore<T>& store, double grad_scale) {
+  std::vector<AdamWSegment<T>> segments;
+  segments.reserve(store.tensors().size());
+  for (const TensorInfo& info : store.tensors())
+    segments.push_back(AdamWSegment<T>{store.value(info.tensor), store.grad(info.tensor), info.tensor.offset,
+                                       info.tensor.size, info.weight_decay});
+  step(segments, grad_scale);
+}
+
+template <class T>
+void AdamW<T>::step(const std::vector<AdamWSegment<T>>& segments, double grad_scale) {
   ++step_;
   // Per-step constants in double, per-element arithmetic in T: a plain loop the compiler
   // vectorises (the optimizer touches every parameter each step, so it shows at small batches).
@@ -44,13 +54,13 @@ void AdamW<T>::step(ParameterStore<T>& store, double grad_scale) {
   const T inverse_correction2 = static_cast<T>(1.0 / correction2);
   const T epsilon = static_cast<T>(config_.epsilon);
   const T scale = static_cast<T>(grad_scale);
-  for (const TensorInfo& info : store.tensors()) {
-    T* __restrict p = store.value(info.tensor);
-    const T* __restrict g = store.grad(info.tensor);
-    T* __restrict m = m_.data() + info.tensor.offset;
-    T* __restrict v = v_.data() + info.tensor.offset;
-    const T decay = static_cast<T>(config_.learning_rate * (info.weight_decay ? config_.weight_decay : 0.0));
-    for (std::size_t i = 0; i < info.tensor.size; ++i) {
+  for (const AdamWSegment<T>& s : segments) {
+    T* __restrict p = s.value;
+    const T* __restrict g = s.grad;
+    T* __restrict m = m_.data() + s.moments;
+    T* __restrict v = v_.data() + s.moments;
+    const T decay = static_cast<T>(config_.learning_rate * (s.weight_decay ? config_.weight_decay : 0.0));
+    for (std::size_t i = 0; i < s.size; ++i) {
       const T grad = g[i] * scale;
       m[i] = b1 * m[i] + one_minus_b1 * grad;
       v[i] = b2 * v[i] + one_minus_b2 * grad * grad;

@@ -21,12 +21,25 @@ double gradient_square_share(const ParameterStore<T>& store);
 template <class T>
 void scale_gradients(ParameterStore<T>& store, T factor);
 
+// A run of parameters AdamW updates in place, with their gradients and where their moments are.
+template <class T>
+struct AdamWSegment {
+  T* value = nullptr;
+  const T* grad = nullptr;
+  std::size_t moments = 0;  // offset of the run's first and second moments
+  std::size_t size = 0;
+  bool weight_decay = false;
+};
+
 template <class T>
 class AdamW {
  public:
+  // `parameters`: the elements it updates (the store's, or a distributed optimizer's shard).
   AdamW(const AdamWConfig& config, std::size_t parameters);
   // One update; gradients are multiplied by `grad_scale` first (the clipping factor).
   void step(ParameterStore<T>& store, double grad_scale);
+  // One update of the segments (their moments within this optimizer's).
+  void step(const std::vector<AdamWSegment<T>>& segments, double grad_scale);
   long long steps() const { return step_; }
   // First and second moments, element for element with the parameter store (for checkpoints).
   std::vector<T>& first_moment() { return m_; }

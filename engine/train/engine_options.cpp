@@ -358,19 +358,16 @@ RunInputs validate_engine_options(EngineOptions& o, int ranks) {
     throw InputError("--layout " + quote_for_message(o.layout_text) +
                      ": expected DxXxYxZ with positive integers");
   o.run.layout = *layout;
-  // An FSDP / HSDP layout without tensor parallelism is its 4D layout (Gdata x 1 x 1 x Gz) step for step.
-  if (layout->strategy != Strategy::four_d && layout->y == 1 && !layout->pipelined())
-    o.run.layout.strategy = Strategy::four_d;
   validate_run(o.run, ranks);
   // Evaluation runs the model's own passes (with every vocabulary row on every rank), and checkpoints
   // hold a whole model per rank group.
-  if (o.run.layout.pipelined() || o.run.layout.vocabulary_parallel())
+  if (o.run.layout.pipelined() || o.run.layout.vocabulary_parallel() || o.run.layout.zero_stage != 0)
     for (const auto& [flag, given] : {std::pair{"--eval-memorization", !o.eval_file.empty()},
                                       std::pair{"--checkpoint-dir", !o.checkpoint_dir.empty()},
                                       std::pair{"--resume", !o.resume_dir.empty()}})
       if (given)
         throw InputError(fmt::format("{} with layout {}: the engine evaluates and checkpoints layouts without "
-                                     "stages, micro-batches or a vocabulary-parallel head only",
+                                     "stages, micro-batches, a vocabulary-parallel head or the distributed optimizer only",
                                      flag, to_string(o.run.layout)));
   check_memory(o.run, "the run");
   check_memorization(o);

@@ -58,13 +58,21 @@ void validate_run(const RunConfig& run, int world_size) {
   if (l.vocabulary_parallel() && m.vocabulary % l.y != 0)
     problems.push_back(fmt::format("--vocab {} is not divisible by Gy = tp = {} (layout {} splits the vocabulary)",
                                    m.vocabulary, l.y, to_string(l)));
-  // The engine has neither the distributed optimizer nor sequence parallelism (with tp = 1 sp is no
-  // split at all).
-  if (l.zero_stage != 0 || (l.sequence_parallel && l.y > 1))
-    problems.push_back(fmt::format("layout {}: the engine runs neither the distributed optimizer (zero) nor "
-                                   "sequence parallelism (sp); this layout is priced by the simulator (weakscale "
-                                   "plan --layout)",
+  // The engine has no sequence parallelism (with tp = 1 sp splits nothing).
+  if (l.sequence_parallel && l.y > 1)
+    problems.push_back(fmt::format("layout {}: the engine does not run sequence parallelism (sp); this layout is "
+                                   "priced by the simulator (weakscale plan --layout)",
                                    to_string(l)));
+  // The distributed optimizer's gradients are reduce-scattered before the stages exchange the tied
+  // embedding's: the engine leaves that pairing out.
+  if (l.zero_stage != 0 && l.data > 1 && l.pipeline > 1 && m.tied_embeddings)
+    problems.push_back(fmt::format("layout {}: the engine runs the distributed optimizer (zero) with pipeline "
+                                   "stages for untied embeddings only (--family llama)",
+                                   to_string(l)));
+  if (l.zero_stage != 0 && !l.pipelined() && l.strategy != Strategy::megatron)
+    problems.push_back(fmt::format("layout {}: zero={} is Megatron-LM's distributed optimizer: spell the layout "
+                                   "tp=..,dp=..,zero=1",
+                                   to_string(l), l.zero_stage));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),

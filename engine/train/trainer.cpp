@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <chrono>
 #include <ctime>
@@ -37,6 +38,7 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
                     : make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule)),
       runner_(grid) {
   model_.set_options(run.schedule);
+  zero_ = run.layout.zero_stage >= 1 && run.layout.data > 1;
   // The buckets the schedule packs: the range's tensors (of rank_tensors) that this stage holds
   // and that complete over the op's group (Z-sharded weights over data, the rest over data x Z),
   // in registration order.
@@ -47,17 +49,133 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
     const StepOp& op = schedule_.ops[i];
     if (op.task == StepTask::gradient_pack) {
       GradientBucket& bucket = buckets_.emplace_back();
+      bucket.group = op.group, bucket.first_tensor = op.first_tensor, bucket.last_tensor = op.last_tensor;
       const Replication replication = op.group == CommGroup::data ? Replication::z_sharded : Replication::replicated;
       for (std::size_t t = op.first_tensor; t < op.last_tensor; ++t) {
         const TensorInfo* info = store.find(tensors[t].name);
-        if (info != nullptr && info->replication == replication) bucket.tensors.push_back(info->tensor);
+        if (info != nullptr && info->replication == replication) bucket.tensors.push_back(info);
       }
-      std::size_t elements = 0;
-      for (const Tensor& t : bucket.tensors) elements += t.size;
-      bucket.buffer.resize(elements);
+      for (const TensorInfo* t : bucket.tensors) bucket.elements += t->tensor.size;
+      const Communicator& group = grid.group(op.group);
+      const auto ranks = static_cast<std::size_t>(group.size());
+      bucket.shard_size = zero_ ? (bucket.elements + ranks - 1) / ranks : bucket.elements;
+      bucket.shard_first = zero_ ? static_cast<std::size_t>(group.rank()) * bucket.shard_size : 0;
+      bucket.buffer.resize(zero_ ? bucket.shard_size * ranks : bucket.elements);
     }
     if (op.task == StepTask::gradient_pack || (op.task == StepTask::gradient_sum && op.kind == StepOpKind::collective))
       bucket_of_op_[i] = static_cast<int>(buckets_.size()) - 1;
+  }
+  if (!zero_) return;
+  // The parameter all-gathers issued ahead of forward (and their waits): the bucket of the same range
+  // and group.
+  for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
+    const StepOp& op = schedule_.ops[i];
+    if (op.task != StepTask::adamw || op.collective != CollectiveOp::all_gather || op.blocking) continue;
+    for (std::size_t b = 0; b < buckets_.size(); ++b)
+      if (buckets_[b].first_tensor == op.first_tensor && buckets_[b].last_tensor == op.last_tensor &&
+          buckets_[b].group == op.group)
+        bucket_of_op_[i] = static_cast<int>(b);
+  }
+  make_shards();
+}
+
+// The distributed optimizer's view of the buckets: each rank's shard of each, the runs of tensors
+// it holds (for AdamW, whose moments cover the shards only) and the weight of each of its elements
+// in the squared norm; the shards start from the initial parameters.
+template <class T>
+void Trainer<T>::make_shards() {
+  std::size_t moments = 0;
+  for (GradientBucket& b : buckets_) {
+    b.grad_shard.assign(b.shard_size, T(0));
+    b.values.assign(b.buffer.size(), T(0));
+    pack_values(b);
+    std::size_t offset = 0;
+    shard_norm_weights_.resize(moments + b.shard_size, T(0));
+    for (const TensorInfo* t : b.tensors) {
+      const std::size_t lo = std::max(offset, b.shard_first);
+      const std::size_t hi = std::min(offset + t->tensor.size, b.shard_first + b.shard_size);
+      if (lo < hi) {
+        const std::size_t at = lo - b.shard_first;
+        shard_segments_.push_back(
+            AdamWSegment<T>{b.value_shard.data() + at, b.grad_shard.data() + at, moments + at, hi - lo, t->weight_decay});
+        const T weight = t->in_norm ? T(1) / static_cast<T>(t->grid_replicas) : T(0);
+        std::fill_n(shard_norm_weights_.begin() + static_cast<long>(moments + at), hi - lo, weight);
+      }
+      offset += t->tensor.size;
+    }
+    moments += b.shard_size;
+  }
+  optimizer_ = AdamW<T>(run_.optimizer, moments);
+}
+
+// The bucket's parameters packed (values) and this rank's shard of them.
+template <class T>
+void Trainer<T>::pack_values(GradientBucket& b) {
+  const auto& store = model_.parameters();
+  T* packed = b.values.data();
+  for (const TensorInfo* t : b.tensors) packed = std::copy_n(store.value(t->tensor), t->tensor.size, packed);
+  b.value_shard.assign(b.values.begin() + static_cast<long>(b.shard_first),
+                       b.values.begin() + static_cast<long>(b.shard_first + b.shard_size));
+}
+
+template <class T>
+void Trainer<T>::unpack_values(const GradientBucket& b) {
+  auto& store = model_.parameters();
+  const T* packed = b.values.data();
+  for (const TensorInfo* t : b.tensors) {
+    std::copy_n(packed, t->tensor.size, store.value(t->tensor));
+    packed += t->tensor.size;
+  }
+}
+
+// The all-gathers of updated parameters: one per bucket issued ahead of forward, or one per group
+// of all its buckets' shards after the update (each rank's shards side by side).
+template <class T>
+CollectiveBuffers<T> Trainer<T>::gather_buffers(const StepOp& op) {
+  if (!op.blocking) {
+    GradientBucket& b = bucket_of(op);
+    return {b.value_shard.data(), b.values.data(), b.shard_size};
+  }
+  const std::size_t g = op.group == CommGroup::data ? 0 : 1;
+  std::vector<T>& send = gathered_send_[g];
+  send.clear();
+  for (const GradientBucket& b : buckets_)
+    if (b.group == op.group) send.insert(send.end(), b.value_shard.begin(), b.value_shard.end());
+  gathered_[g].resize(send.size() * static_cast<std::size_t>(grid_.group(op.group).size()));
+  return {send.data(), gathered_[g].data(), send.size()};
+}
+
+template <class T>
+void Trainer<T>::unpack_gathered(CommGroup group) {
+  const std::size_t g = group == CommGroup::data ? 0 : 1;
+  const std::size_t per_rank = gathered_send_[g].size();
+  const int ranks = grid_.group(group).size();
+  std::size_t offset = 0;
+  for (GradientBucket& b : buckets_) {
+    if (b.group != group) continue;
+    for (int r = 0; r < ranks; ++r)
+      std::copy_n(gathered_[g].begin() + static_cast<long>(static_cast<std::size_t>(r) * per_rank + offset),
+                  b.shard_size, b.values.begin() + static_cast<long>(static_cast<std::size_t>(r) * b.shard_size));
+    offset += b.shard_size;
+    unpack_values(b);
+  }
+}
+
+template <class T>
+void Trainer<T>::completed(const StepOp& op) {
+  if (!zero_ || op.task != StepTask::adamw || op.collective != CollectiveOp::all_gather) return;
+  if (op.kind == StepOpKind::wait)
+    unpack_values(bucket_of(op));
+  else
+    unpack_gathered(op.group);
+}
+
+template <class T>
+void Trainer<T>::gather_parameters() {
+  if (!zero_) return;
+  for (GradientBucket& b : buckets_) {
+    grid_.group(b.group).all_gather(b.value_shard.data(), b.values.data(), b.shard_size);
+    unpack_values(b);
   }
 }
 
@@ -102,27 +220,44 @@ void Trainer<T>::compute(const StepOp& op) {
     case StepTask::gradient_pack: {
       GradientBucket& bucket = bucket_of(op);
       T* packed = bucket.buffer.data();
-      for (const Tensor& t : bucket.tensors) packed = std::copy_n(store.grad(t), t.size, packed);
+      for (const TensorInfo* t : bucket.tensors) packed = std::copy_n(store.grad(t->tensor), t->tensor.size, packed);
       break;
     }
     case StepTask::gradient_unpack:
+      if (zero_) break;  // the summed gradients stay in the shards, which the optimizer updates from
       for (const GradientBucket& bucket : buckets_) {
         const T* sum = bucket.buffer.data();
-        for (const Tensor& t : bucket.tensors) {
-          std::copy_n(sum, t.size, store.grad(t));
-          sum += t.size;
+        for (const TensorInfo* t : bucket.tensors) {
+          std::copy_n(sum, t->tensor.size, store.grad(t->tensor));
+          sum += t->tensor.size;
         }
       }
       break;
-    case StepTask::gradient_norm:
+    case StepTask::gradient_norm: {
       // d(mean over supervised targets) = d(mean over all tokens) * all / supervised: exact, and
       // a no-op without the mask.
-      if (sums_[1] > 0 && sums_[1] != global_tokens) scale_gradients(store, static_cast<T>(global_tokens / sums_[1]));
-      square_ = gradient_square_share(store);
+      const bool masked = sums_[1] > 0 && sums_[1] != global_tokens;
+      const auto factor = static_cast<T>(global_tokens / sums_[1]);
+      if (!zero_) {
+        if (masked) scale_gradients(store, factor);
+        square_ = gradient_square_share(store);
+        break;
+      }
+      square_ = 0;
+      std::size_t i = 0;
+      for (GradientBucket& b : buckets_)
+        for (T& g : b.grad_shard) {
+          if (masked) g *= factor;
+          square_ += static_cast<double>(g) * static_cast<double>(g) * static_cast<double>(shard_norm_weights_[i++]);
+        }
       break;
+    }
     case StepTask::adamw:
       norm_ = std::sqrt(square_);
-      optimizer_.step(store, clip_factor(norm_, run_.optimizer.clip_norm));
+      if (zero_)
+        optimizer_.step(shard_segments_, clip_factor(norm_, run_.optimizer.clip_norm));
+      else
+        optimizer_.step(store, clip_factor(norm_, run_.optimizer.clip_norm));
       break;
     case StepTask::cross_entropy_forward:
     case StepTask::cross_entropy_backward:
@@ -141,8 +276,11 @@ CollectiveBuffers<T> Trainer<T>::buffers(const StepOp& op) {
   switch (op.task) {
     case StepTask::gradient_sum: {
       GradientBucket& bucket = bucket_of(op);
+      if (zero_) return {bucket.buffer.data(), bucket.grad_shard.data(), bucket.shard_size};  // reduce-scattered
       return {nullptr, bucket.buffer.data(), bucket.buffer.size()};
     }
+    case StepTask::adamw:
+      return gather_buffers(op);
     case StepTask::loss_sum:
       // The loss and the supervised targets, summed over data x Z in one call.
       return {nullptr, nullptr, 2, sums_};

@@ -6,6 +6,7 @@
 // tuner, model and optimizer; the process grid and token source outlive it.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "engine/comm/process_grid.hpp"
@@ -75,12 +76,38 @@ class Trainer final : public OpHandler<T> {
   // (page faults, regrowth) took 8-11 ms of a 150 ms 2-rank step on this project's VM for 6 MiB,
   // against ~1 ms for the copy itself.
   struct GradientBucket {
-    std::vector<Tensor> tensors;  // where the packed gradients come from and go back to, in order
+    std::vector<const TensorInfo*> tensors;  // where the packed gradients come from and go back to, in order
     std::vector<T> buffer;
+    // The distributed optimizer (Layout::zero_stage, Megatron-LM's): the bucket padded to a multiple
+    // of its group's ranks, this rank's shard of it [shard_first, shard_first + shard_size): its
+    // summed gradients and parameters, and the whole bucket's parameters as gathered.
+    CommGroup group = CommGroup::data;
+    std::size_t first_tensor = 0, last_tensor = 0;
+    std::size_t elements = 0, shard_first = 0, shard_size = 0;
+    std::vector<T> grad_shard, value_shard, values;
   };
   std::vector<GradientBucket> buckets_;
-  std::vector<int> bucket_of_op_;  // the bucket of a gradient_pack or gradient_sum op, else -1
+  std::vector<int> bucket_of_op_;  // the bucket of a gradient or parameter op, else -1
   GradientBucket& bucket_of(const StepOp& op);
+  // The distributed optimizer's parts (zero_ only).
+  bool zero_ = false;
+  std::vector<AdamWSegment<T>> shard_segments_;  // the shards' runs of each tensor, for AdamW
+  std::vector<T> shard_norm_weights_;            // per shard element: 1 / its copies in the grid (0: padding)
+  std::array<std::vector<T>, 2> gathered_send_, gathered_;  // per group (data, data x Z): all its buckets' shards
+  void make_shards();
+  void pack_values(GradientBucket& bucket);
+  void unpack_values(const GradientBucket& bucket);
+  CollectiveBuffers<T> gather_buffers(const StepOp& op);
+  void unpack_gathered(CommGroup group);
+
+ public:
+  // With the distributed optimizer overlapping its parameter all-gather with the next step's
+  // forward, the last update is on its shard only until then: this gathers it (outside a step),
+  // so that every rank's parameters are the model's. Nothing to do otherwise.
+  void gather_parameters();
+  void completed(const StepOp& op) override;
+
+ private:
   // The step in progress: its batch, the loss and supervised-target sums, the squared norm.
   TokenBatch batch_;
   double sums_[2] = {0, 0};

@@ -118,6 +118,9 @@ std::vector<ValidationRun> validation_matrix(const MatrixOptions& options) {
     b.add(medium, pipelined(kOneRank, 2, 2, 2), true);
     b.add(medium, pipelined(kOneRank, 2, 2, 4), false);
     b.add(small_llama, pipelined(kOneRank, 2, 1, 2), true);
+    // Megatron-LM's tp with its vocabulary-parallel head, and its distributed optimizer.
+    b.add(small, *parse_layout("tp=2,dp=1"), true);
+    b.add(small, *parse_layout("tp=1,dp=2,zero=1"), true);
   }
   if (options.ranks_max >= 4) {
     b.add(small, pipelined(Layout{2, 1, 1, 1}, 2, 1, 2), true);

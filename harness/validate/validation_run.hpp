@@ -32,7 +32,8 @@ struct MatrixOptions {
 
 // At least 30 runs for ranks_max >= 2: three model sizes on 1 rank (one also with recomputation),
 // two sizes on every 2-rank layout with overlap on and off, the Llama, pipelines (micro-batches on
-// one rank; two stages, 1F1B and interleaved), and 4-rank layouts when allowed. Weak scaling: the
+// one rank; two stages, 1F1B and interleaved), Megatron-LM's tp (vocabulary-parallel head) and
+// distributed optimizer, and 4-rank layouts when allowed. Weak scaling: the
 // global batch grows with the ranks, so every rank has about the same work.
 std::vector<ValidationRun> validation_matrix(const MatrixOptions& options);
 

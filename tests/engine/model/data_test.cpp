@@ -92,7 +92,7 @@ TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
 TEST(ValidateRun, AcceptsPipelinesAndVocabularyParallelHeads) {
   RunConfig run = valid_run();
   for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "1x1x1x1/pp=2,mb=1", "tp=1,pp=2,dp=1,mb=4",
-                           "tp=2,dp=1", "dp_shard=1,tp=2"}) {
+                           "tp=2,dp=1", "dp_shard=1,tp=2", "tp=1,dp=2,zero=1"}) {
     run.layout = *parse_layout(text);
     EXPECT_NO_THROW(validate_run(run, 2)) << text;
   }
@@ -111,8 +111,8 @@ TEST(ValidateRun, RefusesPipelinesItCannotRunNamingTheRule) {
       {"1x1x1x1/pp=2,vpp=2,mb=2", "fewer than pp*vpp=4"},             // 2 layers, 4 chunks
       {"1x1x1x1/pp=2,mb=3", "not divisible by Gdata*Gz*mb=3"},        // batch 4
       {"1x1x1x2/pp=1,mb=2", "Gz=2 (weights sharded over Z)"},
-      {"tp=1,dp=2,zero=1", "distributed optimizer (zero)"},  // its 4D form keeps zero=1
-      {"tp=1,pp=2,dp=1,mb=2,zero=1", "distributed optimizer (zero)"},
+      {"tp=1,pp=2,dp=2,mb=2,zero=1", "untied embeddings only"},
+      {"tp=2,dp=1,sp", "sequence parallelism (sp)"},
   };
   for (const auto& [text, rule] : cases) {
     run.layout = *parse_layout(text);
