@@ -49,9 +49,7 @@ void validate_run(const RunConfig& run, int world_size) {
                                    "must be even",
                                    m.head_dim()));
   if (l.pipelined() || l.virtual_stages != 1) {
-    // The engine's stages run the 4D step's LM head (every vocabulary row on every Y rank); the
-    // vocabulary-parallel head that stages with Gy > 1 run, sequence parallelism and the
-    // distributed optimizer are priced by the simulator only.
+    // Stages, chunks and micro-batches as the simulator takes them (one check for both).
     const std::string pipeline = pipeline_problem(m, Batch{run.batch_sequences}, l);
     if (!pipeline.empty()) problems.push_back(fmt::format("layout {}: {}", to_string(l), pipeline));
   }
