@@ -1,9 +1,16 @@
-# cmake -DENGINE=exe -DMPIEXEC=mpiexec -DDIR=scratch -P resume_matches.cmake
+# cmake -DENGINE=exe -DMPIEXEC=mpiexec -DDIR=scratch [-DLAYOUT=layout] [-DRANKS=n] -P resume_matches.cmake
 # The CLI contract of checkpoints: 6 steps straight print the same losses, digit for digit (JSON
 # doubles round-trip, so equal text is equal bits), as 3 steps with --checkpoint-dir followed by
-# --resume and 3 more steps, on 2 ranks with a Z-sharded layout.
+# --resume and 3 more steps: on 2 ranks with a Z-sharded layout, or the layout given (pipeline
+# stages, Megatron-LM's tp with its vocabulary-parallel head).
+if(NOT LAYOUT)
+  set(LAYOUT 1x1x1x2)
+endif()
+if(NOT RANKS)
+  set(RANKS 2)
+endif()
 file(REMOVE_RECURSE "${DIR}")
-set(run ${MPIEXEC} -n 2 --oversubscribe ${ENGINE} --layout 1x1x1x2 --no-tune --seed 4)
+set(run ${MPIEXEC} -n ${RANKS} --oversubscribe ${ENGINE} --layout ${LAYOUT} --layers 4 --no-tune --seed 4)
 function(losses out_var)
   execute_process(COMMAND ${run} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT code EQUAL 0)
