@@ -273,9 +273,11 @@ class ScheduleBuilder {
              sequence_parallel() && !column_parallel ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
              fc.in_group, elements_bytes(m_ * fc.n_local));
     if (!model_.biases) return;
-    // The bias is added after the sum so that it counts once: read-modify-write of y.
+    // The bias is added after the sum so that it counts once: read-modify-write of y (a
+    // reduce-scattered output's sequence shard).
+    const long long bias_rows = sequence_parallel() && !column_parallel ? rows() : m_;
     untraced(StepTask::fc_bias_add, phase_name(phase, fc_part(fc), ".bias_add"),
-             2.0 * as_double(m_ * fc.n_local) * e_);
+             2.0 * as_double(bias_rows * fc.n_local) * e_);
   }
 
   // Adds the reduce-scattered dW shard into the gradient (FcLayer::add_gradient_shard).
@@ -352,14 +354,14 @@ class ScheduleBuilder {
     };
     if (rms) {
       stage(StepTask::norm_row_sums, "sum_squares", 1.0 + extra_passes);
-      blocking(StepTask::norm_variance_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
+      blocking(StepTask::norm_variance_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(rows()));
       stage(StepTask::norm_normalize, "normalize", 2.0);
       return;
     }
     stage(StepTask::norm_row_sums, "mean", 1.0 + extra_passes);
-    blocking(StepTask::norm_mean_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
+    blocking(StepTask::norm_mean_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(rows()));
     stage(StepTask::norm_deviations, "variance", 1.0);
-    blocking(StepTask::norm_variance_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(m_));
+    blocking(StepTask::norm_variance_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(rows()));
     stage(StepTask::norm_normalize, "normalize", 2.0);
   }
   // Backward: stage 1 reads dy and x (row sums, dgamma, dbeta); stage 2 reads them again and
@@ -376,7 +378,7 @@ class ScheduleBuilder {
     };
     const long long sums = model_.norm == NormKind::rmsnorm ? 1 : 2;
     stage(StepTask::norm_backward_sums, "sums", 2.0);
-    blocking(StepTask::norm_backward_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(sums * m_));
+    blocking(StepTask::norm_backward_sum, CollectiveOp::all_reduce, CommGroup::x, elements_bytes(sums * rows()));
     stage(StepTask::norm_backward_dx, "dx", 4.0 + extra_passes);
   }
 
@@ -519,12 +521,16 @@ class ScheduleBuilder {
   long long logits_elements() const { return m_ * local_vocabulary(); }
   // The token embedding's row, the learned position's row (if any) and the written sum.
   double embedding_passes() const { return model_.position == Position::learned ? 3.0 : 2.0; }
+  // The lookups cover every token of the micro-batch (with sequence parallelism the sum over Y then
+  // scatters them into sequence shards, and backward gathers their gradient first).
+  double embedding_bytes() const {
+    return as_double(m_) * kTokenBytes + embedding_passes() * as_double(m_) * as_double(width_) * e_;
+  }
 
   void gpt_forward(bool loss) {
     const int layers = model_.layers;
     wait_param_gathers(kLeadingBucket);
-    compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+    compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {}, embedding_bytes());
     if (vocabulary_parallel())
       blocking(StepTask::embedding_forward, sequence_parallel() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
                CommGroup::y, elements_bytes(m_ * width_));
@@ -608,8 +614,9 @@ class ScheduleBuilder {
 
   // Reads the residual gradient, scatter-adds it into the embedding gradients.
   void embedding_backward() {
-    compute(StepTask::embedding_backward, "bwd.embedding", ComputeKind::embedding, {},
-            as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+    if (sequence_parallel())
+      blocking(StepTask::embedding_backward, CollectiveOp::all_gather, CommGroup::y, elements_bytes(m_ * width_));
+    compute(StepTask::embedding_backward, "bwd.embedding", ComputeKind::embedding, {}, embedding_bytes());
   }
 
   // The loss's and LM head's backward down to the final norm's.
@@ -644,6 +651,18 @@ class ScheduleBuilder {
   // over data, the rest into one over data x Z (a group of one rank packs nothing).
   void reduce_gradients(TensorRange range) {
     site_ = Site{};
+    // Sequence parallelism: each Y rank normalised its own tokens, so the norms' gradients are
+    // partial sums over Y, completed (once per step, after the last micro-batch's backward) before
+    // they join a bucket.
+    if (sequence_parallel()) {
+      long long norms = 0;
+      for (std::size_t t = range.first; t < range.last; ++t)
+        if (owned_[t] && tensors_[t].norm) norms += tensors_[t].elements;
+      if (norms > 0) {
+        blocking(StepTask::norm_gradient_sum, CollectiveOp::all_reduce, CommGroup::y, elements_bytes(norms));
+        ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
+      }
+    }
     for (const CommGroup group : {CommGroup::data, CommGroup::data_z}) {
       if (group_size(layout_, group) == 1) continue;
       long long elements = 0;
@@ -821,8 +840,7 @@ class ScheduleBuilder {
     if (a.forward) {
       if (v == 0) {
         wait_param_gathers(kLeadingBucket);
-        compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {},
-                as_double(m_) * kTokenBytes + activation_bytes(embedding_passes()));
+        compute(StepTask::embedding_forward, "fwd.embedding", ComputeKind::embedding, {}, embedding_bytes());
         // Each Y rank looks up the tokens of its vocabulary rows; the sum over Y completes them.
         if (vocabulary_parallel())
           blocking(StepTask::embedding_forward, sequence_parallel() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
@@ -963,8 +981,8 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
   for (int l = 0; l < model.layers; ++l) {
     const std::string p = block_prefix(l);
     for (const char* norm : {"ln1", "ln2"}) {
-      tensors.push_back({p + norm + ".gamma", width, false});
-      if (beta) tensors.push_back({p + norm + ".beta", width, false});
+      tensors.push_back({p + norm + ".gamma", width, false, true});
+      if (beta) tensors.push_back({p + norm + ".beta", width, false, true});
     }
     for (const FcShape& fc : block_layers(model, layout, l)) {
       const std::string name = fc_name(fc);
@@ -972,8 +990,8 @@ std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layou
       if (model.biases) tensors.push_back({name + ".bias", fc.n_local, false});
     }
   }
-  tensors.push_back({"lnf.gamma", width, false});
-  if (beta) tensors.push_back({"lnf.beta", width, false});
+  tensors.push_back({"lnf.gamma", width, false, true});
+  if (beta) tensors.push_back({"lnf.beta", width, false, true});
   // An untied LM head is its own V x h weight, split as the tied one is used: h over X.
   if (!model.tied_embeddings) tensors.push_back({"lm_head", vocabulary * width, false});
   return tensors;

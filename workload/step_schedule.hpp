@@ -112,7 +112,8 @@ enum class StepTask : std::uint8_t {
   adamw,
   stage_send,             // a pipeline transfer to the peer stage (StepOp::peer_stage, stream)
   stage_receive,          // and from it
-  embedding_gradient_add  // the last stage's tied-embedding gradient added to the first's, and back
+  embedding_gradient_add,  // the last stage's tied-embedding gradient added to the first's, and back
+  norm_gradient_sum        // sequence parallelism: the norms' gain and bias gradients all-reduced over Y
 };
 
 inline constexpr std::size_t kNoOp = std::numeric_limits<std::size_t>::max();
@@ -233,6 +234,9 @@ struct RankTensor {
   std::string name;
   long long elements = 0;
   bool z_sharded = false;  // FC weights: all-reduced over data; the rest over data x Z
+  // A norm's gain or bias: with sequence parallelism each Y rank normalises its own tokens, so its
+  // gradient is a partial sum over Y (Megatron-LM all-reduces these over the tensor-parallel group).
+  bool norm = false;
 };
 std::vector<RankTensor> rank_tensors(const ModelSpec& model, const Layout& layout);
 

@@ -44,6 +44,7 @@ Block<T>::Block(ParameterStore<T>& store, int index, const ModelSpec& spec, cons
       position_(spec.position),
       rope_base_(spec.rope_base),
       width_(spec.hidden / grid.layout().x),
+      sequence_split_(grid.layout().sequence_parallel ? grid.layout().y : 1),
       ln1_gamma_(store.add(prefix(index) + "ln1.gamma", width_, false, Replication::replicated, replicas(grid),
                            feature_slice(spec, grid))),
       ln1_beta_(norm_beta(store, prefix(index) + "ln1.beta", spec, grid)),
@@ -100,10 +101,11 @@ template <class T>
 void Block<T>::prepare(int sequences, BlockActivations<T>& a) {
   attention_.sequences = sequences;
   const auto rows = static_cast<std::size_t>(sequences) * seq_;
-  const auto mw = rows * width_;
-  a.ln1.resize(mw), a.mean1.resize(rows), a.rstd1.resize(rows), a.qkv_out.resize(rows * qkv_.out_local());
-  a.probs.resize(attention_.probs_size()), a.att.resize(rows * proj_.in_local()), a.mid.resize(mw);
-  a.ln2.resize(mw), a.mean2.resize(rows), a.rstd2.resize(rows), a.up_out.resize(rows * up_.out_local());
+  const auto shard = rows / static_cast<std::size_t>(sequence_split_);  // the norms' rows
+  const auto sw = shard * width_;
+  a.ln1.resize(sw), a.mean1.resize(shard), a.rstd1.resize(shard), a.qkv_out.resize(rows * qkv_.out_local());
+  a.probs.resize(attention_.probs_size()), a.att.resize(rows * proj_.in_local()), a.mid.resize(sw);
+  a.ln2.resize(sw), a.mean2.resize(shard), a.rstd2.resize(shard), a.up_out.resize(rows * up_.out_local());
   a.gelu_out.resize(rows * down_.in_local());
   a.gelu_tanh.resize(activation_ == Activation::gelu ? a.up_out.size() : 0);
 }
@@ -122,6 +124,24 @@ template <class T>
 typename Block<T>::FcOperands Block<T>::fc(int layer, const BlockBuffers<T>& io) {
   BlockActivations<T>& a = *io.activations;
   BlockScratch<T>& d = *io.scratch;
+  if (sequence_split_ > 1) {
+    // The full-sequence sides live in the scratch buffers (resized once: collectives in flight
+    // keep their pointers).
+    const auto full = static_cast<std::size_t>(rows()) * width_;
+    for (std::vector<T>* v : {&d.sequence_input, &d.sequence_partial, &d.sequence_dy})
+      if (v->size() != full) v->resize(full);
+    T* in = d.sequence_input.data();
+    T* partial = d.sequence_partial.data();
+    T* dy = d.sequence_dy.data();
+    switch (layer) {
+      case 0: return {&qkv_, in, a.qkv_out.data(), d.d_qkv.data(), partial, a.ln1.data(), d.d_norm.data()};
+      case 1: return {&proj_, a.att.data(), partial, dy, d.d_att.data(), d.d_mid.data(), a.mid.data()};
+      case 2:
+        return {&up_, in, a.up_out.data(), activation_ == Activation::swiglu ? d.d_up.data() : d.d_mlp.data(), partial,
+                a.ln2.data(), d.d_norm.data()};
+      default: return {&down_, a.gelu_out.data(), partial, dy, d.d_mlp.data(), io.dx_out, io.x_out};
+    }
+  }
   switch (layer) {
     case 0: return {&qkv_, a.ln1.data(), a.qkv_out.data(), d.d_qkv.data(), d.d_norm.data()};
     case 1: return {&proj_, a.att.data(), a.mid.data(), d.d_mid.data(), d.d_att.data()};
@@ -134,7 +154,7 @@ typename Block<T>::FcOperands Block<T>::fc(int layer, const BlockBuffers<T>& io)
 
 template <class T>
 void Block<T>::compute_norm(const StepOp& op, ParameterStore<T>& s, const BlockBuffers<T>& io) {
-  const int m = rows(), w = width_;
+  const int m = shard_rows(), w = width_;
   const NormOperands n = norm(op.layer, io);
   if (op.task == StepTask::norm_row_sums && op.layer == 1) {  // ln2 normalises the attention output plus the block input
     BlockActivations<T>& a = *io.activations;
@@ -181,7 +201,11 @@ void Block<T>::compute_fc(const StepOp& op, const LayerContext<T>& ctx, const Bl
       f.layer->forward_gemm(ctx, f.x, f.y, m);
       break;
     case StepTask::fc_bias_add:
-      f.layer->add_bias(ctx.store, f.y, m);
+      // A reduce-scattered output gets its bias on its sequence shard.
+      if (sequence_split_ > 1 && f.layer->out_group() != CommGroup::y)
+        f.layer->add_bias(ctx.store, f.shard_out, shard_rows());
+      else
+        f.layer->add_bias(ctx.store, f.y, m);
       break;
     case StepTask::fc_dx_gemm:
       f.layer->dx_gemm(ctx, f.dy, f.dx, m);
@@ -252,7 +276,7 @@ void Block<T>::compute(const StepOp& op, const LayerContext<T>& ctx, const Block
       break;
     case StepTask::residual_copy: {
       // The first op of the block's backward: the residual passes dx_out straight through.
-      const auto rows_w = static_cast<std::size_t>(m) * width_;
+      const auto rows_w = static_cast<std::size_t>(shard_rows()) * width_;
       d.d_mid.assign(io.dx_out, io.dx_out + rows_w);
       d.d_norm.resize(rows_w), d.d_att.resize(a.att.size());
       d.d_mlp.resize(activation_ == Activation::swiglu ? a.gelu_out.size() : a.up_out.size());
@@ -266,8 +290,27 @@ void Block<T>::compute(const StepOp& op, const LayerContext<T>& ctx, const Block
 }
 
 template <class T>
+CollectiveBuffers<T> Block<T>::sequence_buffers(const StepOp& op, const BlockBuffers<T>& io) {
+  const FcOperands f = fc(op.layer, io);
+  const bool column_parallel = f.layer->out_group() == CommGroup::y;
+  const auto shard = static_cast<std::size_t>(shard_rows());
+  const auto in = static_cast<std::size_t>(f.layer->in_local()), out = static_cast<std::size_t>(f.layer->out_local());
+  if (op.collective == CollectiveOp::all_gather) {
+    // A column-parallel layer's input (forward, and again for dW), a row-parallel one's dY.
+    if (column_parallel) return {f.shard_in, io.scratch->sequence_input.data(), shard * in};
+    return {f.shard_in, io.scratch->sequence_dy.data(), shard * out};
+  }
+  // Reduce-scatters: a row-parallel layer's output, a column-parallel one's dX.
+  if (op.task == StepTask::fc_forward_sum) return {f.y, f.shard_out, shard * out};
+  return {f.dx, f.shard_out, shard * in};
+}
+
+template <class T>
 CollectiveBuffers<T> Block<T>::buffers(const StepOp& op, ParameterStore<T>& store, const BlockBuffers<T>& io) {
-  const auto m = static_cast<std::size_t>(rows());
+  const auto m = static_cast<std::size_t>(shard_rows());  // the norms' rows
+  if ((op.task == StepTask::fc_forward_sum || op.task == StepTask::fc_dx_sum) &&
+      op.collective != CollectiveOp::all_reduce)
+    return sequence_buffers(op, io);
   switch (op.task) {
     case StepTask::norm_mean_sum:
       return {nullptr, norm(op.layer, io).mean, m};

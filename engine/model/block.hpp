@@ -8,7 +8,11 @@
 // The activations its backward pass needs live in a BlockActivations the caller passes: one per
 // block when they are stored, one shared by all blocks when they are recomputed (--recompute).
 // Sharding: the residual stream and the layer norms hold hidden/Gx features (replicated over Y);
-// attention runs on the heads/Gy heads of this Y shard (replicated over X).
+// attention runs on the heads/Gy heads of this Y shard (replicated over X). With Megatron-LM's
+// sequence parallelism (Layout::sequence_parallel, Gx = 1) the residual stream and the norms hold
+// a contiguous 1/Gy of the micro-batch's rows instead: a column-parallel layer all-gathers its
+// input's rows over Y, a row-parallel one reduce-scatters its output into them (and backward the
+// reverse), as the step schedule's SP collectives say.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +31,15 @@ struct BlockScratch {
   std::vector<T> d_mid, d_norm, d_att, d_mlp, d_qkv, d_probs;
   std::vector<T> d_up;  // SwiGLU: the gradient of the gate and up columns (GELU works in d_mlp)
   std::vector<T> norm_sums;  // a layer norm's backward row sums (the final norm's too)
+  // Sequence parallelism: a column-parallel layer's input gathered over Y (forward, and again for
+  // dW in backward), a layer's full-sequence partial output or dX before its reduce-scatter, and a
+  // row-parallel layer's output gradient gathered over Y. Each m x hidden.
+  std::vector<T> sequence_input, sequence_partial, sequence_dy;
 };
 
-// Saved activations of one block's forward pass, [m x width] row-major with m = sequences * seq.
+// Saved activations of one block's forward pass, [m x width] row-major with m = sequences * seq;
+// with sequence parallelism the norms' inputs, outputs and statistics and the attention residual
+// `mid` hold the rank's m / Gy rows only.
 template <class T>
 struct BlockActivations {
   // gelu_out is the MLP activation's output (GELU or SwiGLU); gelu_tanh only GELU's saved tanh.
@@ -78,18 +88,26 @@ class Block {
     T* dx;
   };
   NormOperands norm(int layer, const BlockBuffers<T>& io) const;
-  // An FC layer's operands: input, output, output gradient, input gradient.
+  // An FC layer's operands: input, output, output gradient, input gradient (all of the
+  // micro-batch's rows), and with sequence parallelism the residual-stream side's sequence shard of
+  // one of them: the column-parallel input (and its dX), or the row-parallel output (and its dY).
   struct FcOperands {
     FcLayer<T>* layer;
     const T* x;
     T* y;
     const T* dy;
     T* dx;
+    const T* shard_in = nullptr;  // x (column-parallel) or dy (row-parallel): gathered over Y
+    T* shard_out = nullptr;       // dx (column-parallel) or y (row-parallel): reduce-scattered into
   };
   FcOperands fc(int layer, const BlockBuffers<T>& io);
   void compute_norm(const StepOp& op, ParameterStore<T>& store, const BlockBuffers<T>& io);
   void compute_fc(const StepOp& op, const LayerContext<T>& ctx, const BlockBuffers<T>& io);
+  CollectiveBuffers<T> sequence_buffers(const StepOp& op, const BlockBuffers<T>& io);
   int rows() const { return attention_.sequences * seq_; }
+  // The rows of the residual stream and the norms on this rank: all, or 1/Gy with sequence
+  // parallelism.
+  int shard_rows() const { return rows() / sequence_split_; }
   void rope(T* qkv, bool inverse) const;
 
   int index_, layers_, hidden_, seq_;
@@ -99,6 +117,7 @@ class Block {
   double rope_base_;
   std::vector<int> rope_columns_;  // first columns of this rank's query and key heads in a qkv row
   int width_;  // local width of the residual stream: hidden / Gx
+  int sequence_split_;  // Gy with sequence parallelism, else 1
   AttentionShape attention_{};
   Tensor range_{};
   Tensor ln1_gamma_, ln1_beta_, ln2_gamma_, ln2_beta_;

@@ -62,6 +62,7 @@ Gpt<T>::Gpt(const ModelSpec& spec, const ProcessGrid& grid, GemmTuner<T>& tuner,
   const int replicas = layout.y * layout.z;
   const int first = grid.coords().x * width_;
   vocab_parallel_ = layout.vocabulary_parallel();
+  sequence_split_ = layout.sequence_parallel ? layout.y : 1;
   vocab_local_ = vocab_parallel_ ? spec.vocabulary / layout.y : spec.vocabulary;
   vocab_first_ = vocab_parallel_ ? grid.coords().y * vocab_local_ : 0;
   // The token table and head: replicated over Y, or split over it by rows.
@@ -204,7 +205,7 @@ typename Gpt<T>::MicroBatchState& Gpt<T>::state(const StepOp& op) {
   }
   state_of_.emplace(key, index);
   MicroBatchState& s = states_[index];
-  const auto mh = static_cast<std::size_t>(rows()) * width_;
+  const auto mh = static_cast<std::size_t>(shard_rows()) * width_;  // the residual stream's shard
   const BlockRange chunk = chunk_of(op);
   s.residual.resize(static_cast<std::size_t>(spec_.layers) + 1);
   for (int l = chunk.first; l <= chunk.end; ++l) s.residual[static_cast<std::size_t>(l)].resize(mh);
@@ -213,8 +214,9 @@ typename Gpt<T>::MicroBatchState& Gpt<T>::state(const StepOp& op) {
     block(l).prepare(micro_sequences_, options_.recompute ? recomputed_ : s.activations[static_cast<std::size_t>(l)]);
   if (options_.recompute) recomputed_out_.resize(mh);
   if (last_chunk(op)) {
-    const auto m = static_cast<std::size_t>(rows());
-    s.final_norm.resize(mh), s.final_mean.resize(m), s.final_rstd.resize(m);
+    const auto m = static_cast<std::size_t>(rows()), shard = static_cast<std::size_t>(shard_rows());
+    s.final_norm.resize(mh), s.final_mean.resize(shard), s.final_rstd.resize(shard);
+    if (sequence_split_ > 1) s.final_gathered.resize(m * static_cast<std::size_t>(width_));
     s.logits.resize(m * static_cast<std::size_t>(vocab_local_));
     if (vocab_parallel_) s.row_max.resize(m), s.target_logit.resize(m), s.sum_exp.resize(m);
   }
@@ -297,7 +299,7 @@ BlockBuffers<T> Gpt<T>::block_buffers(const StepOp& op) {
 template <class T>
 void Gpt<T>::compute_norm(const StepOp& op) {
   MicroBatchState& s = state(op);
-  const int m = rows(), h = width_;
+  const int m = shard_rows(), h = width_;
   const T* x = s.residual.back().data();
   T* dx = residual_grad_[static_cast<std::size_t>(spec_.layers) % 2].data();
   if (spec_.norm == NormKind::rmsnorm) {
@@ -343,12 +345,19 @@ void Gpt<T>::compute(const StepOp& op) {
   const int s = spec_.sequence_length, h = width_, v = vocab_local_;
   const int m = rows();
   const auto mh = static_cast<std::size_t>(m) * h;
+  const auto shard_h = static_cast<std::size_t>(shard_rows()) * h;
+  const bool sequence_parallel = sequence_split_ > 1;
   switch (op.task) {
     case StepTask::embedding_forward:
-      if (vocab_parallel_)  // the positions once, by the first Y rank: the sum over Y adds the shards
+      // The positions once, by the first Y rank: the sum over Y adds the shards (with sequence
+      // parallelism a reduce-scatter into the rank's rows).
+      if (vocab_parallel_) {
+        if (sequence_parallel) embedding_partial_.resize(mh);
         embedding_shard_forward(tokens(op), store_.value(wte_), vocab_first_, vocab_local_,
-                                grid_.coords().y == 0 ? position_table() : nullptr, state(op).residual[0].data(),
+                                grid_.coords().y == 0 ? position_table() : nullptr,
+                                sequence_parallel ? embedding_partial_.data() : state(op).residual[0].data(),
                                 micro_sequences_, s, h);
+      }
       else
         embedding_forward(tokens(op), store_.value(wte_), position_table(), state(op).residual[0].data(),
                           micro_sequences_, s, h);
@@ -362,7 +371,8 @@ void Gpt<T>::compute(const StepOp& op) {
       break;
     case StepTask::lm_head_gemm: {
       MicroBatchState& st = state(op);
-      tuner_.run(Op::n, Op::t, m, v, h, T(1), st.final_norm.data(), store_.value(head()), T(0), st.logits.data());
+      const T* x = sequence_parallel ? st.final_gathered.data() : st.final_norm.data();
+      tuner_.run(Op::n, Op::t, m, v, h, T(1), x, store_.value(head()), T(0), st.logits.data());
       break;
     }
     case StepTask::cross_entropy_max: {
@@ -389,24 +399,28 @@ void Gpt<T>::compute(const StepOp& op) {
       } else {
         cross_entropy_backward(st.logits.data(), targets(op), m, v, scale_);
       }
-      d_final_.resize(mh);
+      d_final_.resize(shard_h);
+      if (sequence_parallel) d_final_gathered_.resize(mh);
       break;
     }
     case StepTask::lm_head_dx_gemm:
-      tuner_.run(Op::n, Op::n, m, h, v, T(1), state(op).logits.data(), store_.value(head()), T(0), d_final_.data());
+      tuner_.run(Op::n, Op::n, m, h, v, T(1), state(op).logits.data(), store_.value(head()), T(0),
+                 sequence_parallel ? d_final_gathered_.data() : d_final_.data());
       break;
     case StepTask::lm_head_dw_gemm: {
       MicroBatchState& st = state(op);
-      tuner_.run(Op::t, Op::n, v, h, m, T(1), st.logits.data(), st.final_norm.data(), T(1), store_.grad(head()));
+      const T* x = sequence_parallel ? st.final_gathered.data() : st.final_norm.data();
+      tuner_.run(Op::t, Op::n, v, h, m, T(1), st.logits.data(), x, T(1), store_.grad(head()));
       break;
     }
     case StepTask::residual_zero:
-      residual_grad_[static_cast<std::size_t>(spec_.layers) % 2].assign(mh, T(0));
-      residual_grad_[static_cast<std::size_t>(spec_.layers + 1) % 2].resize(mh);
+      residual_grad_[static_cast<std::size_t>(spec_.layers) % 2].assign(shard_h, T(0));
+      residual_grad_[static_cast<std::size_t>(spec_.layers + 1) % 2].resize(shard_h);
       break;
     case StepTask::embedding_backward:
-      if (vocab_parallel_)
-        embedding_shard_backward(tokens(op), residual_grad_[0].data(), store_.grad(wte_), vocab_first_, vocab_local_,
+      if (vocab_parallel_)  // with sequence parallelism, the gradient gathered over Y
+        embedding_shard_backward(tokens(op), sequence_parallel ? embedding_gradient_.data() : residual_grad_[0].data(),
+                                 store_.grad(wte_), vocab_first_, vocab_local_,
                                  wpe_.size > 0 ? store_.grad(wpe_) : nullptr, micro_sequences_, s, h);
       else
         embedding_backward(tokens(op), residual_grad_[0].data(), store_.grad(wte_),
@@ -428,7 +442,7 @@ void Gpt<T>::compute(const StepOp& op) {
 template <class T>
 CollectiveBuffers<T> Gpt<T>::transfer_buffers(const StepOp& op) {
   const bool send = op.kind == StepOpKind::send;
-  const auto mh = static_cast<std::size_t>(rows()) * width_;
+  const auto mh = static_cast<std::size_t>(shard_rows()) * width_;  // the residual stream's shard
   switch (op.stream) {
     case StageStream::activations: {
       MicroBatchState& s = state(op);
@@ -459,7 +473,9 @@ CollectiveBuffers<T> Gpt<T>::buffers(const StepOp& op) {
   release_finished(op);
   if (op.kind == StepOpKind::send || op.kind == StepOpKind::receive) return transfer_buffers(op);
   if (op.block >= 0) return block(op.block).buffers(op, store_, block_buffers(op));
-  const auto m = static_cast<std::size_t>(rows());
+  const auto m = static_cast<std::size_t>(shard_rows());  // the final norm's rows
+  const auto shard_h = m * static_cast<std::size_t>(width_);
+  const bool sequence_parallel = sequence_split_ > 1;
   switch (op.task) {
     case StepTask::norm_mean_sum:
       return {nullptr, state(op).final_mean.data(), m};
@@ -472,16 +488,28 @@ CollectiveBuffers<T> Gpt<T>::buffers(const StepOp& op) {
       return {nullptr, logits.data(), logits.size()};
     }
     // Vocabulary-parallel: the embedding's shards, the loss's row sums, the head's dX over Y.
+    // With sequence parallelism: a reduce-scatter of the embedding into the rank's rows, an
+    // all-gather of the final norm's output (forward) and of the residual gradient (the
+    // embedding's backward), a reduce-scatter of the head's dX.
     case StepTask::embedding_forward:
-      return {nullptr, state(op).residual[0].data(), m * static_cast<std::size_t>(width_)};
+      if (sequence_parallel) return {embedding_partial_.data(), state(op).residual[0].data(), shard_h};
+      return {nullptr, state(op).residual[0].data(), shard_h};
+    case StepTask::lm_head_gemm: {
+      MicroBatchState& st = state(op);
+      return {st.final_norm.data(), st.final_gathered.data(), shard_h};
+    }
+    case StepTask::embedding_backward:
+      embedding_gradient_.resize(shard_h * static_cast<std::size_t>(sequence_split_));
+      return {residual_grad_[0].data(), embedding_gradient_.data(), shard_h};
     case StepTask::cross_entropy_max:
-      return {nullptr, state(op).row_max.data(), m, nullptr, true};
+      return {nullptr, state(op).row_max.data(), static_cast<std::size_t>(rows()), nullptr, true};
     case StepTask::cross_entropy_forward: {
       MicroBatchState& st = state(op);
-      return {nullptr, op.layer == 1 ? st.target_logit.data() : st.sum_exp.data(), m};
+      return {nullptr, op.layer == 1 ? st.target_logit.data() : st.sum_exp.data(), static_cast<std::size_t>(rows())};
     }
     case StepTask::lm_head_dx_gemm:
-      return {nullptr, d_final_.data(), m * static_cast<std::size_t>(width_)};
+      if (sequence_parallel) return {d_final_gathered_.data(), d_final_.data(), shard_h};
+      return {nullptr, d_final_.data(), shard_h};
     default:
       throw std::logic_error("step op " + op.name + " is not a collective of the model");
   }

@@ -80,6 +80,7 @@ class Gpt final : public OpHandler<T> {
     std::vector<std::vector<T>> residual;
     std::vector<BlockActivations<T>> activations;  // per block (empty when recomputing)
     std::vector<T> final_norm, final_mean, final_rstd, logits;
+    std::vector<T> final_gathered;  // sequence parallelism: the final norm's output gathered over Y
     std::vector<T> row_max, target_logit, sum_exp;  // the vocabulary-parallel loss's row sums
   };
   // A pipeline action's (model chunk, micro-batch); (-1, -1) outside pipelines.
@@ -98,6 +99,9 @@ class Gpt final : public OpHandler<T> {
   MicroBatchState& state(const StepOp& op);
   void release_finished(const StepOp& op);
   int rows() const { return micro_sequences_ * spec_.sequence_length; }
+  // The residual stream's rows on this rank: all of the micro-batch's, or 1/Gy of them with
+  // sequence parallelism.
+  int shard_rows() const { return rows() / sequence_split_; }
   const int* tokens(const StepOp& op) const;
   const int* targets(const StepOp& op) const;
   BlockBuffers<T> block_buffers(const StepOp& op);
@@ -115,6 +119,7 @@ class Gpt final : public OpHandler<T> {
   // A vocabulary-parallel LM head and embedding (Layout::vocabulary_parallel: Megatron-LM's and
   // torchtitan's over tp = Gy): this rank holds rows [vocab_first_, vocab_first_ + vocab_local_).
   bool vocab_parallel_ = false;
+  int sequence_split_ = 1;  // Gy with sequence parallelism (Layout::sequence_parallel), else 1
   int vocab_first_ = 0, vocab_local_ = 0;
   Tensor wte_, wpe_, lnf_gamma_, lnf_beta_, lm_head_;  // empty when absent on this stage
   const T* position_table() const { return wpe_.size > 0 ? store_.value(wpe_) : nullptr; }
@@ -147,6 +152,10 @@ class Gpt final : public OpHandler<T> {
   // writes its input's.
   std::array<std::vector<T>, 2> residual_grad_;
   std::vector<T> d_final_, recomputed_out_;
+  // Sequence parallelism: the embedding's full-sequence partial sum before its reduce-scatter, the
+  // residual gradient gathered for the embedding's backward, the LM head's dX before its
+  // reduce-scatter.
+  std::vector<T> embedding_partial_, embedding_gradient_, d_final_gathered_;
 };
 
 }  // namespace ws

@@ -48,7 +48,7 @@ void validate_run(const RunConfig& run, int world_size) {
     problems.push_back(fmt::format("rotary positions turn feature pairs: the head width --hidden / --heads = {} "
                                    "must be even",
                                    m.head_dim()));
-  if (l.pipelined() || l.virtual_stages != 1) {
+  if (l.pipelined() || l.virtual_stages != 1 || l.sequence_parallel) {
     // Stages, chunks and micro-batches as the simulator takes them (one check for both).
     const std::string pipeline = pipeline_problem(m, Batch{run.batch_sequences}, l);
     if (!pipeline.empty()) problems.push_back(fmt::format("layout {}: {}", to_string(l), pipeline));
@@ -56,11 +56,6 @@ void validate_run(const RunConfig& run, int world_size) {
   if (l.vocabulary_parallel() && m.vocabulary % l.y != 0)
     problems.push_back(fmt::format("--vocab {} is not divisible by Gy = tp = {} (layout {} splits the vocabulary)",
                                    m.vocabulary, l.y, to_string(l)));
-  // The engine has no sequence parallelism (with tp = 1 sp splits nothing).
-  if (l.sequence_parallel && l.y > 1)
-    problems.push_back(fmt::format("layout {}: the engine does not run sequence parallelism (sp); this layout is "
-                                   "priced by the simulator (weakscale plan --layout)",
-                                   to_string(l)));
   // The distributed optimizer's gradients are reduce-scattered before the stages exchange the tied
   // embedding's: the engine leaves that pairing out.
   if (l.zero_stage != 0 && l.data > 1 && l.pipeline > 1 && m.tied_embeddings)

@@ -64,6 +64,12 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
     }
     if (op.task == StepTask::gradient_pack || (op.task == StepTask::gradient_sum && op.kind == StepOpKind::collective))
       bucket_of_op_[i] = static_cast<int>(buckets_.size()) - 1;
+    if (op.task == StepTask::norm_gradient_sum) {
+      std::vector<const TensorInfo*>& norms = norm_tensors_of_op_[i];
+      for (std::size_t t = op.first_tensor; t < op.last_tensor; ++t)
+        if (tensors[t].norm)
+          if (const TensorInfo* info = store.find(tensors[t].name)) norms.push_back(info);
+    }
   }
   if (!zero_) return;
   // The parameter all-gathers issued ahead of forward (and their waits): the bucket of the same range
@@ -163,6 +169,15 @@ void Trainer<T>::unpack_gathered(CommGroup group) {
 
 template <class T>
 void Trainer<T>::completed(const StepOp& op) {
+  if (op.task == StepTask::norm_gradient_sum) {
+    const T* sum = norm_sums_.data();
+    auto& store = model_.parameters();
+    for (const TensorInfo* t : norm_tensors_of(op)) {
+      std::copy_n(sum, t->tensor.size, store.grad(t->tensor));
+      sum += t->tensor.size;
+    }
+    return;
+  }
   if (!zero_ || op.task != StepTask::adamw || op.collective != CollectiveOp::all_gather) return;
   if (op.kind == StepOpKind::wait)
     unpack_values(bucket_of(op));
@@ -197,6 +212,11 @@ typename Trainer<T>::GradientBucket& Trainer<T>::bucket_of(const StepOp& op) {
   const auto index = static_cast<std::size_t>(&op - schedule_.ops.data());
   assert(index < bucket_of_op_.size() && bucket_of_op_[index] >= 0);
   return buckets_[static_cast<std::size_t>(bucket_of_op_[index])];
+}
+
+template <class T>
+const std::vector<const TensorInfo*>& Trainer<T>::norm_tensors_of(const StepOp& op) const {
+  return norm_tensors_of_op_.at(static_cast<std::size_t>(&op - schedule_.ops.data()));
 }
 
 template <class T>
@@ -286,6 +306,13 @@ CollectiveBuffers<T> Trainer<T>::buffers(const StepOp& op) {
       return {nullptr, nullptr, 2, sums_};
     case StepTask::gradient_norm_sum:
       return {nullptr, nullptr, 1, &square_};
+    case StepTask::norm_gradient_sum: {
+      const auto& store = model_.parameters();
+      norm_sums_.clear();
+      for (const TensorInfo* t : norm_tensors_of(op))
+        norm_sums_.insert(norm_sums_.end(), store.grad(t->tensor), store.grad(t->tensor) + t->tensor.size);
+      return {nullptr, norm_sums_.data(), norm_sums_.size()};
+    }
     default:
       return model_.buffers(op);
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <vector>
 
 #include "engine/comm/process_grid.hpp"
@@ -89,6 +90,11 @@ class Trainer final : public OpHandler<T> {
   std::vector<GradientBucket> buckets_;
   std::vector<int> bucket_of_op_;  // the bucket of a gradient or parameter op, else -1
   GradientBucket& bucket_of(const StepOp& op);
+  // Sequence parallelism: the norms' gradients of a norm_gradient_sum op's range, packed for their
+  // all-reduce over Y and put back when it returns.
+  std::map<std::size_t, std::vector<const TensorInfo*>> norm_tensors_of_op_;
+  std::vector<T> norm_sums_;
+  const std::vector<const TensorInfo*>& norm_tensors_of(const StepOp& op) const;
   // The distributed optimizer's parts (zero_ only).
   bool zero_ = false;
   std::vector<AdamWSegment<T>> shard_segments_;  // the shards' runs of each tensor, for AdamW

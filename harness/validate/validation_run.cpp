@@ -121,6 +121,10 @@ std::vector<ValidationRun> validation_matrix(const MatrixOptions& options) {
     // Megatron-LM's tp with its vocabulary-parallel head, and its distributed optimizer.
     b.add(small, *parse_layout("tp=2,dp=1"), true);
     b.add(small, *parse_layout("tp=1,dp=2,zero=1"), true);
+    // Megatron-LM's sequence parallelism: norms and residuals on half the tokens each, the
+    // column-parallel inputs gathered and the row-parallel outputs reduce-scattered over tp.
+    b.add(small, *parse_layout("tp=2,dp=1,sp"), true);
+    b.add(medium, *parse_layout("tp=2,dp=1,sp"), false);
   }
   if (options.ranks_max >= 4) {
     b.add(small, pipelined(Layout{2, 1, 1, 1}, 2, 1, 2), true);

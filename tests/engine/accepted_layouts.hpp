@@ -71,4 +71,26 @@ inline std::vector<Layout> vocabulary_parallel_layouts(int ranks, int layers) {
   return out;
 }
 
+// Megatron-LM's layouts with sequence parallelism for `ranks` ranks: tp = 2 or 4 without stages,
+// with 2 stages under 1F1B and interleaved (given `layers` blocks), and with the distributed
+// optimizer over dp = 2.
+inline std::vector<Layout> sequence_parallel_layouts(int ranks, int layers) {
+  std::vector<std::string> spellings;
+  for (int tp : {2, 4}) {
+    if (ranks % tp != 0) continue;
+    const int rest = ranks / tp;
+    const std::string t = "tp=" + std::to_string(tp);
+    spellings.push_back(t + ",dp=" + std::to_string(rest) + ",sp");
+    if (rest % 2 == 0) {
+      const std::string dp = std::to_string(rest / 2);
+      spellings.push_back(t + ",pp=2,dp=" + dp + ",mb=4,sp");
+      if (layers >= 4) spellings.push_back(t + ",pp=2,vpp=2,dp=" + dp + ",mb=2,sp");
+      spellings.push_back(t + ",dp=" + std::to_string(rest) + ",zero=1,sp");
+    }
+  }
+  std::vector<Layout> out;
+  for (const std::string& text : spellings) out.push_back(*parse_layout(text));
+  return out;
+}
+
 }  // namespace ws

@@ -92,11 +92,13 @@ TEST(ValidateRun, RejectsWrongRankCountIndivisibleBatchAndModel) {
 TEST(ValidateRun, AcceptsPipelinesAndVocabularyParallelHeads) {
   RunConfig run = valid_run();
   for (const char* text : {"2x1x1x1/pp=1,mb=2", "1x1x1x1/pp=2,mb=2", "1x1x1x1/pp=2,mb=1", "tp=1,pp=2,dp=1,mb=4",
-                           "tp=2,dp=1", "dp_shard=1,tp=2", "tp=1,dp=2,zero=1"}) {
+                           "tp=2,dp=1", "dp_shard=1,tp=2", "tp=1,dp=2,zero=1", "tp=2,dp=1,sp"}) {
     run.layout = *parse_layout(text);
     EXPECT_NO_THROW(validate_run(run, 2)) << text;
   }
   run.layout = *parse_layout("tp=2,pp=2,dp=1,mb=2");  // stages with a vocabulary-parallel head
+  EXPECT_NO_THROW(validate_run(run, 4));
+  run.layout = *parse_layout("tp=2,pp=2,dp=1,mb=2,sp");  // and sequence parallelism
   EXPECT_NO_THROW(validate_run(run, 4));
   run.model.layers = 4;
   run.layout = *parse_layout("1x1x1x1/pp=2,vpp=2,mb=2");
@@ -112,7 +114,6 @@ TEST(ValidateRun, RefusesPipelinesItCannotRunNamingTheRule) {
       {"1x1x1x1/pp=2,mb=3", "not divisible by Gdata*Gz*mb=3"},        // batch 4
       {"1x1x1x2/pp=1,mb=2", "Gz=2 (weights sharded over Z)"},
       {"tp=1,pp=2,dp=2,mb=2,zero=1", "untied embeddings only"},
-      {"tp=2,dp=1,sp", "sequence parallelism (sp)"},
   };
   for (const auto& [text, rule] : cases) {
     run.layout = *parse_layout(text);
@@ -125,6 +126,16 @@ TEST(ValidateRun, RefusesPipelinesItCannotRunNamingTheRule) {
       EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
     }
   }
+  // Sequence parallelism splits each sequence over tp.
+  run.model.sequence_length = 9;
+  run.layout = *parse_layout("tp=2,dp=1,sp");
+  try {
+    validate_run(run, 2);
+    FAIL() << "tp=2,dp=1,sp with seq 9 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("seq 9 not divisible by tp=2"), std::string::npos) << e.what();
+  }
+  run.model.sequence_length = valid_run().model.sequence_length;
   run.model.vocabulary = 33;  // split over tp = 2
   for (const char* text : {"tp=2,dp=1", "tp=2,pp=2,dp=1,mb=2", "dp_shard=1,tp=2"}) {
     run.layout = *parse_layout(text);

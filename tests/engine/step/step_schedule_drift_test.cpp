@@ -47,7 +47,8 @@ TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
     }
 }
 
-// Pipeline stages, the other strategies' vocabulary-parallel heads and the distributed optimizer:
+// Pipeline stages, the other strategies' vocabulary-parallel heads, sequence parallelism and the
+// distributed optimizer:
 // each rank's trace is its stage's schedule, stage transfers included (sends and receives in issue
 // order with their bytes, among the collectives), for the drift options on an 8-block GPT and Llama.
 TEST(StepScheduleDrift, EveryStageRunsItsScheduledStep) {
@@ -55,6 +56,7 @@ TEST(StepScheduleDrift, EveryStageRunsItsScheduledStep) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::vector<Layout> layouts = pipeline_layouts(ranks, 8);
   for (const Layout& l : vocabulary_parallel_layouts(ranks, 8)) layouts.push_back(l);
+  for (const Layout& l : sequence_parallel_layouts(ranks, 8)) layouts.push_back(l);
   // The distributed optimizer (its padded buckets, reduce-scatters and parameter all-gathers).
   if (ranks >= 2) layouts.push_back(*parse_layout("tp=1,dp=" + std::to_string(ranks) + ",zero=1"));
   if (ranks >= 4) layouts.push_back(*parse_layout("tp=2,dp=" + std::to_string(ranks / 2) + ",zero=1"));

@@ -53,6 +53,16 @@ TEST(ValidationMatrix, CoversPipelinesUnderBothSchedules) {
   EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.pipeline == 1 && r.layout.micro_batches > 1; }));
 }
 
+// Megatron-LM's tp without and with sequence parallelism, and its distributed optimizer.
+TEST(ValidationMatrix, CoversTensorParallelismSequenceParallelismAndTheDistributedOptimizer) {
+  const auto runs = validation_matrix(MatrixOptions{2, false});
+  auto has = [&](auto predicate) { return std::any_of(runs.begin(), runs.end(), predicate); };
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.y == 2 && r.layout.vocabulary_parallel() && !r.layout.sequence_parallel; }));
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.y == 2 && r.layout.sequence_parallel && r.schedule.overlap_all_reduce; }));
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.y == 2 && r.layout.sequence_parallel && !r.schedule.overlap_all_reduce; }));
+  EXPECT_TRUE(has([](const ValidationRun& r) { return r.layout.zero_stage == 1 && r.layout.data == 2; }));
+}
+
 TEST(ValidationMatrix, FourRanksOnlyWhenAllowed) {
   const auto two = validation_matrix(MatrixOptions{2, false});
   const auto four = validation_matrix(MatrixOptions{4, false});
