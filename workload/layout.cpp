@@ -33,8 +33,9 @@ std::string to_string(const Layout& l) {
   if (l.strategy == Strategy::megatron) {
     std::string text = fmt::format("tp={},pp={}", l.y, l.pipeline);
     if (l.virtual_stages > 1) text += fmt::format(",vpp={}", l.virtual_stages);
-    return text + fmt::format(",dp={},mb={}{}{}", l.data, l.micro_batches, l.zero_stage > 0 ? ",zero=1" : "",
-                              l.sequence_parallel ? ",sp" : "");
+    text += fmt::format(",dp={},mb={}", l.data_parallel(), l.micro_batches);
+    if (l.zero_stage > 0) text += fmt::format(",zero={}", l.zero_stage);
+    return text + (l.sequence_parallel ? ",sp" : "");
   }
   if (l.strategy == Strategy::fsdp) {
     std::string text = fmt::format("dp_shard={}", l.z);
@@ -47,6 +48,12 @@ std::string to_string(const Layout& l) {
   text += fmt::format("/pp={}", l.pipeline);
   if (l.virtual_stages > 1) text += fmt::format(",vpp={}", l.virtual_stages);
   return text + fmt::format(",mb={}", l.micro_batches);
+}
+
+Layout megatron_layout(int tp, int pp, int vpp, int dp, int mb, int zero_stage, bool sequence_parallel) {
+  Layout l{dp, 1, tp, 1, pp, vpp, mb, Strategy::megatron, sequence_parallel, zero_stage};
+  if (zero_stage == 3) l.data = 1, l.z = dp;  // parameters sharded over the data ranks: Gz
+  return l;
 }
 
 bool holds_devices(const Layout& l, long long devices) {
@@ -127,11 +134,7 @@ std::optional<Layout> parse_framework_layout(std::string_view text) {
   }
   const auto v = parse_keyed(keyed, kMegatron);
   if (!v || (*v)[3] == 0) return std::nullopt;
-  Layout l{(*v)[3], 1, or_one((*v)[0]), 1, or_one((*v)[1]), or_one((*v)[2]), or_one((*v)[4])};
-  l.strategy = Strategy::megatron;
-  l.sequence_parallel = sp;
-  l.zero_stage = (*v)[5];
-  return l;
+  return megatron_layout(or_one((*v)[0]), or_one((*v)[1]), or_one((*v)[2]), (*v)[3], or_one((*v)[4]), (*v)[5], sp);
 }
 
 }  // namespace

@@ -46,9 +46,14 @@ struct Layout {
   // of the tokens; the row-parallel all-reduces become reduce-scatters and the column-parallel
   // layers all-gather their input (Korthikanti et al., MLSys 2023).
   bool sequence_parallel = false;
-  // Megatron-LM's distributed optimizer (ZeRO-1, "zero=1"): optimizer state and its update sharded
-  // over the data-parallel group, gradients reduce-scattered and parameters all-gathered. (ZeRO-3 is
-  // the fsdp strategy's dp_shard.)
+  // ZeRO over the data-parallel ranks, in Megatron-LM's spelling ("zero=1", "zero=2", "zero=3"):
+  //  1: Megatron-LM's distributed optimizer: optimizer state and its update sharded over the data
+  //     group, gradients reduce-scattered and the updated parameters all-gathered;
+  //  2: DeepSpeed's ZeRO-2: the same collectives, and each rank keeps only its shard of the
+  //     gradients (memory);
+  //  3: ZeRO-3: the parameters sharded over the data ranks too, gathered for each layer's forward
+  //     and backward and their gradients reduce-scattered: the data ranks are the grid's Z (as
+  //     FSDP's dp_shard), so `data` is 1 and `z` is dp.
   int zero_stage = 0;
 
   int stage_devices() const { return data * x * y * z; }
@@ -61,8 +66,17 @@ struct Layout {
   PipelineSchedule schedule() const {
     return virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
   }
+  // ZeRO-1 and ZeRO-2 over more than one data rank: the optimizer state sharded over Gdata, the
+  // gradient buckets reduce-scattered and the parameters all-gathered.
+  bool sharded_optimizer() const { return (zero_stage == 1 || zero_stage == 2) && data > 1; }
+  // Megatron-LM's data-parallel size: Gdata, or Gz under ZeRO-3.
+  int data_parallel() const { return data * z; }
   friend bool operator==(const Layout&, const Layout&) = default;
 };
+
+// Megatron-LM's tp x pp x dp (with vpp chunks, mb micro-batches, a ZeRO stage and sequence
+// parallelism) on the grid: tp is Gy, dp is Gdata, or Gz under ZeRO-3 (Layout::zero_stage).
+Layout megatron_layout(int tp, int pp, int vpp, int dp, int mb, int zero_stage, bool sequence_parallel);
 
 struct RankCoords {
   int x = 0, y = 0, z = 0, data = 0;

@@ -72,9 +72,11 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const Batch& batch, const
   MemoryEstimate mem;
   const bool mixed = bytes_per_element < 4;
   mem.weights_bytes = whole_bytes(params * e);
-  mem.gradients_bytes = whole_bytes(params * e);
-  // ZeRO-1 (Megatron-LM's distributed optimizer) keeps 1 / Gdata of the optimizer state per rank.
-  mem.optimizer_bytes = whole_bytes(params * (mixed ? 12.0 : 8.0) / (layout.zero_stage >= 1 ? gd : 1.0));
+  // ZeRO-1 (Megatron-LM's distributed optimizer) keeps 1 / Gdata of the optimizer state per rank,
+  // ZeRO-2 of the gradients too (ZeRO-3 is the grid's Z: its parameters are sharded above).
+  const bool sharded = layout.sharded_optimizer();
+  mem.gradients_bytes = whole_bytes(params * e / (sharded && layout.zero_stage == 2 ? gd : 1.0));
+  mem.optimizer_bytes = whole_bytes(params * (mixed ? 12.0 : 8.0) / (sharded ? gd : 1.0));
 
   const double sequences = static_cast<double>(batch.sequences) / (gd * gz * layout.micro_batches);
   const double m = sequences * S;

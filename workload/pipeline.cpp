@@ -50,15 +50,29 @@ std::string pipeline_problem(const ModelSpec& model, const Batch& batch, const L
   // Megatron-LM's interleaved schedule runs micro-batches in groups of pp.
   if (vpp > 1 && mb % pp != 0)
     return fmt::format("the interleaved schedule (vpp={}) needs mb={} divisible by pp={}", vpp, mb, pp);
+  if (layout.zero_stage != 0 && layout.strategy != Strategy::megatron)
+    return fmt::format("zero={} {}: ZeRO stages are spelled in Megatron-LM's layouts (tp=..,dp=..,zero=1); FSDP's "
+                       "dp_shard is ZeRO-3",
+                       layout.zero_stage, to_string(layout.strategy));
+  if (layout.zero_stage < 0 || layout.zero_stage > 3)
+    return fmt::format("zero={}: ZeRO stages are 1, 2 and 3", layout.zero_stage);
+  // DeepSpeed's PipelineEngine asserts a ZeRO stage below 2 ("ZeRO-2 and ZeRO-3 are incompatible
+  // with pipeline parallelism").
+  if (layout.zero_stage >= 2 && pp > 1)
+    return fmt::format("zero={} with pp={} stages: DeepSpeed refuses ZeRO-2 and ZeRO-3 with pipeline parallelism; use "
+                       "zero=1 (Megatron-LM's distributed optimizer)",
+                       layout.zero_stage, pp);
+  // Under gradient accumulation ZeRO-2 and ZeRO-3 reduce each micro-batch's gradients (and ZeRO-3
+  // gathers the parameters for each): a step the schedule does not write.
+  if (layout.zero_stage >= 2 && mb > 1)
+    return fmt::format("zero={} with mb={} micro-batches (gradient accumulation) is not modelled: ZeRO-2 and ZeRO-3 "
+                       "reduce every micro-batch's gradients; use mb=1 or zero=1",
+                       layout.zero_stage, mb);
   // Weights sharded over Z are gathered and their gradients scattered once per micro-batch pass;
   // Megatron-LM and DeepSpeed refuse ZeRO-3 with pipeline stages too.
   if (layout.pipelined() && layout.z > 1)
     return fmt::format("Gz={} (weights sharded over Z) with pipeline stages or micro-batches is not supported",
                        layout.z);
-  if (layout.zero_stage != 0 && (layout.strategy != Strategy::megatron || layout.zero_stage != 1))
-    return fmt::format("zero={} {}: Megatron-LM's distributed optimizer is zero=1 (ZeRO-3 is the fsdp spelling's "
-                       "dp_shard)",
-                       layout.zero_stage, to_string(layout.strategy));
   if (layout.sequence_parallel && layout.strategy != Strategy::megatron)
     return "sequence parallelism (sp) is Megatron-LM's: spell the layout tp=..,pp=..,dp=..,mb=..,sp";
   if (layout.sequence_parallel && model.sequence_length % layout.y != 0)

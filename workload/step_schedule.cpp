@@ -721,7 +721,7 @@ class ScheduleBuilder {
 
   // Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered over the data-parallel
   // group, each rank updating its shard.
-  bool zero1() const { return layout_.zero_stage >= 1 && layout_.data > 1; }
+  bool zero1() const { return layout_.sharded_optimizer(); }
   // A bucket's elements as the distributed optimizer holds them: padded to a multiple of the
   // group's ranks, so that each holds an equal shard (Megatron-LM pads its buckets likewise).
   long long zero_bucket(long long elements, CommGroup group) const {

@@ -156,10 +156,11 @@ std::string write_shard(const Trainer<T>& trainer, const std::string& path, std:
     out.write(kCheckpointMagic, sizeof kCheckpointMagic);
     out.write(&h, sizeof h);
     out.write(table.data(), table.size() * sizeof(std::int64_t));
-    const std::size_t n = store.size() * sizeof(T);
-    out.write(store.values().data(), n);
-    out.write(trainer.optimizer().first_moment().data(), n);
-    out.write(trainer.optimizer().second_moment().data(), n);
+    out.write(store.values().data(), store.size() * sizeof(T));
+    // The moments: one per parameter, or per element of this rank's shards (distributed optimizer).
+    const std::size_t moments = trainer.optimizer().first_moment().size() * sizeof(T);
+    out.write(trainer.optimizer().first_moment().data(), moments);
+    out.write(trainer.optimizer().second_moment().data(), moments);
     if (auto p = out.commit(); !p.empty()) return fmt::format("checkpoint shard {}: {}", path, p);
     bytes = out.bytes();
     hash = out.hash();
@@ -199,8 +200,9 @@ bool is_stale_temporary(const std::string& name, int rank, int ranks) {
 }  // namespace
 
 template <class T>
-void save_checkpoint(const Trainer<T>& trainer, const std::string& data, const std::string& dir) {
+void save_checkpoint(Trainer<T>& trainer, const std::string& data, const std::string& dir) {
   const Communicator& world = trainer.grid().world();
+  trainer.gather_parameters();
   const long long step = trainer.steps_done();
   std::string problem;
   std::error_code ec;
@@ -266,6 +268,7 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
   const std::string manifest_path = (fs::path(dir) / kManifest).string();
   auto& store = trainer.model().parameters();
   const std::size_t n = store.size();
+  const std::size_t moments = trainer.optimizer().first_moment().size();
   std::vector<char> bytes;  // this rank's shard, once checked
   ShardHeader h;
   std::vector<std::int64_t> choice_fields;
@@ -301,7 +304,7 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
           "--resume {}: shard {} is corrupt: its FNV-1a checksum differs from the manifest's {}", dir,
           shard_path, entry.fnv1a64);
     const ShardExpectation want{static_cast<std::int64_t>(sizeof(T)), world.rank(), static_cast<std::int64_t>(n),
-                                entry.step};
+                                entry.step, static_cast<std::int64_t>(moments)};
     if (auto p = check_shard(bytes, shard_path, want, h, choice_fields); !p.empty())
       return fmt::format("--resume {}: {} (this rank: {}, {} parameters of {} bytes, step {})", dir, p,
                          world.rank(), n, sizeof(T), entry.step);
@@ -323,16 +326,17 @@ void load_checkpoint(Trainer<T>& trainer, const std::string& data, const std::st
     trainer.tuner().adopt(choices);
     for (std::vector<T>* target :
          {&store.values(), &trainer.optimizer().first_moment(), &trainer.optimizer().second_moment()}) {
-      std::copy_n(p, n * sizeof(T), reinterpret_cast<char*>(target->data()));
-      p += n * sizeof(T);
+      std::copy_n(p, target->size() * sizeof(T), reinterpret_cast<char*>(target->data()));
+      p += target->size() * sizeof(T);
     }
+    trainer.adopt_parameters();  // the distributed optimizer's shards start from them
     trainer.optimizer().set_steps(h.optimizer_steps);
     trainer.set_steps_done(h.steps_done);
   }
 }
 
-template void save_checkpoint<float>(const Trainer<float>&, const std::string&, const std::string&);
-template void save_checkpoint<double>(const Trainer<double>&, const std::string&, const std::string&);
+template void save_checkpoint<float>(Trainer<float>&, const std::string&, const std::string&);
+template void save_checkpoint<double>(Trainer<double>&, const std::string&, const std::string&);
 template void load_checkpoint<float>(Trainer<float>&, const std::string&, const std::string&);
 template void load_checkpoint<double>(Trainer<double>&, const std::string&, const std::string&);
 

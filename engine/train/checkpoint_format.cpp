@@ -94,7 +94,9 @@ std::string check_shard(const std::vector<char>& bytes, const std::string& path,
   // Every factor is range-checked above: gemm_choices <= 2^20 and parameters is this run's, so
   // the products below fit in 64 bits.
   const auto table = static_cast<std::uint64_t>(h.gemm_choices) * kGemmChoiceFields * sizeof(std::int64_t);
-  const auto state = 3 * static_cast<std::uint64_t>(want.parameters) * static_cast<std::uint64_t>(want.scalar_bytes);
+  const auto moments = static_cast<std::uint64_t>(want.moments >= 0 ? want.moments : want.parameters);
+  const auto state =
+      (static_cast<std::uint64_t>(want.parameters) + 2 * moments) * static_cast<std::uint64_t>(want.scalar_bytes);
   if (bytes.size() != kFixed + table + state)
     return fmt::format("shard {}: {} bytes, but its header describes {}", path, bytes.size(), kFixed + table + state);
   choices.resize(static_cast<std::size_t>(h.gemm_choices) * kGemmChoiceFields);

@@ -20,8 +20,9 @@ inline constexpr int kGemmChoiceFields = 6;  // op_a, op_b, m, n, k, variant
 // More distinct GEMM shapes than any model has (a block has ~20): a larger count is corruption.
 inline constexpr std::int64_t kMaxGemmChoices = 1 << 20;
 
-// The shard file: magic, then these int64 fields, then gemm_choices x 6 int64, then values,
-// first and second moments (each `parameters` scalars).
+// The shard file: magic, then these int64 fields, then gemm_choices x 6 int64, then the values
+// (`parameters` scalars), the first and the second moments (each as many scalars as the rank's
+// optimizer updates: `parameters`, or the distributed optimizer's shards).
 struct ShardHeader {
   std::int64_t version = kCheckpointVersion, scalar_bytes = 0, rank = 0, steps_done = 0, optimizer_steps = 0,
                parameters = 0, gemm_choices = 0;
@@ -50,6 +51,7 @@ struct ShardExpectation {
   int rank = 0;
   std::int64_t parameters = 0;
   long long step = 0;
+  std::int64_t moments = -1;  // AdamW moments of each kind; -1: one per parameter
 };
 
 // Checks a shard's bytes (already matched to the manifest's size and checksum, `path` for

@@ -359,20 +359,13 @@ RunInputs validate_engine_options(EngineOptions& o, int ranks) {
                      ": expected DxXxYxZ with positive integers");
   o.run.layout = *layout;
   validate_run(o.run, ranks);
-  // Evaluation runs the model's own passes (every block and every vocabulary row on every rank);
-  // the distributed optimizer's checkpoint would need its shards' parameters gathered first.
+  // Evaluation runs the model's own passes (every block and every vocabulary row on every rank),
+  // and under the distributed optimizer the last update is still on its shards.
   const Layout& l = o.run.layout;
-  if ((l.pipelined() || l.vocabulary_parallel() || l.zero_stage != 0) && !o.eval_file.empty())
+  if ((l.pipelined() || l.vocabulary_parallel() || l.sharded_optimizer()) && !o.eval_file.empty())
     throw InputError(fmt::format("--eval-memorization with layout {}: the engine evaluates layouts without stages, "
                                  "micro-batches, a vocabulary-parallel head or the distributed optimizer only",
                                  to_string(l)));
-  if (l.zero_stage != 0)
-    for (const auto& [flag, given] : {std::pair{"--checkpoint-dir", !o.checkpoint_dir.empty()},
-                                      std::pair{"--resume", !o.resume_dir.empty()}})
-      if (given)
-        throw InputError(fmt::format("{} with layout {}: the engine does not checkpoint the distributed optimizer's "
-                                     "sharded state",
-                                     flag, to_string(l)));
   check_memory(o.run, "the run");
   check_memorization(o);
   const TextOrder order = o.data_order == "chunks" ? TextOrder::chunks : TextOrder::random_offsets;

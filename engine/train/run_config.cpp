@@ -48,7 +48,7 @@ void validate_run(const RunConfig& run, int world_size) {
     problems.push_back(fmt::format("rotary positions turn feature pairs: the head width --hidden / --heads = {} "
                                    "must be even",
                                    m.head_dim()));
-  if (l.pipelined() || l.virtual_stages != 1 || l.sequence_parallel) {
+  if (l.pipelined() || l.virtual_stages != 1 || l.sequence_parallel || l.zero_stage != 0) {
     // Stages, chunks and micro-batches as the simulator takes them (one check for both).
     const std::string pipeline = pipeline_problem(m, Batch{run.batch_sequences}, l);
     if (!pipeline.empty()) problems.push_back(fmt::format("layout {}: {}", to_string(l), pipeline));
@@ -58,14 +58,10 @@ void validate_run(const RunConfig& run, int world_size) {
                                    m.vocabulary, l.y, to_string(l)));
   // The distributed optimizer's gradients are reduce-scattered before the stages exchange the tied
   // embedding's: the engine leaves that pairing out.
-  if (l.zero_stage != 0 && l.data > 1 && l.pipeline > 1 && m.tied_embeddings)
+  if (l.sharded_optimizer() && l.pipeline > 1 && m.tied_embeddings)
     problems.push_back(fmt::format("layout {}: the engine runs the distributed optimizer (zero) with pipeline "
                                    "stages for untied embeddings only (--family llama)",
                                    to_string(l)));
-  if (l.zero_stage != 0 && !l.pipelined() && l.strategy != Strategy::megatron)
-    problems.push_back(fmt::format("layout {}: zero={} is Megatron-LM's distributed optimizer: spell the layout "
-                                   "tp=..,dp=..,zero=1",
-                                   to_string(l), l.zero_stage));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),

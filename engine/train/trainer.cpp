@@ -38,7 +38,7 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
                     : make_step_schedule(run.model, run.layout, run.batch_sequences, run.schedule)),
       runner_(grid) {
   model_.set_options(run.schedule);
-  zero_ = run.layout.zero_stage >= 1 && run.layout.data > 1;
+  zero_ = run.layout.sharded_optimizer();
   // The buckets the schedule packs: the range's tensors (of rank_tensors) that this stage holds
   // and that complete over the op's group (Z-sharded weights over data, the rest over data x Z),
   // in registration order.
@@ -183,6 +183,12 @@ void Trainer<T>::completed(const StepOp& op) {
     unpack_values(bucket_of(op));
   else
     unpack_gathered(op.group);
+}
+
+template <class T>
+void Trainer<T>::adopt_parameters() {
+  if (!zero_) return;
+  for (GradientBucket& b : buckets_) pack_values(b);
 }
 
 template <class T>

@@ -111,6 +111,9 @@ class Trainer final : public OpHandler<T> {
   // forward, the last update is on its shard only until then: this gathers it (outside a step),
   // so that every rank's parameters are the model's. Nothing to do otherwise.
   void gather_parameters();
+  // After the parameters were set from outside (a checkpoint): the distributed optimizer's shards
+  // and gathered buckets take them. Nothing to do otherwise.
+  void adopt_parameters();
   void completed(const StepOp& op) override;
 
  private:

@@ -108,7 +108,7 @@ PublishedRun read_row(const Row& row) {
   r.devices = static_cast<int>(row.count("devices").value_or(0));
   if (r.devices == 0) missing.push_back("devices");
   const long long zero = row.count_or_zero("zero_stage").value_or(0);
-  if (zero > 1) missing.push_back(fmt::format("a model of ZeRO stage {} with Megatron-LM's layouts", zero));
+  if (zero > 3) throw row.error("zero_stage", "a ZeRO stage: 0, 1, 2 or 3, or nothing");
   if (precision.empty()) missing.push_back("precision");
   if (recompute.empty()) missing.push_back("recompute");
   if (!missing.empty()) {
@@ -124,9 +124,8 @@ PublishedRun read_row(const Row& row) {
     r.missing = fmt::format("global batch {} not divisible by dp x micro_batch = {}", r.global_batch, per_replica);
     return r;
   }
-  r.layout = Layout{static_cast<int>(dp), 1, static_cast<int>(tp), 1, static_cast<int>(pp), static_cast<int>(vpp),
-                    static_cast<int>(r.global_batch / per_replica), Strategy::megatron, sp == "true",
-                    static_cast<int>(zero)};
+  r.layout = megatron_layout(static_cast<int>(tp), static_cast<int>(pp), static_cast<int>(vpp), static_cast<int>(dp),
+                             static_cast<int>(r.global_batch / per_replica), static_cast<int>(zero), sp == "true");
   if (!holds_devices(r.layout, r.devices))
     throw row.error("devices", fmt::format("tp x pp x dp = {} x {} x {} devices", tp, pp, dp));
   if (const std::string problem = layout_problem(r.model, Batch{r.global_batch}, r.layout); !problem.empty())

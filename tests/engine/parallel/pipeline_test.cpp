@@ -202,14 +202,17 @@ TEST(SequenceParallelLayouts, FiveStepsMatchTheSerialRun) {
 // Megatron-LM's distributed optimizer (zero=1): gradients reduce-scattered over the data-parallel
 // group (buckets padded to its ranks), AdamW on each rank's shard, parameters all-gathered after
 // the update or, with the overlap, bucket by bucket ahead of the next step's forward; without and
-// with tp and (for the untied Llama) stages.
+// with tp and (for the untied Llama) stages. ZeRO-2 runs the same step; ZeRO-3 shards the
+// parameters over the data ranks (the grid's Z: gathered per layer, gradients reduce-scattered).
 TEST(DistributedOptimizer, FiveStepsMatchTheSerialRun) {
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::vector<std::string> spellings;
-  if (ranks >= 2) spellings.push_back("tp=1,dp=" + std::to_string(ranks) + ",zero=1");
+  if (ranks >= 2)
+    for (const char* zero : {",zero=1", ",zero=2", ",zero=3"}) spellings.push_back("tp=1,dp=" + std::to_string(ranks) + zero);
   if (ranks >= 4) {
     spellings.push_back("tp=2,dp=" + std::to_string(ranks / 2) + ",zero=1");
+    spellings.push_back("tp=2,dp=" + std::to_string(ranks / 2) + ",zero=3");
     spellings.push_back("tp=1,pp=2,dp=" + std::to_string(ranks / 2) + ",mb=2,zero=1");
   }
   for (const std::string& text : spellings) {

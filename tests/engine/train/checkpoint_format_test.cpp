@@ -109,6 +109,16 @@ TEST(CheckpointShard, AcceptsWhatTheEngineWrites) {
   EXPECT_EQ(h.optimizer_steps, 7);
 }
 
+// The distributed optimizer's shard: the rank's parameters, then the moments of its shards only.
+TEST(CheckpointShard, DistributedOptimizerShardsHoldTheirMomentsOnly) {
+  ShardHeader h;
+  std::vector<std::int64_t> choices;
+  const ShardExpectation sharded{4, 1, 10, 7, 3};
+  EXPECT_EQ(check_shard(shard(good_header(), kTable, (10 + 2 * 3) * 4), "s.bin", sharded, h, choices), "");
+  expect_problem(check_shard(shard(good_header(), kTable, 3 * 10 * 4), "s.bin", sharded, h, choices),
+                 "but its header describes");
+}
+
 TEST(CheckpointShard, RangeChecksEveryHeaderFieldBeforeUsingIt) {
   ShardHeader out;
   std::vector<std::int64_t> choices;

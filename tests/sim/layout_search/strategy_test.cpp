@@ -205,5 +205,42 @@ TEST(Strategy, DistributedOptimizerGathersWhatItScatters) {
   }
 }
 
+// ZeRO stages in Megatron-LM's spelling: 2 is ZeRO-1's step with the gradients sharded in memory;
+// 3 puts the data ranks on Z (the parameters sharded, gathered per layer), the FSDP layout's step
+// op for op; DeepSpeed's refusal of ZeRO-2 / 3 with pipeline stages, and stages beyond 3.
+TEST(Strategy, ZeroStagesTwoAndThree) {
+  const Layout one = *parse_layout("tp=2,dp=4,zero=1"), two = *parse_layout("tp=2,dp=4,zero=2");
+  const Layout three = *parse_layout("tp=2,dp=4,zero=3");
+  EXPECT_EQ(to_string(two), "tp=2,pp=1,dp=4,mb=1,zero=2");
+  EXPECT_EQ(to_string(three), "tp=2,pp=1,dp=4,mb=1,zero=3");
+  EXPECT_EQ(parse_layout(to_string(three)), three);
+  EXPECT_EQ(three.data, 1);
+  EXPECT_EQ(three.z, 4);
+  EXPECT_EQ(three.devices(), 8);
+  EXPECT_EQ(make_step_schedule(kModel, two, 32).ops, make_step_schedule(kModel, one, 32).ops);
+  const Layout fsdp = *parse_layout("dp_shard=4,tp=2");
+  EXPECT_EQ(make_step_schedule(kModel, three, 32).ops, make_step_schedule(kModel, fsdp, 32).ops);
+  const Batch batch{32};
+  const MemoryEstimate m0 = estimate_memory(kModel, batch, *parse_layout("tp=2,dp=4"), 2, false);
+  const MemoryEstimate m1 = estimate_memory(kModel, batch, one, 2, false);
+  const MemoryEstimate m2 = estimate_memory(kModel, batch, two, 2, false);
+  const MemoryEstimate m3 = estimate_memory(kModel, batch, three, 2, false);
+  EXPECT_EQ(m1.gradients_bytes, m0.gradients_bytes);
+  EXPECT_LT(m1.optimizer_bytes, m0.optimizer_bytes);
+  EXPECT_EQ(m2.optimizer_bytes, m1.optimizer_bytes);
+  EXPECT_LT(m2.gradients_bytes, m1.gradients_bytes);
+  EXPECT_LT(m3.weights_bytes, m2.weights_bytes);
+  EXPECT_EQ(layout_problem(kModel, batch, two), "");
+  EXPECT_EQ(layout_problem(kModel, batch, three), "");
+  const std::pair<const char*, const char*> refused[] = {
+      {"tp=2,pp=2,dp=2,mb=4,zero=2", "DeepSpeed refuses ZeRO-2 and ZeRO-3 with pipeline parallelism"},
+      {"tp=2,pp=2,dp=2,mb=4,zero=3", "DeepSpeed refuses ZeRO-2 and ZeRO-3 with pipeline parallelism"},
+      {"tp=2,dp=4,mb=2,zero=3", "zero=3 with mb=2 micro-batches"},
+      {"tp=2,dp=4,zero=4", "ZeRO stages are 1, 2 and 3"},
+  };
+  for (const auto& [text, rule] : refused)
+    EXPECT_NE(layout_problem(kModel, batch, *parse_layout(text)).find(rule), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace ws
