@@ -50,12 +50,14 @@ int group_stride(const Layout& layout, CommGroup group) {
     case CommGroup::y:
       return layout.x;
     case CommGroup::z:
-    case CommGroup::data_z:
       return layout.x * layout.y;
+    // Z and data side by side (stages inside the data ranks come with Gz = 1 only).
+    case CommGroup::data_z:
+      return layout.z > 1 ? layout.x * layout.y : layout.data_stride();
     case CommGroup::data:
-      return layout.x * layout.y * layout.z;
+      return layout.data_stride();
     case CommGroup::pipeline:
-      return layout.stage_devices();
+      return layout.stage_stride();
   }
   return 1;
 }

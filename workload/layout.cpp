@@ -9,12 +9,12 @@
 namespace ws {
 
 RankCoords coords_of(const Layout& l, int rank) {
-  return RankCoords{rank % l.x, (rank / l.x) % l.y, (rank / (l.x * l.y)) % l.z, (rank / (l.x * l.y * l.z)) % l.data,
-                    rank / l.stage_devices()};
+  return RankCoords{rank % l.x, (rank / l.x) % l.y, (rank / (l.x * l.y)) % l.z, (rank / l.data_stride()) % l.data,
+                    (rank / l.stage_stride()) % l.pipeline};
 }
 
 int rank_of(const Layout& l, const RankCoords& c) {
-  return c.x + l.x * (c.y + l.y * (c.z + l.z * (c.data + l.data * c.stage)));
+  return c.x + l.x * (c.y + l.y * c.z) + l.data_stride() * c.data + l.stage_stride() * c.stage;
 }
 
 const char* to_string(Strategy strategy) {
@@ -35,7 +35,8 @@ std::string to_string(const Layout& l) {
     if (l.virtual_stages > 1) text += fmt::format(",vpp={}", l.virtual_stages);
     text += fmt::format(",dp={},mb={}", l.data_parallel(), l.micro_batches);
     if (l.zero_stage > 0) text += fmt::format(",zero={}", l.zero_stage);
-    return text + (l.sequence_parallel ? ",sp" : "");
+    if (l.sequence_parallel) text += ",sp";
+    return text + (l.order == RankOrder::stages_inside_data ? ",order=tp-pp-dp" : "");
   }
   if (l.strategy == Strategy::fsdp) {
     std::string text = fmt::format("dp_shard={}", l.z);
@@ -50,9 +51,11 @@ std::string to_string(const Layout& l) {
   return text + fmt::format(",mb={}", l.micro_batches);
 }
 
-Layout megatron_layout(int tp, int pp, int vpp, int dp, int mb, int zero_stage, bool sequence_parallel) {
+Layout megatron_layout(int tp, int pp, int vpp, int dp, int mb, int zero_stage, bool sequence_parallel,
+                       RankOrder order) {
   Layout l{dp, 1, tp, 1, pp, vpp, mb, Strategy::megatron, sequence_parallel, zero_stage};
   if (zero_stage == 3) l.data = 1, l.z = dp;  // parameters sharded over the data ranks: Gz
+  if (l.pipeline > 1 && l.data > 1) l.order = order;
   return l;
 }
 
@@ -112,9 +115,11 @@ std::optional<Layout> parse_framework_layout(std::string_view text) {
     l.strategy = Strategy::fsdp;
     return l;
   }
-  // "sp" is a flag of its own, once, anywhere among the keys.
+  // "sp" is a flag of its own, and "order=tp-pp-dp" (or the default's "order=tp-dp-pp") Megatron-LM's
+  // rank order, each once, anywhere among the keys.
   std::string keyed(text);
   bool sp = false;
+  std::optional<RankOrder> order;
   {
     std::string rebuilt;
     std::size_t start = 0;
@@ -124,6 +129,9 @@ std::optional<Layout> parse_framework_layout(std::string_view text) {
       if (token == "sp") {
         if (sp) return std::nullopt;
         sp = true;
+      } else if (token == "order=tp-pp-dp" || token == "order=tp-dp-pp") {
+        if (order) return std::nullopt;
+        order = token == "order=tp-pp-dp" ? RankOrder::stages_inside_data : RankOrder::stages_outermost;
       } else {
         rebuilt += (rebuilt.empty() ? "" : ",") + token;
       }
@@ -134,7 +142,8 @@ std::optional<Layout> parse_framework_layout(std::string_view text) {
   }
   const auto v = parse_keyed(keyed, kMegatron);
   if (!v || (*v)[3] == 0) return std::nullopt;
-  return megatron_layout(or_one((*v)[0]), or_one((*v)[1]), or_one((*v)[2]), (*v)[3], or_one((*v)[4]), (*v)[5], sp);
+  return megatron_layout(or_one((*v)[0]), or_one((*v)[1]), or_one((*v)[2]), (*v)[3], or_one((*v)[4]), (*v)[5], sp,
+                         order.value_or(RankOrder::stages_outermost));
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // The 4D layout Gdata x Gx x Gy x Gz and rank coordinates (X fastest, then Y, Z, data), as in
 // ../shared/docs/4d-algorithm.md, and pipeline stages around it: `pipeline` copies of the 4D grid,
-// each running a contiguous range of the model's blocks, outermost in rank order (as Megatron-LM
-// orders tensor, data and pipeline ranks: stage s holds ranks [s x stage_devices, (s+1) x
-// stage_devices)). Shared by the engine (communicator split) and the simulator (placement of
-// groups on the machine).
+// each running a contiguous range of the model's blocks, outermost in rank order by default (as
+// Megatron-LM's default order "tp-cp-ep-dp-pp", DeepSpeed's topology axes [pipe, data, model] and
+// torchtitan's mesh [pp, dp_replicate, dp_shard, cp, tp] put them: stage s holds ranks
+// [s x stage_devices, (s+1) x stage_devices)), or between the tensor-parallel and the data ranks
+// (Megatron-LM's --use-tp-pp-dp-mapping, RankOrder::stages_inside_data). Shared by the engine
+// (communicator split) and the simulator (placement of groups on the machine).
 #pragma once
 
 #include <optional>
@@ -28,6 +30,13 @@ enum class PipelineSchedule { one_f_one_b, interleaved };
 //    dp_replicate (Gdata), tensor parallel over tp (Gy) with a vocabulary-parallel LM head.
 // Megatron-LM's spelling takes "sp" for sequence parallelism: "tp=8,pp=4,dp=16,mb=32,sp".
 enum class Strategy { four_d, megatron, fsdp };
+
+// Where the pipeline stages sit in rank order: outermost (every framework's default: a stage's ranks
+// are contiguous, data-parallel peers nearer than pipeline peers) or inside the data ranks
+// (Megatron-LM's --use-tp-pp-dp-mapping, "order=tp-pp-dp": a replica's stages are contiguous, so
+// stage transfers stay nearer and data-parallel groups spread wider). Only Megatron-LM offers the
+// choice; it matters only with both pp > 1 and dp > 1.
+enum class RankOrder { stages_outermost, stages_inside_data };
 const char* to_string(Strategy strategy);  // "4d", "megatron", "fsdp"
 
 struct Layout {
@@ -55,8 +64,12 @@ struct Layout {
   //     and backward and their gradients reduce-scattered: the data ranks are the grid's Z (as
   //     FSDP's dp_shard), so `data` is 1 and `z` is dp.
   int zero_stage = 0;
+  RankOrder order = RankOrder::stages_outermost;
 
   int stage_devices() const { return data * x * y * z; }
+  // Rank distance between neighbouring stages, and between neighbouring data ranks.
+  int stage_stride() const { return order == RankOrder::stages_inside_data ? x * y * z : stage_devices(); }
+  int data_stride() const { return order == RankOrder::stages_inside_data ? x * y * z * pipeline : x * y * z; }
   int devices() const { return stage_devices() * pipeline; }
   int tensor_parallel() const { return x * y * z; }
   bool pipelined() const { return pipeline > 1 || micro_batches > 1; }
@@ -74,9 +87,12 @@ struct Layout {
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 
-// Megatron-LM's tp x pp x dp (with vpp chunks, mb micro-batches, a ZeRO stage and sequence
-// parallelism) on the grid: tp is Gy, dp is Gdata, or Gz under ZeRO-3 (Layout::zero_stage).
-Layout megatron_layout(int tp, int pp, int vpp, int dp, int mb, int zero_stage, bool sequence_parallel);
+// Megatron-LM's tp x pp x dp (with vpp chunks, mb micro-batches, a ZeRO stage, sequence
+// parallelism and a rank order) on the grid: tp is Gy, dp is Gdata, or Gz under ZeRO-3
+// (Layout::zero_stage). The rank order is kept only where it changes a rank (pp > 1 and dp > 1), so
+// equal jobs are equal layouts.
+Layout megatron_layout(int tp, int pp, int vpp, int dp, int mb, int zero_stage, bool sequence_parallel,
+                       RankOrder order = RankOrder::stages_outermost);
 
 struct RankCoords {
   int x = 0, y = 0, z = 0, data = 0;
@@ -89,8 +105,8 @@ RankCoords coords_of(const Layout& layout, int rank);
 int rank_of(const Layout& layout, const RankCoords& c);
 
 // In the layout's strategy's words: "64x2x2x2" (Gdata x Gx x Gy x Gz; a pipelined 4D layout adds its
-// stages, chunks and micro-batches: "8x1x4x1/pp=4,vpp=2,mb=16"), "tp=4,pp=4,vpp=2,dp=8,mb=16",
-// "dp_shard=64,dp_replicate=2,tp=4".
+// stages, chunks and micro-batches: "8x1x4x1/pp=4,vpp=2,mb=16"), "tp=4,pp=4,vpp=2,dp=8,mb=16"
+// (with ",zero=1", ",sp", ",order=tp-pp-dp" where they apply), "dp_shard=64,dp_replicate=2,tp=4".
 std::string to_string(const Layout& layout);
 // Whether the layout's parts multiply to `devices` (at most INT_MAX), for any layout parse_layout
 // gives: unlike devices(), it cannot overflow on a product of large parts.

@@ -50,7 +50,9 @@ ProcessGrid::ProcessGrid(MPI_Comm parent, const Layout& layout)
                               coords_.z + layout.z * coords_.data, &batch));
   batch_ = Communicator(batch, true, *timeline_, CommGroup::data_z);
   MPI_Comm pipeline = MPI_COMM_NULL;
-  WS_MPI_CHECK(MPI_Comm_split(parent, rank_ % layout.stage_devices(), coords_.stage, &pipeline));
+  RankCoords first_stage = coords_;  // the same grid position on stage 0
+  first_stage.stage = 0;
+  WS_MPI_CHECK(MPI_Comm_split(parent, rank_of(layout, first_stage), coords_.stage, &pipeline));
   pipeline_ = Communicator(pipeline, true, *timeline_, CommGroup::pipeline);
 }
 

@@ -54,7 +54,7 @@ std::string format_candidates_csv(const StudyResult& result) {
                                      csv_field(row.point.model.name),
                                      fmt::format("{}", batch_tokens(row.point.model, row.point.batch)),
                                      fmt::format("{}", i + 1),
-                                     to_string(c.layout),
+                                     csv_field(to_string(c.layout)),  // framework spellings hold commas
                                      num(c.step.total().seconds(), 6),
                                      num(c.step.total().seconds() / best, 6)};
       const auto step = step_cells(c);
@@ -91,7 +91,7 @@ std::string format_placement_routing_csv(const StudyResult& result) {
       continue;
     }
     const double step = row.best.step.total().seconds();
-    cells.insert(cells.end(), {to_string(row.best.layout), num(step, 6), num(step / fastest, 6),
+    cells.insert(cells.end(), {csv_field(to_string(row.best.layout)), num(step, 6), num(step / fastest, 6),
                                num(slowest / fastest - 1.0, 6)});
     const auto parts = step_cells(row.best);
     cells.insert(cells.end(), parts.begin(), parts.end());

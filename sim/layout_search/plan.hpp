@@ -18,7 +18,9 @@ struct Plan {
 inline constexpr Strategy kFourD[] = {Strategy::four_d};
 
 // Throws InputError if devices exceeds the machine or is not a multiple of nothing sensible (<1).
-// `strategies`: whose layouts are ranked together (enumerate_strategy_layouts), 4D alone by default.
+// `strategies`: whose layouts are ranked together (enumerate_strategy_layouts), 4D alone by default;
+// the fastest 16 pipelined Megatron-LM layouts with data parallelism are priced in its other rank
+// order too (order=tp-pp-dp).
 Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                   const StepOptions& options, std::span<const Strategy> strategies = kFourD);
 // The same on a job network the caller keeps (its device count is the point's). `jobs` threads

@@ -175,7 +175,7 @@ Time collective_time(JobNetwork& network, const Layout& layout, const Collective
 
 Time stage_transfer_time(JobNetwork& network, const Layout& layout, const StageTransfer& transfer) {
   const CollectiveLibrary& library = default_library(network.machine());
-  const PricedProgram& program = network.stage_transfer(transfer.from, transfer.to, layout.stage_devices(), false);
+  const PricedProgram& program = network.stage_transfer(transfer.from, transfer.to, layout, false);
   return program_time(program, library, transfer.bytes, network.machine().node.nic_efficiency.half_bandwidth_bytes);
 }
 

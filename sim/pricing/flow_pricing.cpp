@@ -21,7 +21,7 @@ void FlowPricing::prepare(int id) {
   const CollectiveCall& call = this->call(id);
   Call c;
   if (const auto& transfer = stage_transfer(id)) {
-    c.program = &network_.stage_transfer(transfer->from, transfer->to, layout_.stage_devices(), true);
+    c.program = &network_.stage_transfer(transfer->from, transfer->to, layout_, true);
     c.protocol = fastest_protocol(*c.program, library_, transfer->bytes, nic_overhead_bytes_);
     const PricedPhase& p = c.program->phases.front();
     auto [it, fresh] = shapes_.try_emplace(p.links.get(), -1);

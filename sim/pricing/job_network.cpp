@@ -12,6 +12,7 @@
 #include "base/input_error.hpp"
 #include "base/statistics.hpp"
 #include "sim/net/placement.hpp"
+#include "workload/comm_group.hpp"
 #include "sim/net/traffic.hpp"
 
 namespace ws {
@@ -22,13 +23,13 @@ GroupGeometry geometry(const Layout& layout, CommGroup group, int stage) {
     case CommGroup::x: g.stride = 1, g.size = layout.x; break;
     case CommGroup::y: g.stride = layout.x, g.size = layout.y; break;
     case CommGroup::z: g.stride = layout.x * layout.y, g.size = layout.z; break;
-    case CommGroup::data: g.stride = layout.x * layout.y * layout.z, g.size = layout.data; break;
-    case CommGroup::data_z: g.stride = layout.x * layout.y, g.size = layout.z * layout.data; break;
+    case CommGroup::data:
+    case CommGroup::data_z: g.stride = group_stride(layout, group), g.size = group_size(layout, group); break;
     // One rank per stage: it spans every stage, so it has no stage of its own.
-    case CommGroup::pipeline: g.stride = layout.stage_devices(), g.size = layout.pipeline; return g;
+    case CommGroup::pipeline: g.stride = layout.stage_stride(), g.size = layout.pipeline; return g;
     case CommGroup::world: g.stride = 1, g.size = layout.devices(); return g;
   }
-  if (layout.pipeline > 1) g.first = stage * layout.stage_devices(), g.span = layout.stage_devices();
+  if (layout.pipeline > 1) g.first = stage * layout.stage_stride(), g.stage_stride = layout.stage_stride(), g.stages = layout.pipeline;
   return g;
 }
 
@@ -177,10 +178,11 @@ JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation alloc
 std::vector<std::vector<int>> JobNetwork::communicators(GroupGeometry g) const {
   std::vector<std::vector<int>> out;
   if (g.size < 1 || g.stride < 1) return out;
-  const int end = g.span > 0 ? std::min(devices_, g.first + g.span) : devices_;
-  for (int r = g.first; r < end; ++r) {
-    if (((r - g.first) / g.stride) % g.size != 0) continue;  // not a communicator's first member
-    if (r + (g.size - 1) * static_cast<long long>(g.stride) >= end) break;
+  const int stage = g.stages > 0 ? g.first / g.stage_stride : 0;
+  for (int r = g.first; r < devices_; ++r) {
+    if (g.stages > 0 && (r / g.stage_stride) % g.stages != stage) continue;  // another stage's rank
+    if ((r / g.stride) % g.size != 0) continue;  // not a communicator's first member
+    if (r + (g.size - 1) * static_cast<long long>(g.stride) >= devices_) continue;
     std::vector<int> members(static_cast<std::size_t>(g.size));
     for (int k = 0; k < g.size; ++k) members[static_cast<std::size_t>(k)] = device_of_rank(r + k * g.stride);
     out.push_back(std::move(members));
@@ -290,14 +292,17 @@ JobNetwork::Routed JobNetwork::route(GroupGeometry g, CollectiveAlgorithm algori
   return Routed{std::move(phases), program.tree_local_ranks};
 }
 
-const PricedProgram& JobNetwork::stage_transfer(int from, int to, int stage_devices, bool with_links) {
-  const auto key = std::make_tuple(from, to, stage_devices);
+const PricedProgram& JobNetwork::stage_transfer(int from, int to, const Layout& layout, bool with_links) {
+  const int stride = layout.stage_stride(), stages = layout.pipeline;
+  const auto key = std::make_tuple(from, to, stride);
   const auto known = stage_transfers_.find(key);
   if (known != stage_transfers_.end() && (!with_links || known->second.phases.front().links != nullptr))
     return known->second;
+  // Every rank of stage `from` sends to the rank of the same grid position on stage `to`.
   std::vector<TrafficDemand> demands;
-  for (int r = 0; r < stage_devices; ++r)
-    demands.push_back({device_of_rank(from * stage_devices + r), device_of_rank(to * stage_devices + r), 1.0});
+  for (int r = 0; r < devices_; ++r)
+    if ((r / stride) % stages == from)
+      demands.push_back({device_of_rank(r), device_of_rank(r + (to - from) * stride), 1.0});
   const RoutingPolicy policy = machine_->network.routing;
   TrafficLoads loads = router_.route(demands, policy == RoutingPolicy::non_minimal);
   if (policy == RoutingPolicy::adaptive &&
@@ -325,7 +330,8 @@ const PricedProgram& JobNetwork::stage_transfer(int from, int to, int stage_devi
   program.op = CollectiveOp::all_gather;
   program.members = 2;
   const int dpn = std::max(machine_->node.devices, 1);
-  program.nodes = device_of_rank(from * stage_devices) / dpn == device_of_rank(to * stage_devices) / dpn ? 1 : 2;
+  // Whether the first ranks of the two stages share a node.
+  program.nodes = device_of_rank(from * stride) / dpn == device_of_rank(to * stride) / dpn ? 1 : 2;
   program.phases.push_back(std::move(p));
   return stage_transfers_.insert_or_assign(key, std::move(program)).first->second;
 }

@@ -28,12 +28,15 @@ namespace ws {
 
 // A kind of communicator over the job's ranks: members `stride` ranks apart, `size` of them. X, Y,
 // Z and data are the layout's groups; data x Z (Z fastest, then data) is stride Gx Gy, size Gz Gdata.
-// A pipeline stage's communicators cover only its ranks: [first, first + span) (span 0: all).
+// A pipeline stage's communicators cover only its ranks: those r with (r / stage_stride) % stages
+// equal to the stage, the first of them `first` (stages 0: every rank; Layout::stage_stride says
+// where the rank order puts the stages).
 struct GroupGeometry {
   int stride = 1;
   int size = 1;
   int first = 0;
-  int span = 0;
+  int stage_stride = 0;
+  int stages = 0;
   friend auto operator<=>(const GroupGeometry&, const GroupGeometry&) = default;
 };
 // The communicators of `group` within pipeline stage `stage` (a layout without stages: all of them).
@@ -101,7 +104,7 @@ class JobNetwork {
   // Every rank of pipeline stage `from` sending to its counterpart on stage `to` (stages of
   // `stage_devices` ranks, in rank order) at once: one phase of one step, routed and priced alone
   // (as a program, so both collective models run it as they run a call's phases).
-  const PricedProgram& stage_transfer(int from, int to, int stage_devices, bool with_links);
+  const PricedProgram& stage_transfer(int from, int to, const Layout& layout, bool with_links);
 
   // expected_max_of_normals(members) (base/statistics.hpp), kept per count: every layout of the job
   // asks it for its group sizes and its device count (the step's skew), and each answer is a
@@ -129,7 +132,7 @@ class JobNetwork {
   std::map<GroupGeometry, int> nodes_spanned_;
   using RouteKey = std::tuple<GroupGeometry, int, int>;   // geometry, algorithm, op
   using Key = std::tuple<GroupGeometry, int, int, int>;   // ... and the tree's pipeline chunks
-  std::map<std::tuple<int, int, int>, PricedProgram> stage_transfers_;  // from, to, stage devices
+  std::map<std::tuple<int, int, int>, PricedProgram> stage_transfers_;  // from, to, stage stride
   std::map<RouteKey, Routed> routed_;
   // Routed phases by their transfers (two independent 64-bit hashes and the count): the ring's
   // all-reduce, reduce-scatter and all-gather move data between the same members.

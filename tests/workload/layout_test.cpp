@@ -30,6 +30,35 @@ TEST(Layout, GroupStridesAreProductsOfInnerSizes) {
   EXPECT_EQ(group_size(l, CommGroup::world), l.devices());
 }
 
+// Megatron-LM's rank orders: tp-dp-pp (its default, stages outermost) and tp-pp-dp
+// (--use-tp-pp-dp-mapping, stages inside the data ranks); the order is kept only where it moves a
+// rank (pp > 1 and dp > 1).
+TEST(Layout, MegatronRankOrders) {
+  const Layout inner = *parse_layout("tp=2,pp=4,dp=3,mb=8,order=tp-pp-dp");
+  EXPECT_EQ(inner.order, RankOrder::stages_inside_data);
+  EXPECT_EQ(to_string(inner), "tp=2,pp=4,dp=3,mb=8,order=tp-pp-dp");
+  EXPECT_EQ(parse_layout(to_string(inner)), inner);
+  EXPECT_EQ(parse_layout("tp=2,pp=4,dp=3,mb=8,order=tp-dp-pp"), parse_layout("tp=2,pp=4,dp=3,mb=8"));
+  EXPECT_EQ(parse_layout("tp=2,pp=1,dp=3,order=tp-pp-dp")->order, RankOrder::stages_outermost);
+  EXPECT_EQ(parse_layout("tp=2,pp=4,dp=1,mb=8,order=tp-pp-dp")->order, RankOrder::stages_outermost);
+  EXPECT_FALSE(parse_layout("tp=2,pp=4,dp=3,order=tp-pp-dp,order=tp-pp-dp"));
+  EXPECT_FALSE(parse_layout("tp=2,pp=4,dp=3,order=pp-tp-dp"));
+  EXPECT_FALSE(parse_layout("dp_shard=2,order=tp-pp-dp"));
+  // Rank r = y + tp (stage + pp data): Y fastest, then the stage, then data.
+  EXPECT_EQ(inner.stage_stride(), 2);
+  EXPECT_EQ(inner.data_stride(), 8);
+  EXPECT_EQ(group_stride(inner, CommGroup::pipeline), 2);
+  EXPECT_EQ(group_stride(inner, CommGroup::data), 8);
+  EXPECT_EQ(group_stride(inner, CommGroup::data_z), 8);
+  for (int r = 0; r < inner.devices(); ++r) {
+    const RankCoords c = coords_of(inner, r);
+    EXPECT_EQ(c.y, r % 2);
+    EXPECT_EQ(c.stage, (r / 2) % 4);
+    EXPECT_EQ(c.data, r / 8);
+    EXPECT_EQ(rank_of(inner, c), r);
+  }
+}
+
 TEST(Layout, TextRoundTrip) {
   const Layout l{512, 2, 2, 2};
   EXPECT_EQ(to_string(l), "512x2x2x2");

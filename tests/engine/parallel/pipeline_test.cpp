@@ -199,6 +199,32 @@ TEST(SequenceParallelLayouts, FiveStepsMatchTheSerialRun) {
   }
 }
 
+// Megatron-LM's other rank order (--use-tp-pp-dp-mapping: a replica's stages side by side, the
+// data-parallel peers a whole replica apart): the stages find their peers, and the data-parallel
+// and tensor-parallel groups theirs, wherever the order puts them.
+TEST(RankOrders, StagesInsideTheDataRanksMatchTheSerialRun) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  std::vector<std::string> spellings;
+  if (ranks >= 4) {
+    const std::string dp = std::to_string(ranks / 2);
+    spellings.push_back("tp=1,pp=2,dp=" + dp + ",mb=4,order=tp-pp-dp");
+    spellings.push_back("tp=1,pp=2,vpp=2,dp=" + dp + ",mb=2,order=tp-pp-dp");
+  }
+  if (ranks >= 8) spellings.push_back("tp=2,pp=2,dp=" + std::to_string(ranks / 4) + ",mb=4,sp,order=tp-pp-dp");
+  for (const std::string& text : spellings) {
+    const Layout layout = *parse_layout(text);
+    ASSERT_EQ(layout.order, RankOrder::stages_inside_data) << text;
+    for (const Variant& v : {Variant{false, true, false, {}}, Variant{true, false, true, {}}}) {
+      const Differences d = compare_with_serial<double>(layout, v);
+      EXPECT_LE(d.loss, 1e-9) << describe(layout, v);
+      EXPECT_LE(d.norm, 1e-9) << describe(layout, v);
+      EXPECT_LE(d.parameters, 1e-9) << describe(layout, v) << " " << d.worst_tensor;
+      EXPECT_EQ(d.tensors, 0) << describe(layout, v);
+    }
+  }
+}
+
 // Megatron-LM's distributed optimizer (zero=1): gradients reduce-scattered over the data-parallel
 // group (buckets padded to its ranks), AdamW on each rank's shard, parameters all-gathered after
 // the update or, with the overlap, bucket by bucket ahead of the next step's forward; without and

@@ -57,6 +57,8 @@ TEST(StepScheduleDrift, EveryStageRunsItsScheduledStep) {
   std::vector<Layout> layouts = pipeline_layouts(ranks, 8);
   for (const Layout& l : vocabulary_parallel_layouts(ranks, 8)) layouts.push_back(l);
   for (const Layout& l : sequence_parallel_layouts(ranks, 8)) layouts.push_back(l);
+  // Megatron-LM's tp-pp-dp rank order: the stages' peers and the data groups elsewhere.
+  if (ranks >= 4) layouts.push_back(*parse_layout("tp=1,pp=2,dp=" + std::to_string(ranks / 2) + ",mb=4,order=tp-pp-dp"));
   // The distributed optimizer (its padded buckets, reduce-scatters and parameter all-gathers).
   if (ranks >= 2) layouts.push_back(*parse_layout("tp=1,dp=" + std::to_string(ranks) + ",zero=1"));
   if (ranks >= 4) layouts.push_back(*parse_layout("tp=2,dp=" + std::to_string(ranks / 2) + ",zero=1"));

@@ -5,7 +5,9 @@
 // them together, every candidate in exactly one of its lists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
 
 #include "sim/layout_search/plan.hpp"
 #include "tests/sim/step/fake_machine.hpp"
@@ -99,7 +101,27 @@ TEST(Strategy, PlanRanksEveryStrategyTogether) {
   const Plan plan = plan_layouts(m, kModel, Batch{64}, 32, StepOptions{}, all);
   std::size_t enumerated = 0;
   for (const Strategy s : all) enumerated += enumerate_strategy_layouts(kModel, Batch{64}, 32, s, 4).size();
-  EXPECT_EQ(plan.ranked.size() + plan.over_memory.size() + plan.invalid.size(), enumerated);
+  // Every enumerated layout once, and the other rank order of up to 16 of the fastest pipelined
+  // Megatron-LM layouts with data parallelism (each beside its default order, priced alike but for
+  // where its groups sit).
+  std::size_t reordered = 0;
+  std::set<std::string> listed;
+  for (const auto* list : {&plan.ranked, &plan.over_memory})
+    for (const LayoutEstimate& e : *list) {
+      EXPECT_TRUE(listed.insert(to_string(e.layout)).second) << to_string(e.layout);
+      if (e.layout.order != RankOrder::stages_inside_data) continue;
+      ++reordered;
+      Layout outer = e.layout;
+      outer.order = RankOrder::stages_outermost;
+      EXPECT_TRUE(std::any_of(plan.ranked.begin(), plan.ranked.end(),
+                              [&](const LayoutEstimate& d) { return d.layout == outer; }))
+          << to_string(e.layout);
+      EXPECT_GT(e.layout.pipeline, 1);
+      EXPECT_GT(e.layout.data, 1);
+    }
+  EXPECT_GT(reordered, 0u);
+  EXPECT_LE(reordered, 16u);
+  EXPECT_EQ(plan.ranked.size() + plan.over_memory.size() + plan.invalid.size(), enumerated + reordered);
   std::set<Strategy> ranked;
   for (const LayoutEstimate& e : plan.ranked) ranked.insert(e.layout.strategy);
   EXPECT_EQ(ranked.size(), 3u);

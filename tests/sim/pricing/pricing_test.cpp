@@ -454,5 +454,52 @@ TEST(NodeAttachment, ConsecutiveNodesOnOneSwitchKeepARingOffTheLocalLinks) {
       << "blocked " << blocked.time.seconds() << " s, closed form " << closed << " s";
 }
 
+// The communicators the network prices for each group and stage are the ranks the engine splits
+// (members share every coordinate but the group's, ordered by it), under both rank orders
+// (stages outermost, and inside the data ranks: Megatron-LM's tp-pp-dp), and a stage transfer
+// sends from every rank of one stage to its counterpart on the other.
+TEST(JobNetwork, CommunicatorsAreTheEnginesGroupsUnderEitherRankOrder) {
+  const Machine m = small(RoutingPolicy::minimal);
+  for (const char* text : {"tp=2,pp=2,dp=3,mb=4", "tp=2,pp=2,dp=3,mb=4,order=tp-pp-dp", "tp=1,pp=3,dp=2,mb=3,order=tp-pp-dp",
+                           "tp=4,pp=2,dp=2,mb=2,order=tp-pp-dp"}) {
+    const Layout layout = *parse_layout(text);
+    ASSERT_EQ(layout.order == RankOrder::stages_inside_data, std::string(text).find("order") != std::string::npos);
+    JobNetwork network(m, layout.devices());
+    for (int r = 0; r < layout.devices(); ++r) ASSERT_EQ(network.device_of_rank(r), r);
+    for (const CommGroup group : {CommGroup::y, CommGroup::data, CommGroup::data_z, CommGroup::pipeline}) {
+      const int stages = group == CommGroup::pipeline ? 1 : layout.pipeline;
+      for (int stage = 0; stage < stages; ++stage) {
+        std::vector<std::vector<int>> expected;
+        for (int r = 0; r < layout.devices(); ++r) {
+          const RankCoords c = coords_of(layout, r);
+          if (group != CommGroup::pipeline && c.stage != stage) continue;
+          const int position = group == CommGroup::y ? c.y : group == CommGroup::pipeline ? c.stage : c.data;
+          if (position != 0) continue;
+          std::vector<int> members;
+          for (int k = 0; k < group_size(layout, group); ++k) {
+            RankCoords member = c;
+            (group == CommGroup::y ? member.y : group == CommGroup::pipeline ? member.stage : member.data) = k;
+            members.push_back(rank_of(layout, member));
+          }
+          expected.push_back(members);
+        }
+        EXPECT_EQ(network.communicators(geometry(layout, group, stage)), expected)
+            << text << " " << to_string(group) << " stage " << stage;
+      }
+    }
+  }
+  // Stage transfers: the data ranks' counterparts, wherever the order puts them; with the stages
+  // inside the data ranks on 2-device nodes, tp=2 and pp=2 keep each replica's two stages on
+  // neighbouring nodes, while the default order puts stage 1 a whole dp x tp ranks away.
+  const Layout outer = *parse_layout("tp=2,pp=2,dp=3,mb=4"), inner = *parse_layout("tp=2,pp=2,dp=3,mb=4,order=tp-pp-dp");
+  EXPECT_EQ(outer.stage_stride(), 6);
+  EXPECT_EQ(inner.stage_stride(), 2);
+  EXPECT_EQ(inner.data_stride(), 4);
+  EXPECT_EQ(coords_of(inner, 2).stage, 1);
+  EXPECT_EQ(coords_of(inner, 4).data, 1);
+  for (const Layout& l : {outer, inner})
+    for (int r = 0; r < l.devices(); ++r) EXPECT_EQ(rank_of(l, coords_of(l, r)), r) << to_string(l);
+}
+
 }  // namespace
 }  // namespace ws

@@ -16,6 +16,7 @@
 
 #include "sim/machine/machine_loader.hpp"
 #include "sim/study/study_run.hpp"
+#include "report/csv.hpp"
 #include "report/study/study_tables.hpp"
 #include "sim/study/study_tasks.hpp"
 #include "report/study/study_writers.hpp"
@@ -196,6 +197,30 @@ TEST(StudyTables, CandidatesAreRankedAndTheFirstIsTheRowsBest) {
       EXPECT_LE(row.candidates[i - 1].step.total(), row.candidates[i].step.total());
     }
   }
+}
+
+// Megatron-LM's and FSDP's spellings hold commas: the candidates table quotes them, so every row
+// has the header's fields (an unquoted "tp=4,pp=2,..." spread one layout over several columns).
+TEST(StudyTables, CandidatesCsvQuotesFrameworkLayouts) {
+  StudySpec spec = small_spec();
+  for (StudyPoint& p : spec.points) p.strategies = {Strategy::megatron};
+  StudyRunOptions o;
+  o.top_k = 5;
+  const auto r = *execute_study(spec, perlmutter(), o);
+  std::istringstream csv(format_candidates_csv(r));
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  const std::size_t columns = split_csv_line(line).size();
+  int rows = 0, with_commas = 0;
+  while (std::getline(csv, line)) {
+    const auto fields = split_csv_line(line);
+    ASSERT_EQ(fields.size(), columns) << line;
+    with_commas += fields[5].find(',') != std::string::npos;
+    EXPECT_TRUE(parse_layout(fields[5]).has_value()) << fields[5];
+    ++rows;
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_EQ(with_commas, rows);
 }
 
 TEST(StudyTables, PlacementRoutingCoversTheLargestPointsAndAdaptiveIsNeverWorseThanMinimal) {
