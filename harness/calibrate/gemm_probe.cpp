@@ -127,6 +127,16 @@ BusyNodeGemm fastest_busy_node(std::span<const BusyNodeGemm> passes) {
   return fastest;
 }
 
+CoreVariability quietest_variability(std::vector<CoreVariability> passes) {
+  if (passes.empty()) return {};
+  std::size_t quietest = 0;
+  for (std::size_t i = 1; i < passes.size(); ++i)
+    if (passes[i].barrier_wait() < passes[quietest].barrier_wait()) quietest = i;
+  CoreVariability out = std::move(passes[quietest]);
+  out.passes = static_cast<int>(passes.size());
+  return out;
+}
+
 std::vector<double> CoreVariability::median_rates() const {
   std::vector<double> rates;
   const double flops = 2.0 * side * side * static_cast<double>(side);

@@ -101,7 +101,14 @@ struct CoreVariability {
   // What the barrier cost: per round, the slowest core's time over the mean core's, less 1, averaged
   // over the rounds. A check on the two figures above, which the step simulator turns into waits.
   double barrier_wait() const;
+  int passes = 1;  // probe passes this is the quietest of (quietest_variability)
 };
 CoreVariability measure_core_variability(int side, int threads, int rounds);
+// Of several passes spread over a calibration, the one whose barrier cost least: the host disturbed
+// it least, as validate keeps the least disturbed of a configuration's runs. A host busy for the
+// whole of one pass (one core at 0.78 of the other, 2026-12-03, results/validation-stop53-noisy)
+// would otherwise price every run with waits for a slow core that the runs do not see.
+// Empty: a default (not measured).
+CoreVariability quietest_variability(std::vector<CoreVariability> passes);
 
 }  // namespace ws

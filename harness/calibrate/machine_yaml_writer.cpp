@@ -321,8 +321,10 @@ void write_variability(std::string& y, const Calibration& c, const Machine& m) {
   line("");
   line(fmt::format("variability:  # sgemm {}^3 NN, 1 thread, on all {} cores at once, {} rounds of the same ~10 ms "
                    "of calls on every core, each round started together after a barrier; wall time (time the host "
-                   "takes a core away slows it as the ranks that wait for it see)",
-                   c.variability.side, c.variability.threads, rounds));
+                   "takes a core away slows it as the ranks that wait for it see); the quietest (least barrier "
+                   "wait) of {} pass{} spread over the calibration",
+                   c.variability.side, c.variability.threads, rounds, c.variability.passes,
+                   c.variability.passes == 1 ? "" : "es"));
   line(fmt::format("  device_speed_spread: {}  # coefficient of variation over the cores of each one's median rate "
                    "({} .. {} GFLOP/s), at most what the barrier's wait allows (compute_noise)",
                    significant(m.variability.device_speed_spread, 4), significant(*slowest * 1e-9, 4),

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <sstream>
 #include <string>
 
@@ -171,6 +173,25 @@ TEST(CalibratedMachine, CoreVariabilityIsTheSpreadOfMediansAndTheMedianJitter) {
   const std::string yaml = format_calibrated_machine_yaml(without);
   EXPECT_EQ(yaml.find("variability:"), std::string::npos);
   EXPECT_EQ(parse_machine(yaml, "synthetic.yaml").variability.device_speed_spread, 0.0);
+}
+
+// Of the spread's passes the quietest is kept: a pass with one core slowed (a busy host) loses to
+// one whose barrier cost less, whatever their order; the file says how many passes there were.
+TEST(CalibratedMachine, TheQuietestVariabilityPassIsKept) {
+  const Calibration c = synthetic_calibration();
+  CoreVariability busy = c.variability;
+  for (double& s : busy.seconds_per_call[2]) s *= 1.3;  // the slowest core, at 0.77 of its speed
+  ASSERT_GT(busy.barrier_wait(), c.variability.barrier_wait());
+  for (const auto& passes : {std::vector{busy, c.variability, busy}, std::vector{c.variability, busy}}) {
+    const CoreVariability kept = quietest_variability(passes);
+    EXPECT_EQ(kept.seconds_per_call, c.variability.seconds_per_call);
+    EXPECT_EQ(kept.passes, static_cast<int>(passes.size()));
+  }
+  EXPECT_EQ(quietest_variability({}).threads, 0);  // none: not measured
+  Calibration three = c;
+  three.variability = quietest_variability({busy, c.variability, busy});
+  EXPECT_NE(format_calibrated_machine_yaml(three).find("the quietest (least barrier wait) of 3 passes"),
+            std::string::npos);
 }
 
 TEST(CalibratedMachine, CoreVariabilityProbeTimesEveryCoreInEveryRound) {
