@@ -101,12 +101,15 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
                    "the --layout) as CSV to this file: the table's columns in seconds, fractions and GiB");
   plan->add_option("--layout", a.layout,
                    "price this layout (Gdata x Gx x Gy x Gz, e.g. 32x1x2x128; with pipeline stages, model chunks "
-                   "and micro-batches, e.g. 8x1x4x1/pp=4,vpp=2,mb=16) beside the ranked table: its row, its rank "
-                   "among the fitting layouts and how much slower it is than the fastest");
+                   "and micro-batches, e.g. 8x1x4x1/pp=4,vpp=2,mb=16; Megatron-LM's tp=4,pp=8,vpp=2,dp=64,mb=16 "
+                   "with optional zero=1|2|3, sp and order=tp-pp-dp; FSDP's dp_shard=64,dp_replicate=2,tp=4) "
+                   "beside the ranked table: its row, its rank among the fitting layouts and how much slower it "
+                   "is than the fastest");
   plan->add_option("--strategy", a.strategy,
                    "whose layouts to rank: '4d' (Gdata x Gx x Gy x Gz), 'megatron' (tp x pp x dp with 1F1B and "
-                   "interleaved pipelines, micro-batches of 1, 2 or 4 sequences), 'fsdp' (dp_shard x dp_replicate "
-                   "x tp), or 'all' in one table with a strategy column")
+                   "interleaved pipelines, micro-batches of 1, 2 or 4 sequences, sp off and on, zero=1 where "
+                   "dp > 1, and the 16 fastest pipelined ones also in the tp-pp-dp rank order), 'fsdp' (dp_shard x "
+                   "dp_replicate x tp), or 'all' in one table with a strategy column")
       ->check(CLI::IsMember({"4d", "megatron", "fsdp", "all"}));
   plan->add_option("--trace", a.trace,
                    "write the step of the first-ranked layout (of --layout, if given), simulated on the flow "
@@ -128,7 +131,8 @@ std::optional<Layout> asked_layout(const PlanArgs& a) {
   if (!layout)
     throw layout_error(a.layout,
                        "Gdata x Gx x Gy x Gz, e.g. 32x1x2x128, optionally /pp=P[,vpp=V],mb=M "
-                       "(e.g. 8x1x4x1/pp=4,vpp=2,mb=16)");
+                       "(e.g. 8x1x4x1/pp=4,vpp=2,mb=16); Megatron-LM's tp=T,pp=P,dp=D,mb=M with optional vpp=V, "
+                       "zero=1|2|3, sp and order=tp-pp-dp; or FSDP's dp_shard=S[,dp_replicate=R][,tp=T]");
   if (!holds_devices(*layout, a.devices)) {
     throw layout_error(a.layout, fmt::format("a layout whose Gdata x Gx x Gy x Gz is --devices ({})", a.devices));
   }

@@ -294,7 +294,10 @@ EngineCommandLine parse_engine_command_line(int argc, const char* const* argv) {
                  "continue from the checkpoint in this directory (same model, layout, batch, seed, data)");
   app.add_flag("--recompute", recompute,
                "recompute each block's activations in backward instead of storing them");
-  app.add_option("--layout", o.layout_text, "Gdata x Gx x Gy x Gz, e.g. 4x1x1x1 (default: ranks x1x1x1)");
+  app.add_option("--layout", o.layout_text,
+                 "Gdata x Gx x Gy x Gz, e.g. 4x1x1x1, with optional /pp=,vpp=,mb=; Megatron-LM's "
+                 "tp=2,pp=2,dp=2,mb=4 with optional zero=1|2|3, sp, order=tp-pp-dp; FSDP's dp_shard=2,dp_replicate=2,tp=2 "
+                 "(default: ranks x1x1x1)");
   app.add_option(
       "--data", o.data_file,
       "train on the bytes of this text file (a regular file of at most 1 GiB) instead of synthetic tokens");
@@ -356,7 +359,9 @@ RunInputs validate_engine_options(EngineOptions& o, int ranks) {
   const auto layout = parse_layout(o.layout_text);
   if (!layout)
     throw InputError("--layout " + quote_for_message(o.layout_text) +
-                     ": expected DxXxYxZ with positive integers");
+                     ": expected DxXxYxZ with positive integers (optionally /pp=P[,vpp=V],mb=M), Megatron-LM's "
+                     "tp=T,pp=P,dp=D,mb=M with optional vpp=V, zero=1|2|3, sp and order=tp-pp-dp, or FSDP's "
+                     "dp_shard=S[,dp_replicate=R][,tp=T]");
   o.run.layout = *layout;
   validate_run(o.run, ranks);
   // Evaluation runs the model's own passes (every block and every vocabulary row on every rank),
