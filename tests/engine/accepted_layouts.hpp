@@ -72,8 +72,8 @@ inline std::vector<Layout> vocabulary_parallel_layouts(int ranks, int layers) {
 }
 
 // Megatron-LM's layouts with sequence parallelism for `ranks` ranks: tp = 2 or 4 without stages,
-// with 2 stages under 1F1B and interleaved (given `layers` blocks), and with the distributed
-// optimizer over dp = 2.
+// with 2 stages under 1F1B and interleaved (given `layers` blocks), and with ZeRO-1 and ZeRO-3 over
+// dp = 2 or more.
 inline std::vector<Layout> sequence_parallel_layouts(int ranks, int layers) {
   std::vector<std::string> spellings;
   for (int tp : {2, 4}) {
@@ -86,6 +86,7 @@ inline std::vector<Layout> sequence_parallel_layouts(int ranks, int layers) {
       spellings.push_back(t + ",pp=2,dp=" + dp + ",mb=4,sp");
       if (layers >= 4) spellings.push_back(t + ",pp=2,vpp=2,dp=" + dp + ",mb=2,sp");
       spellings.push_back(t + ",dp=" + std::to_string(rest) + ",zero=1,sp");
+      spellings.push_back(t + ",dp=" + std::to_string(rest) + ",zero=3,sp");  // the weights sharded over Z too
     }
   }
   std::vector<Layout> out;
