@@ -19,17 +19,10 @@ namespace ws {
 
 GroupGeometry geometry(const Layout& layout, CommGroup group, int stage) {
   GroupGeometry g;
-  switch (group) {
-    case CommGroup::x: g.stride = 1, g.size = layout.x; break;
-    case CommGroup::y: g.stride = layout.x, g.size = layout.y; break;
-    case CommGroup::z: g.stride = layout.x * layout.y, g.size = layout.z; break;
-    case CommGroup::data:
-    case CommGroup::data_z: g.stride = group_stride(layout, group), g.size = group_size(layout, group); break;
-    // One rank per stage: it spans every stage, so it has no stage of its own.
-    case CommGroup::pipeline: g.stride = layout.stage_stride(), g.size = layout.pipeline; return g;
-    case CommGroup::world: g.stride = 1, g.size = layout.devices(); return g;
-  }
-  if (layout.pipeline > 1) g.first = stage * layout.stage_stride(), g.stage_stride = layout.stage_stride(), g.stages = layout.pipeline;
+  g.stride = group_stride(layout, group), g.size = group_size(layout, group);
+  // The pipeline group has one rank per stage and the world spans every stage: no stage of their own.
+  if (group == CommGroup::pipeline || group == CommGroup::world || layout.pipeline == 1) return g;
+  g.first = stage * layout.stage_stride(), g.stage_stride = layout.stage_stride(), g.stages = layout.pipeline;
   return g;
 }
 
