@@ -604,12 +604,24 @@ class ScheduleBuilder {
       if (overlap_data_parallel()) reduce_gradients(block_tensors(0));
     }
     if (overlap_data_parallel()) {
-      reduce_gradients(leading_range());  // wte (and wpe)
+      reduce_leading();  // wte (and wpe)
       reduce_gradients(trailing_range());  // lnf (and the LM head)
     }
   }
 
   TensorRange leading_range() const { return {0, leading_tensors(model_)}; }
+  // The leading tensors' buckets. The distributed optimizer with stages and a tied embedding puts
+  // the embedding in a bucket of its own, as Megatron-LM does (_does_param_require_new_bucket):
+  // the first stage's copy and the last stage's then split into the same shards over the data
+  // ranks, so that the two stages can sum their reduce-scattered shards.
+  bool shared_embedding_bucket() const { return zero1() && layout_.pipeline > 1 && model_.tied_embeddings; }
+  std::vector<TensorRange> leading_buckets() const {
+    if (!shared_embedding_bucket()) return {leading_range()};
+    return {{0, 1}, {1, leading_tensors(model_)}};
+  }
+  void reduce_leading() {
+    for (const TensorRange& r : leading_buckets()) reduce_gradients(r);
+  }
   TensorRange trailing_range() const { return {tensors_.size() - trailing_tensors(model_), tensors_.size()}; }
 
   // Reads the residual gradient, scatter-adds it into the embedding gradients.
@@ -752,7 +764,7 @@ class ScheduleBuilder {
         ops_.back().first_tensor = range.first, ops_.back().last_tensor = range.last;
       }
     };
-    gather(kLeadingBucket, leading_range());
+    for (const TensorRange& r : leading_buckets()) gather(kLeadingBucket, r);
     for (int b = 0; b < model_.layers; ++b) gather(b, block_tensors(b));
     gather(kTrailingBucket, trailing_range());
   }
@@ -860,7 +872,7 @@ class ScheduleBuilder {
       if (reduce && v == last) reduce_gradients(trailing_range());
       // The embedding's gradient is complete on the first stage after its backward, and the last
       // stage's copy after the LM head's.
-      if (reduce && (v == 0 || (v == last && stage_ != 0))) reduce_gradients(leading_range());
+      if (reduce && (v == 0 || (v == last && stage_ != 0))) reduce_leading();
     }
     action_ = {};
   }
@@ -926,7 +938,10 @@ class ScheduleBuilder {
     else
       interleaved_passes(posted);
     site_ = Site{};
-    if (!options_.overlap_data_parallel) reduce_gradients({0, tensors_.size()});
+    if (!options_.overlap_data_parallel) {
+      if (shared_embedding_bucket()) reduce_gradients({0, 1});
+      reduce_gradients({shared_embedding_bucket() ? std::size_t{1} : std::size_t{0}, tensors_.size()});
+    }
     // The loss sum (the last stage's) and the supervised targets, by which every stage scales its
     // gradients (the Goldfish mask's share; engine/train/trainer.cpp).
     blocking(StepTask::loss_sum, CollectiveOp::all_reduce, CommGroup::data_z, 2 * kScalarBytes);
@@ -934,12 +949,17 @@ class ScheduleBuilder {
     if (buckets_bytes_ > 0) untraced(StepTask::gradient_unpack, "dp.unpack", buckets_bytes_);
     if (model_.tied_embeddings && layout_.pipeline > 1 && (holds_first_chunk() || holds_last_chunk())) {
       const int peer = holds_first_chunk() ? layout_.pipeline - 1 : 0;
-      const std::uint64_t bytes = elements_bytes(tensors_.front().elements);
+      // The whole gradient, or (distributed optimizer) the rank's reduce-scattered shard of the
+      // embedding's own bucket: the same rows on both stages, and all the update reads. Megatron-LM
+      // all-reduces the whole main_grad there; only its shard is used.
+      long long elements = tensors_.front().elements;
+      if (shared_embedding_bucket() && group_size(layout_, CommGroup::data_z) > 1)
+        elements = zero_bucket(elements, CommGroup::data_z) / group_size(layout_, CommGroup::data_z);
+      const std::uint64_t bytes = elements_bytes(elements);
       posted.push_back(transfer(StepOpKind::send, peer, StageStream::embedding_gradients, bytes));
       posted.push_back(transfer(StepOpKind::receive, peer, StageStream::embedding_gradients, bytes));
       wait_all(posted);
-      untraced(StepTask::embedding_gradient_add, "optimizer.embedding_grad_add",
-               3.0 * as_double(tensors_.front().elements) * e_);
+      untraced(StepTask::embedding_gradient_add, "optimizer.embedding_grad_add", 3.0 * as_double(elements) * e_);
     }
     optimizer_step(parameter_bytes);
   }

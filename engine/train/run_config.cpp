@@ -56,12 +56,6 @@ void validate_run(const RunConfig& run, int world_size) {
   if (l.vocabulary_parallel() && m.vocabulary % l.y != 0)
     problems.push_back(fmt::format("--vocab {} is not divisible by Gy = tp = {} (layout {} splits the vocabulary)",
                                    m.vocabulary, l.y, to_string(l)));
-  // The distributed optimizer's gradients are reduce-scattered before the stages exchange the tied
-  // embedding's: the engine leaves that pairing out.
-  if (l.sharded_optimizer() && l.pipeline > 1 && m.tied_embeddings)
-    problems.push_back(fmt::format("layout {}: the engine runs the distributed optimizer (zero) with pipeline "
-                                   "stages for untied embeddings only (--family llama)",
-                                   to_string(l)));
   if (!holds_devices(l, world_size)) {
     // The product in floating point: four parsed parts can overflow an int (or a long long).
     problems.push_back(fmt::format("layout {} needs {:.0f} ranks but the job has {}", to_string(l),

@@ -72,6 +72,10 @@ Trainer<T>::Trainer(const RunConfig& run, const ProcessGrid& grid, const TokenSo
     }
   }
   if (!zero_) return;
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
+    if (run.layout.pipeline > 1 && run.model.tied_embeddings && buckets_[b].first_tensor == 0 &&
+        buckets_[b].last_tensor == 1)
+      embedding_bucket_ = static_cast<int>(b);
   // The parameter all-gathers issued ahead of forward (and their waits): the bucket of the same range
   // and group.
   for (std::size_t i = 0; i < schedule_.ops.size(); ++i) {
@@ -278,6 +282,16 @@ void Trainer<T>::compute(const StepOp& op) {
         }
       break;
     }
+    case StepTask::embedding_gradient_add:
+      if (embedding_bucket_ < 0) {
+        model_.compute(op);
+        break;
+      }
+      {
+        std::vector<T>& g = buckets_[static_cast<std::size_t>(embedding_bucket_)].grad_shard;
+        for (std::size_t i = 0; i < g.size(); ++i) g[i] += received_embedding_shard_[i];
+      }
+      break;
     case StepTask::adamw:
       norm_ = std::sqrt(square_);
       if (zero_)
@@ -299,6 +313,13 @@ void Trainer<T>::compute(const StepOp& op) {
 
 template <class T>
 CollectiveBuffers<T> Trainer<T>::buffers(const StepOp& op) {
+  if (embedding_bucket_ >= 0 && (op.kind == StepOpKind::send || op.kind == StepOpKind::receive) &&
+      op.stream == StageStream::embedding_gradients) {
+    std::vector<T>& shard = buckets_[static_cast<std::size_t>(embedding_bucket_)].grad_shard;
+    if (op.kind == StepOpKind::send) return {shard.data(), nullptr, shard.size()};
+    received_embedding_shard_.resize(shard.size());
+    return {nullptr, received_embedding_shard_.data(), shard.size()};
+  }
   switch (op.task) {
     case StepTask::gradient_sum: {
       GradientBucket& bucket = bucket_of(op);

@@ -100,6 +100,10 @@ class Trainer final : public OpHandler<T> {
   std::vector<AdamWSegment<T>> shard_segments_;  // the shards' runs of each tensor, for AdamW
   std::vector<T> shard_norm_weights_;            // per shard element: 1 / its copies in the grid (0: padding)
   std::array<std::vector<T>, 2> gathered_send_, gathered_;  // per group (data, data x Z): all its buckets' shards
+  // With stages and a tied embedding, the embedding's own bucket on the first and last stage
+  // (workload/step_schedule.cpp, shared_embedding_bucket): the stages exchange and sum its shard.
+  int embedding_bucket_ = -1;
+  std::vector<T> received_embedding_shard_;
   void make_shards();
   void pack_values(GradientBucket& bucket);
   void unpack_values(const GradientBucket& bucket);

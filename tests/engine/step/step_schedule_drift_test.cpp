@@ -62,6 +62,8 @@ TEST(StepScheduleDrift, EveryStageRunsItsScheduledStep) {
   // The distributed optimizer (its padded buckets, reduce-scatters and parameter all-gathers).
   if (ranks >= 2) layouts.push_back(*parse_layout("tp=1,dp=" + std::to_string(ranks) + ",zero=1"));
   if (ranks >= 4) layouts.push_back(*parse_layout("tp=2,dp=" + std::to_string(ranks / 2) + ",zero=1"));
+  // ... with stages: the tied embedding's own bucket, whose shards the first and last stage exchange.
+  if (ranks >= 4) layouts.push_back(*parse_layout("tp=1,pp=2,dp=" + std::to_string(ranks / 2) + ",mb=2,zero=1"));
   if (ranks > 1) {
     EXPECT_FALSE(layouts.empty());
   }
