@@ -184,6 +184,7 @@ int run(int argc, char** argv) {
     MemorizationRow row;
     row.step = trainer.steps_done();
     row.sequences_trained = trainer.steps_done() * o.run.batch_sequences;
+    trainer.gather_parameters();  // the distributed optimizer's last update, still on its shards
     row.result = ws::evaluate_memorization(trainer.model(), grid, *in.source, o.eval);
     if (in.validation) row.validation_loss = ws::evaluate_loss(trainer.model(), grid, *in.validation, o.eval.sequences);
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -364,12 +364,12 @@ RunInputs validate_engine_options(EngineOptions& o, int ranks) {
                      "dp_shard=S[,dp_replicate=R][,tp=T]");
   o.run.layout = *layout;
   validate_run(o.run, ranks);
-  // Evaluation runs the model's own passes (every block and every vocabulary row on every rank),
-  // and under the distributed optimizer the last update is still on its shards.
+  // Evaluation runs the model's own passes (every block and every vocabulary row on every rank;
+  // the distributed optimizer's last update is gathered first).
   const Layout& l = o.run.layout;
-  if ((l.pipelined() || l.vocabulary_parallel() || l.sharded_optimizer()) && !o.eval_file.empty())
+  if ((l.pipelined() || l.vocabulary_parallel()) && !o.eval_file.empty())
     throw InputError(fmt::format("--eval-memorization with layout {}: the engine evaluates layouts without stages, "
-                                 "micro-batches, a vocabulary-parallel head or the distributed optimizer only",
+                                 "micro-batches or a vocabulary-parallel head only",
                                  to_string(l)));
   check_memory(o.run, "the run");
   check_memorization(o);

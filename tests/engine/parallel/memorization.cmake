@@ -56,3 +56,17 @@ string(REGEX REPLACE ",[^,]*$" "" again "${again}")
 if(NOT first STREQUAL again)
   message(FATAL_ERROR "the same evaluation differs:\n${first}\n${again}")
 endif()
+# The distributed optimizer evaluates too, after gathering its last update (the continuations equal
+# the 1-rank run's: DistributedOptimizer.MemorizationMatchesTheSerialRun in engine_pipeline_*).
+execute_process(COMMAND ${MPIEXEC} -n 2 --oversubscribe ${ENGINE} --layout tp=1,dp=2,zero=1 --seq 16 --batch 4
+                        --data ${DIR}/train.txt --eval-memorization ${DIR}/zero.csv --eval-prefix 8 --eval-length 8
+                        --steps 2 --eval-every 2
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL 0 OR NOT out MATCHES "\"event\":\"memorization\"")
+  message(FATAL_ERROR "zero=1 evaluation: exit ${code}\n${out}${err}")
+endif()
+file(STRINGS ${DIR}/zero.csv zero_rows)
+list(LENGTH zero_rows n)
+if(NOT n EQUAL 3)
+  message(FATAL_ERROR "zero=1 evaluation: expected a header and 2 rows (steps 0 and 2):\n${zero_rows}")
+endif()

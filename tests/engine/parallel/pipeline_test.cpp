@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/train/memorization.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/engine/accepted_layouts.hpp"
 #include "tests/engine/tiny_models.hpp"
@@ -251,6 +252,36 @@ TEST(DistributedOptimizer, FiveStepsMatchTheSerialRun) {
       if (!v.llama && !v.overlap && !layout.pipelined()) continue;  // the GPT's stages without the overlap
       expect_matches_serial(layout, v);
     }
+  }
+}
+
+// Evaluation under the distributed optimizer (its last update gathered first, as the engine's
+// --eval-memorization does): after 5 steps, the same greedy continuations and the same loss on
+// the training text as the 1-rank run's.
+TEST(DistributedOptimizer, MemorizationMatchesTheSerialRun) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks < 2) GTEST_SKIP() << "one rank has no distributed optimizer";
+  for (const char* zero : {",zero=1", ",zero=2"}) {
+    const Layout layout = *parse_layout("tp=1,dp=" + std::to_string(ranks) + zero);
+    ASSERT_TRUE(layout.sharded_optimizer());
+    const Variant v{false, true, false, {}};
+    const RunConfig run = pipeline_run(layout, v);
+    const SyntheticTokens source(run.seed, run.model.vocabulary);
+    const ProcessGrid grid(MPI_COMM_WORLD, layout);
+    Trainer<double> parallel(run, grid, source);
+    const ProcessGrid serial_grid = ProcessGrid::serial();
+    Trainer<double> serial(pipeline_run(Layout{}, v), serial_grid, source);
+    for (int s = 0; s < 5; ++s) parallel.step(), serial.step();
+    parallel.gather_parameters();
+    const MemorizationOptions eval{static_cast<int>(run.batch_sequences), 3, 5};
+    const MemorizationResult p = evaluate_memorization(parallel.model(), grid, source, eval);
+    const MemorizationResult q = evaluate_memorization(serial.model(), serial_grid, source, eval);
+    EXPECT_EQ(p.sequences, q.sequences) << to_string(layout);
+    EXPECT_EQ(p.exact_matches, q.exact_matches) << to_string(layout);
+    EXPECT_EQ(p.correct_tokens, q.correct_tokens) << to_string(layout);
+    EXPECT_GT(q.loss, 1.0);
+    EXPECT_LE(std::fabs(p.loss - q.loss) / q.loss, 1e-9) << to_string(layout);
   }
 }
 
