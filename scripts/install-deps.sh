@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   openmpi-bin libopenmpi-dev          # engine communication; mpirun for tests
   libopenblas-dev                     # GEMMs (CBLAS) for the engine and calibration
   libeigen3-dev                       # dense matrices in the engine (BLAS back end)

@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-bash scripts/build.sh "$@"
+# The tests and the programs they start; the benchmarks are built by `bash scripts/build.sh` (and CI).
+bash scripts/build.sh --no-benchmarks "$@"
 
 build_dir=build
 [ "${1:-}" = "--sanitize" ] && build_dir=build-asan
