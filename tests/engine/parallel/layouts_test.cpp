@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/train/memorization.hpp"
@@ -49,6 +52,33 @@ struct Differences {
   MemorizationResult memorization, serial_memorization;
 };
 
+// The 1-rank run: its losses and the trainer after them. Every rank computes it, once per model,
+// mask, step count and precision for all the layouts it is compared with (the tests of this
+// program share it: the same inputs give the same run).
+template <class T>
+struct SerialRun {
+  SerialRun(int steps, GoldfishOptions goldfish, bool llama)
+      : run(tiny_run(Layout{1, 1, 1, 1}, false, goldfish, llama)),
+        source(run.seed, run.model.vocabulary),
+        grid(ProcessGrid::serial()),
+        trainer(run, grid, source) {
+    for (int s = 0; s < steps; ++s) losses.push_back(trainer.step().loss);
+  }
+  RunConfig run;
+  SyntheticTokens source;
+  ProcessGrid grid;
+  Trainer<T> trainer;
+  std::vector<double> losses;
+};
+
+template <class T>
+SerialRun<T>& serial_run(int steps, GoldfishOptions goldfish, bool llama) {
+  static std::map<std::tuple<int, int, int, bool>, std::unique_ptr<SerialRun<T>>> runs;
+  std::unique_ptr<SerialRun<T>>& run = runs[{steps, goldfish.k, goldfish.context, llama}];
+  if (!run) run = std::make_unique<SerialRun<T>>(steps, goldfish, llama);
+  return *run;
+}
+
 template <class T>
 Differences compare_with_serial(const Layout& layout, bool overlap, int steps, GoldfishOptions goldfish = {},
                                 bool llama = false) {
@@ -56,12 +86,13 @@ Differences compare_with_serial(const Layout& layout, bool overlap, int steps, G
   const SyntheticTokens source(run.seed, run.model.vocabulary);
   const ProcessGrid grid(MPI_COMM_WORLD, layout);
   Trainer<T> parallel(run, grid, source);
-  const ProcessGrid serial_grid = ProcessGrid::serial();
-  Trainer<T> serial(tiny_run(Layout{1, 1, 1, 1}, false, goldfish, llama), serial_grid, source);
+  SerialRun<T>& reference = serial_run<T>(steps, goldfish, llama);
+  Trainer<T>& serial = reference.trainer;
+  const ProcessGrid& serial_grid = reference.grid;
 
   Differences d;
   for (int s = 0; s < steps; ++s) {
-    const double lp = parallel.step().loss, ls = serial.step().loss;
+    const double lp = parallel.step().loss, ls = reference.losses[static_cast<std::size_t>(s)];
     d.loss = std::max(d.loss, std::fabs(lp - ls) / std::fabs(ls));
   }
 

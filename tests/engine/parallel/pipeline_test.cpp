@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,31 @@ struct Differences {
   int tensors = 0, missing = 0;  // this rank's tensors counted in the norm; those the serial run lacks
 };
 
+// The 1-rank run of a variant: its 5 steps and the parameters after them. Every rank computes it,
+// once per variant and precision for all the layouts it is compared with (the runs of a test
+// program share it: the same inputs give the same run).
+template <class T>
+struct SerialRun {
+  explicit SerialRun(const Variant& v)
+      : source(pipeline_run(Layout{}, v).seed, pipeline_run(Layout{}, v).model.vocabulary),
+        grid(ProcessGrid::serial()),
+        trainer(pipeline_run(Layout{}, v), grid, source) {
+    for (int s = 0; s < 5; ++s) steps.push_back(trainer.step());
+  }
+  SyntheticTokens source;
+  ProcessGrid grid;
+  Trainer<T> trainer;
+  std::vector<StepResult> steps;
+};
+
+template <class T>
+SerialRun<T>& serial_run(const Variant& v) {
+  static std::map<std::string, std::unique_ptr<SerialRun<T>>> runs;
+  std::unique_ptr<SerialRun<T>>& run = runs[describe(Layout{}, v)];
+  if (!run) run = std::make_unique<SerialRun<T>>(v);
+  return *run;
+}
+
 template <class T>
 Differences compare_with_serial(const Layout& layout, const Variant& v) {
   const RunConfig run = pipeline_run(layout, v);
@@ -64,11 +91,11 @@ Differences compare_with_serial(const Layout& layout, const Variant& v) {
   const SyntheticTokens source(run.seed, run.model.vocabulary);
   const ProcessGrid grid(MPI_COMM_WORLD, layout);
   Trainer<T> parallel(run, grid, source);
-  const ProcessGrid serial_grid = ProcessGrid::serial();
-  Trainer<T> serial(pipeline_run(Layout{}, v), serial_grid, source);
+  SerialRun<T>& reference = serial_run<T>(v);
+  Trainer<T>& serial = reference.trainer;
   Differences d;
   for (int s = 0; s < 5; ++s) {
-    const StepResult p = parallel.step(), q = serial.step();
+    const StepResult p = parallel.step(), &q = reference.steps[static_cast<std::size_t>(s)];
     // A loss of zero would make every difference zero: both are cross-entropies of random tokens.
     EXPECT_GT(q.loss, 1.0) << describe(layout, v);
     EXPECT_GT(p.loss, 1.0) << describe(layout, v);
