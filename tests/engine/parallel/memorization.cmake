@@ -2,6 +2,15 @@
 # The memorization options end to end on 2 ranks: text documents (--data-order chunks) trained
 # with the Goldfish loss, evaluated before training and every 2 steps (a CSV row and a JSON line
 # each), then an evaluation-only run (--steps 0) that appends one row and prints no summary.
+# The rows of a memorization CSV (header included) into `out`, failing unless there are `count`.
+function(read_rows file count what out)
+  file(STRINGS ${file} lines)
+  list(LENGTH lines n)
+  if(NOT n EQUAL count)
+    message(FATAL_ERROR "${what}: expected ${count} lines (a header and the rows):\n${lines}")
+  endif()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
 string(REPEAT "the quick brown fox jumps over the lazy dog; " 8 text)
@@ -25,11 +34,7 @@ execute_process(COMMAND ${common} --steps 0 RESULT_VARIABLE code OUTPUT_VARIABLE
 if(NOT code EQUAL 0 OR out MATCHES "\"event\":\"summary\"" OR NOT out MATCHES "\"event\":\"memorization\"")
   message(FATAL_ERROR "evaluation-only run: exit ${code}\n${out}${err}")
 endif()
-file(STRINGS ${DIR}/memorization.csv rows)
-list(LENGTH rows n)
-if(NOT n EQUAL 5)
-  message(FATAL_ERROR "expected a header and 4 rows (steps 0, 2, 4, then 0):\n${rows}")
-endif()
+read_rows(${DIR}/memorization.csv 5 "rows of steps 0, 2, 4, then 0" rows)
 list(GET rows 0 header)
 if(NOT header STREQUAL "layout,goldfish_k,goldfish_context,step,sequences_trained,sequences,prefix,length,exact_matches,exact_match_rate,token_accuracy,train_loss,validation_loss,seconds")
   message(FATAL_ERROR "header: ${header}")
@@ -65,8 +70,4 @@ execute_process(COMMAND ${MPIEXEC} -n 2 --oversubscribe ${ENGINE} --layout tp=1,
 if(NOT code EQUAL 0 OR NOT out MATCHES "\"event\":\"memorization\"")
   message(FATAL_ERROR "zero=1 evaluation: exit ${code}\n${out}${err}")
 endif()
-file(STRINGS ${DIR}/zero.csv zero_rows)
-list(LENGTH zero_rows n)
-if(NOT n EQUAL 3)
-  message(FATAL_ERROR "zero=1 evaluation: expected a header and 2 rows (steps 0 and 2):\n${zero_rows}")
-endif()
+read_rows(${DIR}/zero.csv 3 "zero=1 evaluation, rows of steps 0 and 2" zero_rows)
