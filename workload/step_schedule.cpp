@@ -939,8 +939,9 @@ class ScheduleBuilder {
       interleaved_passes(posted);
     site_ = Site{};
     if (!options_.overlap_data_parallel) {
-      if (shared_embedding_bucket()) reduce_gradients({0, 1});
-      reduce_gradients({shared_embedding_bucket() ? std::size_t{1} : std::size_t{0}, tensors_.size()});
+      const std::size_t rest = shared_embedding_bucket() ? 1 : 0;  // after the embedding's own bucket
+      if (rest > 0) reduce_gradients({0, rest});
+      reduce_gradients({rest, tensors_.size()});
     }
     // The loss sum (the last stage's) and the supervised targets, by which every stage scales its
     // gradients (the Goldfish mask's share; engine/train/trainer.cpp).

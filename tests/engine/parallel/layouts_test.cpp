@@ -9,15 +9,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "engine/train/memorization.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/engine/accepted_layouts.hpp"
+#include "tests/engine/serial_run.hpp"
 #include "tests/engine/tiny_models.hpp"
 
 namespace ws {
@@ -52,31 +50,10 @@ struct Differences {
   MemorizationResult memorization, serial_memorization;
 };
 
-// The 1-rank run: its losses and the trainer after them. Every rank computes it, once per model,
-// mask, step count and precision for all the layouts it is compared with (the tests of this
-// program share it: the same inputs give the same run).
-template <class T>
-struct SerialRun {
-  SerialRun(int steps, GoldfishOptions goldfish, bool llama)
-      : run(tiny_run(Layout{1, 1, 1, 1}, false, goldfish, llama)),
-        source(run.seed, run.model.vocabulary),
-        grid(ProcessGrid::serial()),
-        trainer(run, grid, source) {
-    for (int s = 0; s < steps; ++s) losses.push_back(trainer.step().loss);
-  }
-  RunConfig run;
-  SyntheticTokens source;
-  ProcessGrid grid;
-  Trainer<T> trainer;
-  std::vector<double> losses;
-};
-
 template <class T>
 SerialRun<T>& serial_run(int steps, GoldfishOptions goldfish, bool llama) {
-  static std::map<std::tuple<int, int, int, bool>, std::unique_ptr<SerialRun<T>>> runs;
-  std::unique_ptr<SerialRun<T>>& run = runs[{steps, goldfish.k, goldfish.context, llama}];
-  if (!run) run = std::make_unique<SerialRun<T>>(steps, goldfish, llama);
-  return *run;
+  const std::string key = std::to_string(goldfish.k) + "," + std::to_string(goldfish.context) + (llama ? ",llama" : ",gpt");
+  return cached_serial_run<T>(key, tiny_run(Layout{1, 1, 1, 1}, false, goldfish, llama), steps);
 }
 
 template <class T>
@@ -92,7 +69,7 @@ Differences compare_with_serial(const Layout& layout, bool overlap, int steps, G
 
   Differences d;
   for (int s = 0; s < steps; ++s) {
-    const double lp = parallel.step().loss, ls = reference.losses[static_cast<std::size_t>(s)];
+    const double lp = parallel.step().loss, ls = reference.step(s).loss;
     d.loss = std::max(d.loss, std::fabs(lp - ls) / std::fabs(ls));
   }
 

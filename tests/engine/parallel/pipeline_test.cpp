@@ -10,14 +10,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/train/memorization.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/engine/accepted_layouts.hpp"
+#include "tests/engine/serial_run.hpp"
 #include "tests/engine/tiny_models.hpp"
 
 namespace ws {
@@ -59,29 +58,9 @@ struct Differences {
   int tensors = 0, missing = 0;  // this rank's tensors counted in the norm; those the serial run lacks
 };
 
-// The 1-rank run of a variant: its 5 steps and the parameters after them. Every rank computes it,
-// once per variant and precision for all the layouts it is compared with (the runs of a test
-// program share it: the same inputs give the same run).
-template <class T>
-struct SerialRun {
-  explicit SerialRun(const Variant& v)
-      : source(pipeline_run(Layout{}, v).seed, pipeline_run(Layout{}, v).model.vocabulary),
-        grid(ProcessGrid::serial()),
-        trainer(pipeline_run(Layout{}, v), grid, source) {
-    for (int s = 0; s < 5; ++s) steps.push_back(trainer.step());
-  }
-  SyntheticTokens source;
-  ProcessGrid grid;
-  Trainer<T> trainer;
-  std::vector<StepResult> steps;
-};
-
 template <class T>
 SerialRun<T>& serial_run(const Variant& v) {
-  static std::map<std::string, std::unique_ptr<SerialRun<T>>> runs;
-  std::unique_ptr<SerialRun<T>>& run = runs[describe(Layout{}, v)];
-  if (!run) run = std::make_unique<SerialRun<T>>(v);
-  return *run;
+  return cached_serial_run<T>(describe(Layout{}, v), pipeline_run(Layout{}, v), 5);
 }
 
 template <class T>
@@ -95,7 +74,7 @@ Differences compare_with_serial(const Layout& layout, const Variant& v) {
   Trainer<T>& serial = reference.trainer;
   Differences d;
   for (int s = 0; s < 5; ++s) {
-    const StepResult p = parallel.step(), &q = reference.steps[static_cast<std::size_t>(s)];
+    const StepResult p = parallel.step(), &q = reference.step(s);
     // A loss of zero would make every difference zero: both are cross-entropies of random tokens.
     EXPECT_GT(q.loss, 1.0) << describe(layout, v);
     EXPECT_GT(p.loss, 1.0) << describe(layout, v);
@@ -297,13 +276,12 @@ TEST(DistributedOptimizer, MemorizationMatchesTheSerialRun) {
     const SyntheticTokens source(run.seed, run.model.vocabulary);
     const ProcessGrid grid(MPI_COMM_WORLD, layout);
     Trainer<double> parallel(run, grid, source);
-    const ProcessGrid serial_grid = ProcessGrid::serial();
-    Trainer<double> serial(pipeline_run(Layout{}, v), serial_grid, source);
-    for (int s = 0; s < 5; ++s) parallel.step(), serial.step();
+    SerialRun<double>& serial = serial_run<double>(v);
+    for (int s = 0; s < 5; ++s) parallel.step();
     parallel.gather_parameters();
     const MemorizationOptions eval{static_cast<int>(run.batch_sequences), 3, 5};
     const MemorizationResult p = evaluate_memorization(parallel.model(), grid, source, eval);
-    const MemorizationResult q = evaluate_memorization(serial.model(), serial_grid, source, eval);
+    const MemorizationResult q = evaluate_memorization(serial.trainer.model(), serial.grid, source, eval);
     EXPECT_EQ(p.sequences, q.sequences) << to_string(layout);
     EXPECT_EQ(p.exact_matches, q.exact_matches) << to_string(layout);
     EXPECT_EQ(p.correct_tokens, q.correct_tokens) << to_string(layout);
