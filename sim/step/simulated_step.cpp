@@ -152,10 +152,12 @@ class RankProcess final : public EventHandler {
     handler_ = sim_.add_handler(*this);
   }
 
-  // Runs the schedule from the kernel's current time as far as it can without waiting.
+  // Starts the schedule at the kernel's current time, from an event: every rank is queued there
+  // before any runs, so none can jump the kernel's clock past another's start (a stage that ran
+  // ahead alone would start its peers late, as unbooked time).
   void start() {
     now_ = sim_.now();
-    resume();
+    sim_.schedule(now_, handler_, kResume);
   }
   bool finished() const { return next_op_ == schedule_.ops.size() && !waiting_; }
 
@@ -437,11 +439,10 @@ nlohmann::json metadata(const char* what, int tid, const std::string& name) {
 
 }  // namespace
 
-SimulatedStep simulate_schedules(JobNetwork& network, std::span<const StepSchedule> stages,
-                                 const StepOptions& options, bool trace, CollectiveModel collectives) {
+std::vector<SimulatedStep> simulate_stages(JobNetwork& network, std::span<const StepSchedule> stages,
+                                           const StepOptions& options, bool trace, CollectiveModel collectives) {
   WS_CHECK(!stages.empty(), "a step has a schedule per stage");
   const Layout& layout = stages.front().layout;
-  if (stages.size() == 1 && !layout.pipelined()) return simulate_schedule(network, stages.front(), options, trace, collectives);
   WS_CHECK(network.devices() == layout.devices() && static_cast<int>(stages.size()) == layout.pipeline,
            "the network holds the layout's devices and there is a schedule per stage");
   Simulation sim;
@@ -460,6 +461,15 @@ SimulatedStep simulate_schedules(JobNetwork& network, std::span<const StepSchedu
                                          to_string(layout), steps.size()));
     steps.push_back(std::move(*rank).result());
   }
+  return steps;
+}
+
+SimulatedStep simulate_schedules(JobNetwork& network, std::span<const StepSchedule> stages,
+                                 const StepOptions& options, bool trace, CollectiveModel collectives) {
+  WS_CHECK(!stages.empty(), "a step has a schedule per stage");
+  if (stages.size() == 1 && !stages.front().layout.pipelined())
+    return simulate_schedule(network, stages.front(), options, trace, collectives);
+  std::vector<SimulatedStep> steps = simulate_stages(network, stages, options, trace, collectives);
   // The step ends with its last stage to finish; its parts are that stage's.
   std::size_t last = 0;
   for (std::size_t s = 1; s < steps.size(); ++s)

@@ -87,7 +87,12 @@ SimulatedStep simulate_schedule(JobNetwork& network, const StepSchedule& schedul
                                 bool trace, CollectiveModel collectives = CollectiveModel::flow);
 // Every stage of a pipelined layout as a process of its own on one kernel and one collective model
 // (a stage's collectives on its own communicators, transfers between stages as flows between their
-// nodes): the step is the last stage's end. One schedule of a layout without stages: simulate_schedule.
+// nodes), all started at the kernel's time: each stage's step, in stage order.
+std::vector<SimulatedStep> simulate_stages(JobNetwork& network, std::span<const StepSchedule> stages,
+                                           const StepOptions& options, bool trace,
+                                           CollectiveModel collectives = CollectiveModel::flow);
+// The step of simulate_stages: the last stage's end, with that stage's parts. One schedule of a
+// layout without stages: simulate_schedule.
 SimulatedStep simulate_schedules(JobNetwork& network, std::span<const StepSchedule> stages,
                                  const StepOptions& options, bool trace,
                                  CollectiveModel collectives = CollectiveModel::flow);

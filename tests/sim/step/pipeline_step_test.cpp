@@ -134,14 +134,37 @@ TEST(PipelineStep, TheBubbleIsOneF1BsClosedFormAndInterleavingDividesIt) {
   }
 }
 
+Time sum_of_parts(const SimulatedStep& s) {
+  Time parts = s.compute + s.skew + s.pipeline_bubble + s.pipeline_transfer;
+  for (const Time t : s.exposed_comm) parts += t;
+  return parts;
+}
+
+// Every stage starts at the step's start: its time is all compute, waits, bubble and transfers.
+// (A stage that ran ahead alone once moved the kernel's clock before its peers started, and the
+// closed form, whose calls end without events, started stages 1..pp-1 late by up to half a step.)
+TEST(PipelineStep, EveryStagesTimeIsItsParts) {
+  const Machine m = testing::fake_machine();
+  for (const Layout& l : {Layout{2, 1, 2, 1, 4, 1, 8}, Layout{1, 1, 1, 1, 4, 1, 16}, Layout{2, 1, 2, 1, 4, 2, 16}}) {
+    for (const CollectiveModel c : {CollectiveModel::flow, CollectiveModel::closed_form}) {
+      const SimulatedStepConfig config = pipeline_config(l, c);
+      const std::vector<StepSchedule> schedules =
+          machine_stage_schedules(m, config.model, l, config.sequences, config.options, OpNames::none);
+      JobNetwork network(m, l.devices(), config.options.allocation);
+      const std::vector<SimulatedStep> stages = simulate_stages(network, schedules, config.options, false, c);
+      ASSERT_EQ(stages.size(), static_cast<std::size_t>(l.pipeline));
+      for (const SimulatedStep& s : stages)
+        EXPECT_EQ(sum_of_parts(s), s.step) << to_string(l) << " stage " << s.stage << " model " << static_cast<int>(c);
+    }
+  }
+}
+
 TEST(PipelineStep, TheStepIsItsLastStagesPartsAndRepeats) {
   const Machine m = testing::fake_machine();
   for (const Layout& l : {Layout{2, 1, 2, 1, 4, 1, 8}, Layout{2, 2, 1, 1, 2, 2, 4}}) {
     for (const CollectiveModel c : {CollectiveModel::flow, CollectiveModel::closed_form}) {
       const SimulatedStep s = simulate_step(m, pipeline_config(l, c));
-      Time parts = s.compute + s.skew + s.pipeline_bubble + s.pipeline_transfer;
-      for (const Time t : s.exposed_comm) parts += t;
-      EXPECT_EQ(parts, s.step) << to_string(l);
+      EXPECT_EQ(sum_of_parts(s), s.step) << to_string(l);
       const SimulatedStep again = simulate_step(m, pipeline_config(l, c));
       EXPECT_EQ(again.step, s.step);
       EXPECT_EQ(again.pipeline_bubble, s.pipeline_bubble);
