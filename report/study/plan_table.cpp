@@ -47,10 +47,11 @@ std::string table_header(const Columns& c = {}) {
 std::string csv_row(const std::string& rank, const LayoutEstimate& e, int devices, double fastest_s, Bytes capacity) {
   const auto& b = e.step;
   const auto f = [](double v) { return fmt::format("{:.6f}", v); };
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{}\n", rank, csv_field(to_string(e.layout)),
-                     f(b.total().seconds()), f(b.total().seconds() / fastest_s), f(b.compute.seconds()),
-                     f(b.exposed_x.seconds()), f(b.exposed_y.seconds()), f(b.exposed_z.seconds()),
-                     f(b.exposed_data.seconds()), f(b.skew.seconds()),
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{}\n", rank,
+                     csv_field(to_string(e.layout)), f(b.total().seconds()), f(b.total().seconds() / fastest_s),
+                     f(b.compute.seconds()), f(b.exposed_x.seconds()), f(b.exposed_y.seconds()),
+                     f(b.exposed_z.seconds()), f(b.exposed_data.seconds()), f(b.pipeline.seconds()),
+                     f(b.pipeline_transfer.seconds()), f(b.skew.seconds()),
                      // Empty where the closed form ranked the layouts itself.
                      e.analytic_step == Time::zero() ? "" : f(e.analytic_step.seconds()),
                      e.sustained_flops_per_s / devices * 1e-12, f(e.hardware_peak_fraction), f(e.model_peak_fraction),
@@ -151,7 +152,8 @@ std::string format_point_plan_csv(const Machine& machine, int devices, const Poi
 
 std::string format_plan_csv(const Machine& machine, int devices, const Plan& plan, const PlanTableOptions& options) {
   std::string out =
-      "rank,layout,step_s,vs_fastest,compute_s,exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,skew_s,"
+      "rank,layout,step_s,vs_fastest,compute_s,exposed_x_s,exposed_y_s,exposed_z_s,exposed_data_s,pipeline_s,"
+      "pipeline_transfer_s,skew_s,"
       "closed_form_step_s,tflops_per_device,peak_fraction_hw,model_peak_fraction,memory_gib,memory_capacity_gib,"
       "fits_memory\n";
   const Bytes capacity = machine.device.memory_capacity_bytes;

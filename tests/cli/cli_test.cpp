@@ -339,12 +339,12 @@ TEST(Cli, PlanWritesItsRankedLayoutsAsCsv) {
   const auto rows = lines(read_file(csv));
   ASSERT_EQ(rows.size(), table.size() + 1) << "header + one line per table row";
   EXPECT_EQ(rows[0][0], "rank");
-  EXPECT_EQ(rows[0][10], "closed_form_step_s");
+  EXPECT_EQ(rows[0][12], "closed_form_step_s");
   for (std::size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(rows[i + 1][0], table[i].rank);
     EXPECT_EQ(rows[i + 1][1], table[i].layout);
     EXPECT_NEAR(std::stod(rows[i + 1][2]), table[i].step, 0.51e-4);  // the table prints 4 decimals
-    EXPECT_EQ(rows[i + 1][10], "");  // the closed form ranked them itself
+    EXPECT_EQ(rows[i + 1][12], "");  // the closed form ranked them itself
   }
   EXPECT_EQ(rows.back()[0], "-");
   EXPECT_EQ(rows.back()[1], "64x1x1x1");
@@ -355,7 +355,19 @@ TEST(Cli, PlanWritesItsRankedLayoutsAsCsv) {
   ASSERT_EQ(flow.exit_code, 0) << flow.err;
   const auto simulated = lines(read_file(csv));
   ASSERT_EQ(simulated.size(), 5u);
-  for (std::size_t i = 1; i < simulated.size(); ++i) EXPECT_NE(simulated[i][10], "");
+  for (std::size_t i = 1; i < simulated.size(); ++i) EXPECT_NE(simulated[i][12], "");
+  // A pipeline's bubble and transfer waits: the table's pipeline column, transfers a part of it
+  // (counted from the row's end: the quoted layout holds commas).
+  const auto piped = weakscale("plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 1 --strategy megatron "
+                               "--layout tp=4,pp=2,dp=8,mb=4 --csv '" + csv.string() + "'");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_THAT(read_file(csv), HasSubstr(",exposed_data_s,pipeline_s,pipeline_transfer_s,skew_s,"));
+  const auto asked = lines(read_file(csv)).back();
+  ASSERT_GE(asked.size(), 11u);
+  const double pipeline = std::stod(asked[asked.size() - 10]), transfers = std::stod(asked[asked.size() - 9]);
+  EXPECT_GT(pipeline, 0.0);
+  EXPECT_GT(transfers, 0.0);
+  EXPECT_LE(transfers, pipeline);
   EXPECT_EQ(weakscale(args + " --csv /proc/weakscale-no/plan.csv").exit_code, 4);
 }
 
