@@ -66,6 +66,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   hidden->needs(layers);
   heads->needs(layers);
   plan->add_option("--devices", a.devices, "devices in the job")->required()->check(kPositive);
+  plan->add_option("--ranks-per-node", a.ranks_per_node,
+                   "ranks (devices used) on each node, its first ones, as srun --ntasks-per-node places them "
+                   "(default: every device of each node; e.g. 1 for one GPU per node)")
+      ->check(kPositive);
   plan->add_option("--batch", a.batch_sequences, "global batch, sequences per step")
       ->required()
       ->check(kPositive);
@@ -178,7 +182,12 @@ bool run_plan_command(const PlanArgs& a, const std::string& machines_dir, std::o
   step.overlap_reduce_scatter = !a.no_ors;
   step.overlap_all_gather = !a.no_oag;
   step.overlap_data_parallel = a.overlap_data;
+  step.ranks_per_node = a.ranks_per_node;
   Machine machine = load_machine_by_name(a.machine, machines_dir);
+  if (a.ranks_per_node > machine.node.devices) {
+    throw InputError(InputLocation{"", 0, "--ranks-per-node"}, std::to_string(a.ranks_per_node),
+                     fmt::format("1 to the {} devices of a {} node", machine.node.devices, machine.name));
+  }
   if (!a.library.empty()) machine = with_collective_library(std::move(machine), a.library, {"", 0, "--library"});
   machine = with_settings(std::move(machine), a.settings);
   const Batch batch{a.batch_sequences};

@@ -19,6 +19,7 @@ struct PlanArgs {
   std::string family, activation, norm, position, tied_embeddings, biases;
   long long kv_heads = 0, ffn_hidden = 0;
   int devices = 0;
+  int ranks_per_node = 0;  // 0: every device of each node
   long long batch_sequences = 0;
   int top = 10;
   bool show_invalid = false;

@@ -73,6 +73,7 @@ double number(const Row& row, const char* column) {
 PublishedRun read_row(const Row& row) {
   PublishedRun r;
   r.line = row.line;
+  r.file = row.path;
   r.machine = row.text("machine"), r.framework = row.text("framework"), r.model_name = row.text("model");
   r.unit = row.text("unit"), r.definition = row.text("definition"), r.source = row.text("source");
   r.measured = number(row, "measured");
@@ -128,6 +129,11 @@ PublishedRun read_row(const Row& row) {
                              static_cast<int>(r.global_batch / per_replica), static_cast<int>(zero), sp == "true");
   if (!holds_devices(r.layout, r.devices))
     throw row.error("devices", fmt::format("tp x pp x dp = {} x {} x {} devices", tp, pp, dp));
+  if (const long long nodes = row.count("nodes").value_or(0); nodes > 0) {
+    if (r.devices % nodes != 0)
+      throw row.error("nodes", fmt::format("a node count that divides the {} devices (ranks per node alike)", r.devices));
+    r.ranks_per_node = static_cast<int>(r.devices / nodes);
+  }
   if (const std::string problem = layout_problem(r.model, Batch{r.global_batch}, r.layout); !problem.empty())
     r.missing = "layout " + to_string(r.layout) + " cannot run the model: " + problem;
   return r;
@@ -172,6 +178,7 @@ double simulated_throughput(const Machine& machine, const PublishedRun& run, Tim
   config.sequences = run.global_batch;
   config.options.precision = run.precision;
   config.options.recompute = run.recompute;
+  config.options.ranks_per_node = run.ranks_per_node;
   config.collectives = CollectiveModel::flow;
   const SimulatedStep step = simulate_step(machine, config);
   if (step_out != nullptr) *step_out = step.step;
@@ -204,7 +211,9 @@ std::vector<RunComparison> compare_runs_with_published(const std::vector<Publish
     auto it = machines.find(run.machine);
     if (it == machines.end()) it = machines.emplace(run.machine, load_machine_by_name(run.machine, machines_dir)).first;
     const Machine& machine = it->second;
-    const Batch batch{run.global_batch};
+    if (run.ranks_per_node > machine.node.devices)
+      throw InputError({run.file, run.line, "nodes"}, std::to_string(run.devices / run.ranks_per_node),
+                       fmt::format("at least devices / {} (the devices of a {} node)", machine.node.devices, machine.name));
     c.predicted = simulated_throughput(machine, run, &c.step);
     c.simulated = true;
     if (band_samples > 0) {
@@ -214,7 +223,7 @@ std::vector<RunComparison> compare_runs_with_published(const std::vector<Publish
       c.band_high = percentile(sampled, 0.9);
     }
     c.error = c.predicted / run.measured - 1.0;
-    c.fits_memory = estimate_memory(run.model, batch, run.layout, element_bytes(run.precision), run.recompute).total_bytes() <=
+    c.fits_memory = estimate_memory(run.model, Batch{run.global_batch}, run.layout, element_bytes(run.precision), run.recompute).total_bytes() <=
                     machine.device.memory_capacity_bytes;
     out.push_back(std::move(c));
   }

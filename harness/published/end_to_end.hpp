@@ -26,6 +26,8 @@ struct PublishedRun {
   bool recompute = false;
   long long global_batch = 0;
   int devices = 0;
+  int ranks_per_node = 0;  // devices / nodes where the row gives its nodes; 0: full nodes
+  std::string file;        // the table's, for errors about the row
   std::string missing;
 };
 

@@ -184,6 +184,14 @@ std::string describe_step_options(const StepOptions& o) {
                      overlaps.empty() ? "none" : overlaps);
 }
 
+std::string job_shape_line(const Machine& machine, int devices, const StepOptions& step) {
+  const int per_node = std::min(devices, step.ranks_per_node > 0 ? step.ranks_per_node : std::max(machine.node.devices, 1));
+  const int nodes = (devices + per_node - 1) / per_node;
+  return fmt::format("job: {} node{} x {} rank{} per node (of {} devices each), {} allocation\n", nodes,
+                     nodes == 1 ? "" : "s", per_node, per_node == 1 ? "" : "s", machine.node.devices,
+                     to_string(step.allocation));
+}
+
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                               const StepOptions& step, const Plan& plan, const PlanTableOptions& options) {
   std::string out = fmt::format(
@@ -197,7 +205,7 @@ std::string format_plan_table(const Machine& machine, const ModelSpec& model, co
       "not\n",
       peak(machine.device, step.precision).tflops(), machine.collective_libraries.front().name);
   if (!machine.overrides.empty()) out += fmt::format("set for this run: {}\n", fmt::join(machine.overrides, ", "));
-  out += "\n";
+  out += job_shape_line(machine, devices, step) + "\n";
   const Bytes capacity = machine.device.memory_capacity_bytes;
   const std::size_t shown =
       std::min<std::size_t>(plan.ranked.size(), static_cast<std::size_t>(std::max(options.top, 0)));

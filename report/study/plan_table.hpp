@@ -26,6 +26,8 @@ struct PlanTableOptions {
   bool strategies = false;
 };
 
+// "job: 64 nodes x 4 ranks per node (of 4 devices each), contiguous allocation": how the job sits.
+std::string job_shape_line(const Machine& machine, int devices, const StepOptions& step);
 std::string format_plan_table(const Machine& machine, const ModelSpec& model, const Batch& batch, int devices,
                               const StepOptions& step, const Plan& plan, const PlanTableOptions& options);
 

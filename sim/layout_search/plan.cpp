@@ -19,7 +19,7 @@ Plan plan_layouts(const Machine& machine, const ModelSpec& model, const Batch& b
         "a device count from 1 to " + std::to_string(machine.total_devices()) + " (" + machine.name + ")");
   }
   // One job network for every layout: placement, topology and priced group programs are shared.
-  JobNetwork network(machine, devices, options.allocation);
+  JobNetwork network(machine, devices, options.allocation, 1, options.ranks_per_node);
   return plan_layouts(network, model, batch, options, strategies);
 }
 
@@ -39,7 +39,7 @@ Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batc
   std::vector<LayoutCandidate> candidates;
   for (const Strategy s : strategies) {
     std::vector<LayoutCandidate> more =
-        enumerate_strategy_layouts(model, batch, network.devices(), s, network.machine().node.devices);
+        enumerate_strategy_layouts(model, batch, network.devices(), s, network.ranks_on_a_node());
     candidates.insert(candidates.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
   plan.ranked.reserve(candidates.size());
@@ -48,7 +48,8 @@ Plan plan_layouts(JobNetwork& network, const ModelSpec& model, const Batch& batc
   auto network_of = [&](int worker) -> JobNetwork& {
     if (worker == 0) return network;
     auto& n = own[static_cast<std::size_t>(worker)];
-    if (!n) n = std::make_unique<JobNetwork>(network.machine(), network.devices(), network.allocation());
+    if (!n) n = std::make_unique<JobNetwork>(network.machine(), network.devices(), network.allocation(), 1,
+                                               network.ranks_per_node());
     return *n;
   };
   // Prices the candidates into the plan's lists, in candidate order.

@@ -114,11 +114,13 @@ std::tuple<std::uint64_t, std::uint64_t, std::size_t> pattern_key(const Collecti
 
 }  // namespace
 
-std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation) {
+std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation,
+                                int ranks_per_node) {
   const NodeSpec& node = machine.node;
   const DragonflySpec& n = machine.network;
   std::string f = fmt::format("devices {} {} nodes {} node {}\n", devices, to_string(allocation), machine.nodes,
                               node.devices);
+  if (ranks_per_node > 0) f += fmt::format("ranks per node {}\n", ranks_per_node);
   for (const IntraNodeLink& l : node.links)
     f += fmt::format("link {} {} {} {}\n", l.device_a, l.device_b, l.bandwidth.bytes_per_s(), l.latency.ps());
   for (const Nic& nic : node.nics)
@@ -139,8 +141,8 @@ void JobNetwork::use_machine(const Machine& machine) {
   machine_ = &machine;
 }
 
-JobNetwork& JobNetworks::get(const Machine& machine, int devices, NodeAllocation allocation) {
-  std::string key = network_fingerprint(machine, devices, allocation);
+JobNetwork& JobNetworks::get(const Machine& machine, int devices, NodeAllocation allocation, int ranks_per_node) {
+  std::string key = network_fingerprint(machine, devices, allocation, ranks_per_node);
   for (auto& [k, network] : networks_) {
     if (k == key) {
       network->use_machine(machine);
@@ -148,7 +150,7 @@ JobNetwork& JobNetworks::get(const Machine& machine, int devices, NodeAllocation
     }
   }
   if (networks_.size() >= capacity_ && !networks_.empty()) networks_.erase(networks_.begin());
-  networks_.emplace_back(std::move(key), std::make_unique<JobNetwork>(machine, devices, allocation));
+  networks_.emplace_back(std::move(key), std::make_unique<JobNetwork>(machine, devices, allocation, 1, ranks_per_node));
   return *networks_.back().second;
 }
 
@@ -157,6 +159,7 @@ JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation alloc
     : machine_(&machine),
       devices_(devices),
       allocation_(allocation),
+      ranks_per_node_(ranks_per_node),
       job_nodes_(place_job_nodes(machine.nodes, job_node_count(machine, devices, ranks_per_node), allocation, seed)),
       device_of_rank_(devices_of_ranks(job_nodes_, std::max(machine.node.devices, 1), devices, ranks_per_node)),
       topology_(job_topology(machine, job_nodes_)),
@@ -166,6 +169,11 @@ JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation alloc
   schedule_options_.devices_per_node = dpn;
   schedule_options_.channels = std::max(1, static_cast<int>(machine.node.nics.size()));
   schedule_options_.node_order = intra_node_ring_order(machine.node);
+}
+
+int JobNetwork::ranks_on_a_node() const {
+  const int dpn = std::max(machine_->node.devices, 1);
+  return std::min(devices_, ranks_per_node_ > 0 ? ranks_per_node_ : dpn);
 }
 
 std::vector<std::vector<int>> JobNetwork::communicators(GroupGeometry g) const {

@@ -68,7 +68,8 @@ struct PricedProgram {
 
 // Everything that decides placement and routing: the node's devices, links and NICs, the dragonfly,
 // its routing and background load, the machine's node count, and the job's devices and allocation.
-std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation);
+std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation,
+                                int ranks_per_node = 0);
 
 class JobNetwork {
  public:
@@ -87,6 +88,9 @@ class JobNetwork {
   std::span<const Bandwidth> capacity() const { return capacity_; }
   int devices() const { return devices_; }
   NodeAllocation allocation() const { return allocation_; }
+  // As constructed (0: full nodes); ranks_on_a_node() is the count either way.
+  int ranks_per_node() const { return ranks_per_node_; }
+  int ranks_on_a_node() const;
   int device_of_rank(int rank) const { return device_of_rank_[static_cast<std::size_t>(rank)]; }
   // How the job's collectives build their schedules (ring channels, node order).
   const ScheduleOptions& schedule_options() const { return schedule_options_; }
@@ -123,6 +127,7 @@ class JobNetwork {
   const Machine* machine_;
   int devices_ = 0;
   NodeAllocation allocation_;
+  int ranks_per_node_;
   std::vector<int> job_nodes_;
   std::vector<int> device_of_rank_;
   Topology topology_;  // built in place: Boost's graph copies when assigned
@@ -148,7 +153,7 @@ class JobNetwork {
 class JobNetworks {
  public:
   explicit JobNetworks(std::size_t capacity = 8) : capacity_(capacity) {}
-  JobNetwork& get(const Machine& machine, int devices, NodeAllocation allocation);
+  JobNetwork& get(const Machine& machine, int devices, NodeAllocation allocation, int ranks_per_node = 0);
 
  private:
   std::size_t capacity_;

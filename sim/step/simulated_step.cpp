@@ -83,12 +83,11 @@ bool host_progressed(const Machine& machine) {
          machine.collective_libraries.front().progress == CollectiveProgress::host;
 }
 
-// Linear in the node's devices the job keeps busy: 1 alone, busy_node_compute with all of them.
-double busy_node_share(const Machine& machine, const Layout& layout) {
+// Linear in the node's devices the job keeps busy (`busy`): 1 alone, busy_node_compute with all of them.
+double busy_node_share(const Machine& machine, int busy) {
   const int devices = machine.node.devices;
   if (devices <= 1) return 1.0;
-  const int busy = std::min(layout.devices(), devices);
-  return 1.0 - (1.0 - machine.device.busy_node_compute) * (busy - 1) / (devices - 1);
+  return 1.0 - (1.0 - machine.device.busy_node_compute) * (std::min(busy, devices) - 1) / (devices - 1);
 }
 
 double microseconds(Time t) { return t.seconds() * 1e6; }
@@ -134,7 +133,7 @@ class RankProcess final : public EventHandler {
         schedule_(schedule),
         precision_(options.precision),
         trace_(trace),
-        arithmetic_share_(busy_node_share(machine_, schedule.layout)),
+        arithmetic_share_(busy_node_share(machine_, network.ranks_on_a_node())),
         host_progress_(host_progressed(machine_)),
         compute_slowdown_(host_progress_ || machine_.collective_libraries.empty()
                               ? 0.0
@@ -509,7 +508,7 @@ SimulatedStep simulate_step(const Machine& machine, const SimulatedStepConfig& c
   const std::vector<StepSchedule> stages =
       machine_stage_schedules(machine, config.model, config.layout, config.sequences, config.options,
                               config.trace ? OpNames::trace : OpNames::none);
-  JobNetwork network(machine, config.layout.devices(), config.options.allocation);
+  JobNetwork network(machine, config.layout.devices(), config.options.allocation, 1, config.options.ranks_per_node);
   return simulate_schedules(network, stages, config.options, config.trace, config.collectives);
 }
 

@@ -53,7 +53,7 @@ LayoutEstimate estimate_step(JobNetwork& network, const ModelSpec& model, const 
 
 LayoutEstimate estimate_step(const Machine& machine, const ModelSpec& model, const Batch& batch,
                              const Layout& layout, const StepOptions& options) {
-  JobNetwork network(machine, layout.devices(), options.allocation);
+  JobNetwork network(machine, layout.devices(), options.allocation, 1, options.ranks_per_node);
   return estimate_step(network, model, batch, layout, options);
 }
 

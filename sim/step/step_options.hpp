@@ -17,6 +17,10 @@ struct StepOptions : StepScheduleOptions {
     overlap_data_parallel = false;
   }
   NodeAllocation allocation = NodeAllocation::contiguous;
+  // Ranks on each of the job's nodes, on its first devices (srun --ntasks-per-node); 0: every
+  // device of each node. Fewer spread the job over more nodes: fewer ranks share a node's NICs and
+  // compute beside each other, and groups that fit a node may not.
+  int ranks_per_node = 0;
   // Rank skew and noise of the machine file's `variability` (the slowest device paces the job; a
   // synchronizing group waits for its slowest member); off: identical, noiseless devices.
   bool variability = true;

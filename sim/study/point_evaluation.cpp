@@ -72,8 +72,8 @@ JobNetwork& point_network(const Machine& machine, const StudyPoint& point, const
     throw InputError({machine.source_file, 0, "devices"}, std::to_string(point.devices),
                      "a device count from 1 to " + std::to_string(machine.total_devices()) + " (" + machine.name + ")");
   }
-  if (networks != nullptr) return networks->get(machine, point.devices, options.allocation);
-  return own.emplace(machine, point.devices, options.allocation);
+  if (networks != nullptr) return networks->get(machine, point.devices, options.allocation, options.ranks_per_node);
+  return own.emplace(machine, point.devices, options.allocation, 1, options.ranks_per_node);
 }
 
 PointEvaluation evaluate_point_analytic(const Machine& machine, const StudyPoint& point,

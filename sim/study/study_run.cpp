@@ -79,8 +79,13 @@ EfficiencyDecomposition decompose(const LayoutEstimate& point, const LayoutEstim
 
 std::string point_line(std::size_t index, std::size_t count, const Machine& machine, const StudyPoint& point,
                        const PointEvaluation& e) {
-  const std::string head =
-      fmt::format("[{}/{}] {} {} devices {}", index + 1, count, machine.name, point.devices, point.model.name);
+  const std::string shape =
+      point.ranks_per_node > 0
+          ? fmt::format(" ({} nodes x {} per node)", (point.devices + point.ranks_per_node - 1) / point.ranks_per_node,
+                        point.ranks_per_node)
+          : "";
+  const std::string head = fmt::format("[{}/{}] {} {} devices{} {}", index + 1, count, machine.name, point.devices,
+                                       shape, point.model.name);
   if (!e.feasible) return fmt::format("{}: infeasible: {}", head, e.reason);
   return fmt::format("{}: best {}, {:.3f} s", head, to_string(e.candidates.front().layout),
                      e.candidates.front().step.total().seconds());
@@ -93,6 +98,18 @@ void check_points_fit(const StudySpec& spec, const Machine& machine) {
       throw InputError(InputLocation{spec.file, point.line, fmt::format("points[{}].devices", i)},
                        std::to_string(point.devices),
                        fmt::format("at most the {} devices of {}", machine.total_devices(), machine.name));
+    }
+    if (point.ranks_per_node > machine.node.devices) {
+      throw InputError(InputLocation{spec.file, point.line, fmt::format("points[{}].ranks_per_node", i)},
+                       std::to_string(point.ranks_per_node),
+                       fmt::format("1 to the {} devices of a {} node", machine.node.devices, machine.name));
+    }
+    const int per_node = point.ranks_per_node > 0 ? point.ranks_per_node : machine.node.devices;
+    if (point.devices > static_cast<long long>(per_node) * machine.nodes) {
+      throw InputError(InputLocation{spec.file, point.line, fmt::format("points[{}].devices", i)},
+                       std::to_string(point.devices),
+                       fmt::format("at most the {} nodes x {} ranks per node of {}", machine.nodes, per_node,
+                                   machine.name));
     }
   }
 }

@@ -25,7 +25,7 @@ constexpr std::string_view kTopKeys[] = {"name",      "description", "rationale"
                                          "precision", "options",     "points",    "top_k",   "strategies"};
 constexpr std::string_view kOptionKeys[] = {"recompute", "overlap_all_reduce", "overlap_reduce_scatter",
                                             "overlap_all_gather", "overlap_data_parallel"};
-constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences", "layout"};
+constexpr std::string_view kPointKeys[] = {"devices", "model", "batch_sequences", "layout", "ranks_per_node"};
 constexpr std::string_view kInlineModelKeys[] = {
     "name",   "layers",     "hidden",     "heads",    "sequence_length", "vocabulary",      "family",
     "kv_heads", "ffn_hidden", "activation", "norm",     "position",        "tied_embeddings", "biases"};
@@ -170,7 +170,7 @@ ModelSpec read_model(const Reader& r, const YAML::Node& node, const std::string&
 
 StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) {
-    throw InputError(r.at(node, path), "", "a map with devices, model, batch_sequences (and optionally layout)");
+    throw InputError(r.at(node, path), "", "a map with devices, model, batch_sequences (and optionally layout, ranks_per_node)");
   }
   check_keys(r, node, path + ".", kPointKeys);
   StudyPoint point;
@@ -182,6 +182,9 @@ StudyPoint read_point(const Reader& r, const YAML::Node& node, const std::string
   point.batch.sequences = positive_integer(
       r, required(r, node, "batch_sequences", path, "a positive integer: sequences per step"),
       path + ".batch_sequences");
+  if (const YAML::Node rpn = node["ranks_per_node"]) {
+    point.ranks_per_node = static_cast<int>(positive_integer(r, rpn, path + ".ranks_per_node"));
+  }
   if (const YAML::Node l = node["layout"]) {
     const std::string key = path + ".layout";
     constexpr const char* kLayoutText =

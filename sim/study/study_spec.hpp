@@ -24,6 +24,10 @@ struct StudyPoint {
   std::optional<Layout> layout;
   // Whose layouts the point ranks (the spec's `strategies`: 4d, megatron, fsdp; 4D alone by default).
   std::vector<Strategy> strategies{Strategy::four_d};
+  // points[i].ranks_per_node: ranks on each of the job's nodes, its first devices (srun
+  // --ntasks-per-node); 0 (not given): every device of each node. Checked against the machine when
+  // the study runs.
+  int ranks_per_node = 0;
 };
 
 struct StudySpec {

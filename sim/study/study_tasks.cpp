@@ -101,6 +101,7 @@ Machine task_machine(const Machine& machine, const StudyTask& task, std::uint64_
 
 StepOptions task_step_options(const StudySpec& spec, const StudyTask& task) {
   StepOptions o = spec.options;
+  o.ranks_per_node = spec.points[static_cast<std::size_t>(task.point)].ranks_per_node;
   if (task.kind == TaskKind::placement_routing) o.allocation = task.allocation;
   return o;
 }
@@ -123,6 +124,7 @@ std::string study_hash(const StudySpec& spec, const Machine& machine, const std:
     if (!m.gpt_style())
       canon += fmt::format(" arch {} {} {} {} {} {} {}", m.kv_head_count(), m.ffn(), to_string(m.activation),
                            to_string(m.norm), to_string(m.position), m.tied_embeddings, m.biases);
+    if (p.ranks_per_node > 0) canon += fmt::format(" ranks_per_node {}", p.ranks_per_node);
     canon += p.layout ? " layout " + to_string(*p.layout) + "\n" : "\n";
   }
   for (const std::string& setting : machine.overrides) canon += "set " + setting + "\n";

@@ -311,6 +311,23 @@ TEST(Cli, SetFixesAParameterForPlanAndStudy) {
   EXPECT_THAT(sensitivity, Not(HasSubstr("compute_slowdown,")));
 }
 
+// --ranks-per-node shapes the job as srun --ntasks-per-node: the header says the nodes and ranks per
+// node it priced; fewer per node never make the fastest layout faster; more than a node has is a
+// one-line error naming the flag.
+TEST(Cli, PlanShapesTheJobByRanksPerNode) {
+  const std::string args = "plan --machine perlmutter --model 5B --devices 64 --batch 64 --top 1";
+  const auto full = weakscale(args), one = weakscale(args + " --ranks-per-node 1");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(full.out, HasSubstr("job: 16 nodes x 4 ranks per node (of 4 devices each), contiguous allocation"));
+  EXPECT_THAT(one.out, HasSubstr("job: 64 nodes x 1 rank per node (of 4 devices each)"));
+  EXPECT_GT(plan_rows(one.out)[0].step, plan_rows(full.out)[0].step);
+  const auto bad = weakscale(args + " --ranks-per-node 5");
+  expect_one_line_error(bad);
+  EXPECT_THAT(bad.err, HasSubstr("'--ranks-per-node'"));
+  EXPECT_THAT(bad.err, HasSubstr("1 to the 4 devices of a perlmutter node"));
+}
+
 // --csv writes every ranked layout with the table's numbers (the table rounds them), the asked
 // layout last when it is not ranked (rank "-"), and the closed form's step where the flow
 // evaluator re-ranked; an unwritable path is an output error (exit 4).

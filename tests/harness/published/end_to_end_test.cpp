@@ -100,6 +100,29 @@ TEST(EndToEnd, ZeroStagesOneTwoAndThreeAreSimulated) {
   EXPECT_NE(c[0].predicted, c[2].predicted);  // per-layer gathers and scatters instead
 }
 
+// A row's nodes shape its job: 16 GCDs on 4 LUMI nodes run 4 per node, their tensor-parallel pairs
+// still inside a node but their data-parallel peers spread wider; on 1 node they do not fit.
+TEST(EndToEnd, TheRowsNodesShapeTheJob) {
+  const std::string row = "lumi,m,GPT 1.3B,24,2048,16,,,50304,2048,gpt,bf16,16,NODES,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n";
+  std::string rows;
+  for (const char* nodes : {"2", "4", ""}) {
+    std::string r = row;
+    r.replace(r.find("NODES"), 5, nodes);
+    rows += r;
+  }
+  const auto runs = load_published_runs(write("ws_e2e_nodes.csv", rows));
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].ranks_per_node, 8);
+  EXPECT_EQ(runs[1].ranks_per_node, 4);
+  EXPECT_EQ(runs[2].ranks_per_node, 0);
+  const auto c = compare_runs_with_published(runs, kMachines);
+  EXPECT_EQ(c[0].step, c[2].step);  // full nodes either way
+  EXPECT_GT(c[1].step, c[0].step);
+  PublishedRun crowded = runs[0];
+  crowded.ranks_per_node = 16;
+  EXPECT_THROW(compare_runs_with_published({crowded}, kMachines), InputError);
+}
+
 TEST(EndToEnd, MalformedCellsNameFileLineAndColumn) {
   const std::pair<const char*, const char*> cases[] = {
       {"lumi,m,GPT,x,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n", "layers"},
@@ -114,6 +137,7 @@ TEST(EndToEnd, MalformedCellsNameFileLineAndColumn) {
        "dp"},
       {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,2,2,2,,4,0,false,1,64,full,inf,samples/s total,d,s\n",
        "measured"},
+      {"lumi,m,GPT,24,2048,16,,,50304,2048,gpt,bf16,16,3,2,2,,4,0,false,1,64,full,1,samples/s total,d,s\n", "nodes"},
       {"lumi,m,GPT,24,2048\n", ""}};
   for (const auto& [row, column] : cases) {
     const std::string path = write("ws_e2e_bad.csv", row);

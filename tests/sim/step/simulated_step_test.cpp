@@ -15,6 +15,8 @@
 #include "sim/compute/gemm_efficiency.hpp"
 #include "base/statistics.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "base/input_error.hpp"
+#include "tests/sim/step/fake_machine.hpp"
 
 namespace ws {
 namespace {
@@ -381,6 +383,30 @@ TEST(SimulatedStep, BusyNodeSlowsArithmeticOnlyWhenTheJobFillsTheNode) {
   EXPECT_NEAR(kind_s(busy, ComputeKind::gemm), 2.0 * kind_s(full_speed, ComputeKind::gemm), 1e-9);
   EXPECT_DOUBLE_EQ(kind_s(busy, ComputeKind::optimizer), kind_s(full_speed, ComputeKind::optimizer));
   EXPECT_DOUBLE_EQ(simulate_step(local, one).step.seconds(), alone.step.seconds());
+}
+
+// Fewer ranks per node than devices spread a job over more nodes: a tensor-parallel group that
+// fits one node crosses them, and the network prices that; the ranks on a node are what they say.
+TEST(SimulatedStep, RanksPerNodeSpreadTheJobOverMoreNodes) {
+  const Machine frontier = machine("frontier.yaml");
+  SimulatedStepConfig c = frontier_sized(Layout{2, 1, 8, 1});  // Y = 8: one node of 8 GCDs, full
+  const SimulatedStep full = simulate_step(frontier, c);
+  c.options.ranks_per_node = 2;
+  const SimulatedStep quarter = simulate_step(frontier, c);
+  const auto y = static_cast<std::size_t>(CommGroup::y);
+  EXPECT_GT(quarter.exposed_comm[y].seconds(), 2.0 * full.exposed_comm[y].seconds());
+  EXPECT_EQ(JobNetwork(frontier, 16, NodeAllocation::contiguous, 1, 2).job_nodes(), 8);
+  EXPECT_EQ(JobNetwork(frontier, 16, NodeAllocation::contiguous, 1, 2).ranks_on_a_node(), 2);
+  EXPECT_EQ(JobNetwork(frontier, 16).ranks_on_a_node(), 8);
+  EXPECT_THROW(JobNetwork(frontier, 16, NodeAllocation::contiguous, 1, 9), InputError);
+  // One rank per node has its node to itself: its GEMMs run at the alone rate, not the busy node's.
+  Machine fake = testing::fake_machine();
+  fake.device.busy_node_compute = 0.5;
+  SimulatedStepConfig four = frontier_sized(Layout{4, 1, 1, 1});
+  const SimulatedStep busy = simulate_step(fake, four);
+  four.options.ranks_per_node = 1;
+  const SimulatedStep alone = simulate_step(fake, four);
+  EXPECT_NEAR(kind_s(busy, ComputeKind::gemm), 2.0 * kind_s(alone, ComputeKind::gemm), 1e-9);
 }
 
 // A machine with a fused attention rate prices each attention op as that kernel: its causal flops at

@@ -234,6 +234,35 @@ TEST(StudyRun, PointLargerThanTheMachineIsAnInputError) {
   }
 }
 
+// More ranks per node than a node has devices, or more nodes than the machine has at that many per
+// node: an error at the point's line naming its key.
+TEST(StudyRun, RanksPerNodeBeyondTheMachineIsAnInputErrorAtThePoint) {
+  const auto machine = load_machine_by_name("perlmutter", kMachines);
+  const auto reject = [&](const std::string& point, const std::string& key) {
+    try {
+      run_study(spec_of(point), machine);
+      ADD_FAILURE() << "accepted " << point;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().key, key);
+      EXPECT_EQ(e.where().line, 3);
+    }
+  };
+  reject("  - {devices: 8, model: 5B, batch_sequences: 8, ranks_per_node: 5}\n", "points[0].ranks_per_node");
+  reject("  - {devices: " + std::to_string(machine.nodes + 1) + ", model: 5B, batch_sequences: 8, ranks_per_node: 1}\n",
+         "points[0].devices");
+}
+
+// A point spread over nodes of one rank each prices its tensor-parallel groups across nodes: no
+// faster than the same point on full nodes.
+TEST(StudyRun, OneRankPerNodeIsNoFasterThanFullNodes) {
+  const auto result = run_study(spec_of("  - {devices: 8, model: 5B, batch_sequences: 8}\n"
+                                        "  - {devices: 8, model: 5B, batch_sequences: 8, ranks_per_node: 1}\n"),
+                                kMachines);
+  ASSERT_EQ(result.rows.size(), 2u);
+  ASSERT_TRUE(result.rows[0].feasible && result.rows[1].feasible);
+  EXPECT_GT(result.rows[1].best.step.total(), result.rows[0].best.step.total());
+}
+
 TEST(StudyRun, UnknownMachineIsAnInputError) {
   const auto spec = parse_study_spec(
       "machine: nosuch\npoints:\n  - {devices: 8, model: 5B, batch_sequences: 8}\n", "nosuch-study.yaml");

@@ -97,6 +97,17 @@ TEST(StudySpec, RejectsUnknownTopLevelKeyNamingAllowedKeys) {
   EXPECT_THAT(e.expected(), HasSubstr("points"));
 }
 
+// points[i].ranks_per_node shapes the job as srun --ntasks-per-node does; absent: full nodes.
+TEST(StudySpec, RanksPerNodeIsReadPerPoint) {
+  const auto spec = parse_study_spec(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8}\n"
+                                               "  - {devices: 8, model: 5B, batch_sequences: 8, ranks_per_node: 1}\n"),
+                                     kFile);
+  EXPECT_EQ(spec.points[0].ranks_per_node, 0);
+  EXPECT_EQ(spec.points[1].ranks_per_node, 1);
+  const auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8, ranks_per_node: 0}\n"));
+  EXPECT_EQ(e.where().key, "points[0].ranks_per_node");
+}
+
 TEST(StudySpec, RejectsUnknownPointKey) {
   const auto e = rejection(spec_with("  - {devices: 8, model: 5B, batch_sequences: 8, gpus: 8}\n"));
   EXPECT_EQ(e.where().key, "points[0].gpus");
