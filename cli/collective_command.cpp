@@ -4,16 +4,21 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <filesystem>
 #include <iterator>
 #include <limits>
+#include <set>
 #include <optional>
 #include <ostream>
 
 #include "cli/option_checks.hpp"
 #include "sim/pricing/collective_job.hpp"
 #include "base/input_error.hpp"
+#include "base/output_file.hpp"
 #include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "harness/published/fitted_machine_file.hpp"
 #include "harness/published/measurement_file.hpp"
 #include "harness/published/published_collectives.hpp"
 #include "report/published/published_writers.hpp"
@@ -32,6 +37,39 @@ std::string format_time(Time t) {
   if (t.seconds() >= 1) return fmt::format("{:.3f} s", t.seconds());
   if (t.ms() >= 1) return fmt::format("{:.3f} ms", t.ms());
   return fmt::format("{:.3f} us", t.us());
+}
+
+// A word as a shell would need it retyped: single-quoted when it holds anything but plain characters.
+std::string shell_word(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:+-") ==
+                           std::string::npos)
+    return word;
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The fit's command line, for the written machine file's header: what a user retypes to redo it.
+std::string fit_command(const CollectivesVsPublishedArgs& a) {
+  std::string c = "weakscale collectives-vs-published";
+  for (const auto& f : a.files) c += " " + shell_word(f);
+  auto option = [&c](const char* flag, const std::string& value) {
+    if (!value.empty()) c += fmt::format(" {} {}", flag, shell_word(value));
+  };
+  option("--format", a.format);
+  option("--machine", a.machine);
+  option("--library", a.library);
+  option("--op", a.op);
+  if (a.nodes > 0) option("--nodes", std::to_string(a.nodes));
+  if (a.ranks_per_node > 0) option("--ranks-per-node", std::to_string(a.ranks_per_node));
+  option("--write-machine", a.write_machine);
+  return c;
+}
+
+std::string today_iso() {
+  const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(d.year()), static_cast<unsigned>(d.month()),
+                     static_cast<unsigned>(d.day()));
 }
 
 }  // namespace
@@ -176,6 +214,9 @@ CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPubli
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   c->add_option("--jobs", a.jobs, "threads pricing the bands (default: every core)")->check(kPositive);
+  c->add_option("--write-machine", a.write_machine,
+                "write a copy of the rows' machine file with the library's terms fitted to them here (rows of one "
+                "machine and library only); every other line and comment of the file is kept");
   return c;
 }
 
@@ -189,6 +230,23 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
     auto more = load_measurements(file, format, job);
     rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
+  // --write-machine: checked before the fit, so that a typo does not cost the run. The file is one
+  // machine's with one library's terms: rows of several groups have no single answer.
+  std::filesystem::path machine_source;
+  if (!a.write_machine.empty()) {
+    std::set<std::pair<std::string, std::string>> groups;
+    for (const auto& r : rows)
+      if (r.op != "point-to-point") groups.emplace(r.machine, r.library);
+    if (groups.size() != 1) {
+      std::string found;
+      for (const auto& [machine, library] : groups) found += (found.empty() ? "" : ", ") + machine + " " + library;
+      throw flag_error("--write-machine", a.write_machine,
+                       fmt::format("rows of exactly one (machine, library) group to fit, found {}{}", groups.size(),
+                                   found.empty() ? std::string() : ": " + found));
+    }
+    machine_source = machine_file_path(groups.begin()->first, machines_dir);
+    check_output_path(a.write_machine);
+  }
   const PublishedComparison result =
       compare_with_published(rows, machines_dir, a.band_samples, a.jobs > 0 ? a.jobs : usable_cores());
   const auto& comparisons = result.rows;
@@ -196,6 +254,12 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
   out << "wrote " << write_fit_csv(result, a.out_dir).string() << "\n";
   if (!a.no_plot) {
     for (const auto& file : plot_comparison(comparisons, a.out_dir)) out << "wrote " << file.string() << "\n";
+  }
+  if (!a.write_machine.empty()) {
+    const LibraryFit& fit = result.libraries.front();  // the one group, checked above
+    write_fitted_machine_file(machine_source, a.write_machine, fit, FitProvenance{fit_command(a), a.files, today_iso()});
+    out << "wrote " << a.write_machine << " (" << machine_source.string() << " with " << fit.library
+        << "'s terms fitted to these rows)\n";
   }
   const auto summary = summarize(comparisons);
   const auto& w = comparisons[summary.worst_row];

@@ -52,6 +52,7 @@ struct CollectivesVsPublishedArgs {
   bool no_plot = false;
   int band_samples = 32;  // draws of the machine files' ranges for each row's band; 0: no bands
   int jobs = 0;           // threads for the bands; 0: every core
+  std::string write_machine;  // non-empty: write the machine file with the fitted library's terms here
 };
 
 CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPublishedArgs& args);

@@ -562,14 +562,14 @@ Machine load_machine(const std::string& path) {
   return parse_machine(read_input_file(path, "a readable machine file (YAML)", kMaxMachineFileBytes), path);
 }
 
-Machine load_machine_by_name(std::string_view name_or_path, const std::string& machines_dir) {
+std::filesystem::path machine_file_path(std::string_view name_or_path, const std::string& machines_dir) {
   const std::string text(name_or_path);
   const std::filesystem::path as_path(text);
-  if (as_path.has_parent_path() || as_path.extension() == ".yaml") return load_machine(text);
+  if (as_path.has_parent_path() || as_path.extension() == ".yaml") return as_path;
 
   const std::filesystem::path candidate = std::filesystem::path(machines_dir) / (text + ".yaml");
   std::error_code ec;
-  if (std::filesystem::is_regular_file(candidate, ec)) return load_machine(candidate.string());
+  if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
 
   std::vector<std::string> known;
   for (const auto& entry : std::filesystem::directory_iterator(machines_dir, ec)) {
@@ -579,6 +579,10 @@ Machine load_machine_by_name(std::string_view name_or_path, const std::string& m
   throw InputError(InputLocation{"", 0, "machine"}, text,
                    fmt::format("a machine in {} (one of: {}) or a path to a .yaml file", machines_dir,
                                known.empty() ? std::string("none found") : join(known)));
+}
+
+Machine load_machine_by_name(std::string_view name_or_path, const std::string& machines_dir) {
+  return load_machine(machine_file_path(name_or_path, machines_dir).string());
 }
 
 UncertaintyRange parse_parameter_setting(const Machine& machine, const std::string& setting) {

@@ -3,6 +3,7 @@
 // and what was expected. A Machine that comes out of here is internally consistent.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,11 @@ Machine parse_machine(const std::string& yaml_text, const std::string& file);
 
 // Reads and parses a file.
 Machine load_machine(const std::string& path);
+
+// The file a machine name or path names: a path to a .yaml file as given, or a bare machine name
+// ("frontier") as <machines_dir>/<name>.yaml; throws InputError listing the machines that exist for
+// an unknown name.
+std::filesystem::path machine_file_path(std::string_view name_or_path, const std::string& machines_dir);
 
 // `name_or_path` is either a path to a .yaml file or a bare machine name ("frontier") looked up
 // as <machines_dir>/<name>.yaml. Unknown names list the machines that exist.

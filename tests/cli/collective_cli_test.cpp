@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -257,6 +258,61 @@ TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
   expect_one_line_error(run, cut.string() + ":37:");
   run = weakscale("collectives-vs-published --machine perlmutter --library nccl --nodes 4 " + sample + out);
   expect_one_line_error(run, "--nodes");
+  std::filesystem::remove_all(dir);
+}
+
+// --write-machine: a user's nccl-tests output fitted into a copy of the machine file, which the
+// comparison then reads as written; bad uses are one-line errors (exit 2, exit 4 for the output).
+TEST(CollectiveCli, WriteMachineWritesAFileWhoseTermsScoreTheFit) {
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-write-machine-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
+  const std::string out = " --no-plot --band-samples 0 --out '" + dir.string() + "'";
+  const auto written = dir / "mycluster.yaml";
+  auto run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + out +
+                       " --write-machine '" + written.string() + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("wrote " + written.string() + " (machines/perlmutter.yaml with nccl's terms"));
+  ASSERT_TRUE(std::filesystem::is_regular_file(written));
+  // The by-library row: as written, then in sample (median / worst).
+  const std::regex row("nccl +28  +([0-9.]+) / ([0-9.]+)% +([0-9.]+) / ([0-9.]+)%");
+  std::smatch fit;
+  ASSERT_TRUE(std::regex_search(run.out, fit, row)) << run.out;
+  EXPECT_NE(fit[2].str(), fit[4].str()) << "the fit changed nothing";
+  const std::string fitted_rows = run.out;
+  run = weakscale("collectives-vs-published --machine '" + written.string() + "' --library nccl " + sample + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::smatch again;
+  ASSERT_TRUE(std::regex_search(run.out, again, row)) << run.out;
+  // The written file as written scores what the fit scored in sample: within one step of the console's
+  // 0.1 % (the written digits move a score by ~0.02 %, which can cross a rounding boundary), where the
+  // source file's terms score 83 / 349 %.
+  EXPECT_NEAR(std::stod(again[1].str()), std::stod(fit[3].str()), 0.101) << fitted_rows << run.out;
+  EXPECT_NEAR(std::stod(again[2].str()), std::stod(fit[4].str()), 0.101) << fitted_rows << run.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CollectiveCli, WriteMachineRefusesBadUsesInOneLine) {
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-write-machine-bad-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
+  const std::string out = " --no-plot --band-samples 0 --out '" + dir.string() + "'";
+  const std::string target = " --write-machine '" + (dir / "m.yaml").string() + "'";
+  // Rows of several (machine, library) groups: no single file to write.
+  auto run = weakscale("collectives-vs-published benchmarks/collectives/published.csv" + out + target);
+  expect_one_line_error(run, "--write-machine");
+  EXPECT_THAT(run.err, HasSubstr("perlmutter nccl"));
+  EXPECT_THAT(run.err, HasSubstr("frontier rccl"));
+  // A machine name with no file.
+  run = weakscale("collectives-vs-published --machine nosuchmachine --library nccl " + sample + out + target);
+  expect_one_line_error(run, "nosuchmachine");
+  // An output that cannot be written: refused before the fit, as other outputs (exit 4).
+  run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + out +
+                  " --write-machine /dev/null/m.yaml");
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("/dev/null/m.yaml"));
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.yaml"));
   std::filesystem::remove_all(dir);
 }
 
