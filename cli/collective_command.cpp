@@ -342,7 +342,8 @@ CLI::App* add_end_to_end_command(CLI::App& app, EndToEndArgs& a) {
 void run_end_to_end_command(const EndToEndArgs& a, const std::string& machines_dir, std::ostream& out) {
   const std::vector<RunComparison> comparisons =
       compare_runs_with_published(load_published_runs(a.file), machines_dir, a.band_samples);
-  out << "wrote " << write_end_to_end_csv(comparisons, a.out_dir).string() << "\n";
+  const std::vector<ComputeScaleFit> fits = fit_compute_scale(comparisons, machines_dir);
+  out << "wrote " << write_end_to_end_csv(comparisons, fits, a.out_dir).string() << "\n";
   out << fmt::format("{:>5} {:<10} {:<16} {:>6} {:<28} {:<16} {:>10} {:>10} {:>8}\n", "line", "machine", "model",
                      "devices", "layout", "unit", "published", "simulated", "error");
   std::map<std::string, std::vector<double>> errors;
@@ -378,6 +379,24 @@ void run_end_to_end_command(const EndToEndArgs& a, const std::string& machines_d
     out << fmt::format("  {:<10} {} rows, median {:.1f} %, worst {:.1f} %; {} rows not simulated\n", "all", all.size(),
                        100.0 * median(all), 100.0 * *std::max_element(all.begin(), all.end()),
                        comparisons.size() - all.size());
+  if (fits.empty()) return;
+  out << "\none compute factor per machine (gemm_efficiency_scale fitted to its rows; held out: each row predicted "
+         "by the factor fitted to the others), |error| median / worst:\n";
+  for (const ComputeScaleFit& f : fits) {
+    std::vector<double> in_sample, held_out;
+    for (std::size_t k = 0; k < f.rows.size(); ++k) {
+      const double measured = comparisons[f.rows[k]].run.measured;
+      in_sample.push_back(std::abs(f.fitted_predicted[k] / measured - 1.0));
+      held_out.push_back(std::abs(f.held_out_predicted[k] / measured - 1.0));
+    }
+    const std::string range = f.range_high > 0 ? fmt::format(" (range {:.3g}-{:.4g})", f.range_low, f.range_high) : "";
+    out << fmt::format("  {:<10} {} rows: as written {:.3g}{}, fitted {:.3f}{}; in sample {:.1f} / {:.1f} %, held out "
+                       "{:.1f} / {:.1f} %\n",
+                       f.machine, f.rows.size(), f.as_written, range, f.fitted,
+                       f.fitted <= kComputeScaleLow * 1.001 || f.fitted >= kComputeScaleHigh * 0.999 ? " (at the searched span's end)" : "",
+                       100.0 * median(in_sample), 100.0 * *std::max_element(in_sample.begin(), in_sample.end()),
+                       100.0 * median(held_out), 100.0 * *std::max_element(held_out.begin(), held_out.end()));
+  }
 }
 
 }  // namespace ws::cli

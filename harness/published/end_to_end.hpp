@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/units.hpp"
+#include "sim/machine/machine.hpp"
 #include "workload/layout.hpp"
 #include "workload/model.hpp"
 #include "workload/precision.hpp"
@@ -59,9 +60,37 @@ struct RunComparison {
   bool in_band() const { return band_high > 0 && run.measured >= band_low && run.measured <= band_high; }
 };
 
+// The row's throughput, in its unit, from its step simulated on `machine` (flow network); the step
+// itself into `step_out` where given. The row must say everything a step needs (missing empty).
+double simulated_throughput(const Machine& machine, const PublishedRun& run, Time* step_out = nullptr);
+
 // Every row simulated on <machines_dir>/<machine>.yaml as written (flow network; the row's layout
 // in Megatron-LM's terms), or kept unsimulated with why.
 std::vector<RunComparison> compare_runs_with_published(const std::vector<PublishedRun>& runs,
                                                        const std::string& machines_dir, int band_samples = 0);
+
+// One factor per machine, fitted to its simulated rows: the machine file's gemm_efficiency_scale
+// (the uncertain parameter the steps move with most: the GEMM table's reach under the rows' software
+// stack), chosen by least squares of log(predicted / measured) over the rows, and scored twice: in
+// sample, and leave-one-out (each row predicted by the factor fitted to the machine's other rows).
+// How far one calibration of the compute explains the rows, and how well it predicts one it has
+// not seen; a single factor cannot be tuned to single rows.
+struct ComputeScaleFit {
+  std::string machine;
+  double as_written = 1.0;                 // the file's gemm_efficiency_scale
+  double fitted = 1.0;                     // fitted to every simulated row of the machine
+  double range_low = 0, range_high = 0;    // the file's uncertainty range for it (0, 0: none)
+  std::vector<std::size_t> rows;           // indices into the comparisons
+  std::vector<double> fitted_predicted;    // per row of `rows`: with `fitted`
+  std::vector<double> held_out_predicted;  // per row: with the factor fitted to the other rows
+};
+inline constexpr double kComputeScaleLow = 0.3, kComputeScaleHigh = 1.5;  // the searched span
+inline constexpr int kComputeScaleGrid = 13;  // simulated factors per row, log-spaced over the span
+
+// Per machine with at least two simulated rows. Each row is simulated at kComputeScaleGrid factors
+// and its log throughput interpolated between them (piecewise linear in log factor), so the fits
+// price no step of their own.
+std::vector<ComputeScaleFit> fit_compute_scale(const std::vector<RunComparison>& comparisons,
+                                               const std::string& machines_dir);
 
 }  // namespace ws

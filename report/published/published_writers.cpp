@@ -54,21 +54,34 @@ std::filesystem::path write_fit_csv(const PublishedComparison& comparison, const
 }
 
 std::filesystem::path write_end_to_end_csv(const std::vector<RunComparison>& comparisons,
+                                           const std::vector<ComputeScaleFit>& fits,
                                            const std::filesystem::path& out_dir) {
   const auto path = out_dir / "end-to-end-vs-published.csv";
+  // Per comparison: its machine's fitted factor, and the row's throughput with it and held out.
+  std::vector<std::string> fitted(comparisons.size(), ",,,,");
+  for (const ComputeScaleFit& f : fits)
+    for (std::size_t k = 0; k < f.rows.size(); ++k) {
+      const double measured = comparisons[f.rows[k]].run.measured;
+      fitted[f.rows[k]] = fmt::format("{:.4f},{:.6g},{:.4f},{:.6g},{:.4f}", f.fitted, f.fitted_predicted[k],
+                                      f.fitted_predicted[k] / measured - 1.0, f.held_out_predicted[k],
+                                      f.held_out_predicted[k] / measured - 1.0);
+    }
   std::ostringstream out;
   out << "line,machine,framework,model,devices,layout,unit,measured,predicted,relative_error,step_s,fits_memory,"
-         "band_low,band_high,not_simulated,source\n";
-  for (const RunComparison& c : comparisons) {
+         "band_low,band_high,compute_scale_fitted,fitted_predicted,fitted_error,held_out_predicted,held_out_error,"
+         "not_simulated,source\n";
+  for (std::size_t i = 0; i < comparisons.size(); ++i) {
+    const RunComparison& c = comparisons[i];
     const PublishedRun& r = c.run;
     const bool band = c.simulated && c.band_high > 0;
-    out << fmt::format("{},{},{},{},{},{},{},{:.6g},{},{},{},{},{},{},{},{}\n", r.line, r.machine, r.framework,
+    out << fmt::format("{},{},{},{},{},{},{},{:.6g},{},{},{},{},{},{},{},{},{}\n", r.line, r.machine, r.framework,
                        csv_field(r.model_name), r.devices, c.simulated ? csv_field(to_string(r.layout)) : "",
                        csv_field(r.unit), r.measured, c.simulated ? fmt::format("{:.6g}", c.predicted) : "",
                        c.simulated ? fmt::format("{:.4f}", c.error) : "",
                        c.simulated ? fmt::format("{:.4f}", c.step.seconds()) : "",
                        c.simulated ? (c.fits_memory ? "1" : "0") : "", band ? fmt::format("{:.6g}", c.band_low) : "",
-                       band ? fmt::format("{:.6g}", c.band_high) : "", csv_field(r.missing), csv_field(r.source));
+                       band ? fmt::format("{:.6g}", c.band_high) : "", fitted[i], csv_field(r.missing),
+                       csv_field(r.source));
   }
   write_file_atomically(path, out.str());
   return path;

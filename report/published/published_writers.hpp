@@ -23,8 +23,10 @@ std::vector<std::filesystem::path> plot_comparison(const std::vector<CollectiveC
                                                    const std::filesystem::path& out_dir);
 
 // <out_dir>/end-to-end-vs-published.csv: every published run, its simulated step and throughput in
-// the row's unit and the error, or why it was not simulated; returns its path.
+// the row's unit and the error, or why it was not simulated, and where its machine's compute factor
+// was fitted (fit_compute_scale) the row's throughput with it and held out; returns its path.
 std::filesystem::path write_end_to_end_csv(const std::vector<RunComparison>& comparisons,
+                                           const std::vector<ComputeScaleFit>& fits,
                                            const std::filesystem::path& out_dir);
 
 }  // namespace ws

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/machine/machine_loader.hpp"
+#include "sim/study/uncertainty.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -121,6 +124,33 @@ TEST(EndToEnd, TheRowsNodesShapeTheJob) {
   PublishedRun crowded = runs[0];
   crowded.ranks_per_node = 16;
   EXPECT_THROW(compare_runs_with_published({crowded}, kMachines), InputError);
+}
+
+// Rows whose "measured" throughput is the simulator's at a known compute factor: the fit finds that
+// factor (to the interpolation between simulated factors), and predicts each row, in sample and held
+// out, to within that; the as-written factor (1) prices them all high.
+TEST(EndToEnd, OneComputeFactorIsFittedAndScoredHeldOut) {
+  std::string rows;
+  for (const char* layout : {"2,2,,4", "1,2,,8", "2,1,,8"})  // tp,pp,vpp,dp
+    rows += std::string("lumi,m,GPT 1.3B,24,2048,16,,,50304,2048,gpt,bf16,16,2,") + layout +
+            ",0,false,1,64,full,1,samples/s total,d,s\n";
+  std::vector<PublishedRun> runs = load_published_runs(write("ws_e2e_fit.csv", rows));
+  const Machine slower = with_value(load_machine_by_name("lumi", kMachines), UncertainParameter::gemm_efficiency_scale,
+                                    ParameterValue{0.7, Time::zero()});
+  for (PublishedRun& r : runs) r.measured = simulated_throughput(slower, r);
+  const auto comparisons = compare_runs_with_published(runs, kMachines);
+  const auto fits = fit_compute_scale(comparisons, kMachines);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].machine, "lumi");
+  EXPECT_EQ(fits[0].rows.size(), 3u);
+  EXPECT_NEAR(fits[0].fitted, 0.7, 0.01);
+  EXPECT_DOUBLE_EQ(fits[0].as_written, 1.0);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double measured = comparisons[k].run.measured;
+    EXPECT_GT(comparisons[k].error, 0.1);  // as written: faster than these rows
+    EXPECT_NEAR(fits[0].fitted_predicted[k] / measured, 1.0, 0.01);
+    EXPECT_NEAR(fits[0].held_out_predicted[k] / measured, 1.0, 0.01);
+  }
 }
 
 TEST(EndToEnd, MalformedCellsNameFileLineAndColumn) {
