@@ -48,7 +48,7 @@ TEST(StepScheduleDrift, EveryRankRunsTheScheduledStep) {
 }
 
 // Pipeline stages, the other strategies' vocabulary-parallel heads, sequence parallelism and the
-// distributed optimizer:
+// distributed optimizer at ZeRO stages 1 to 3:
 // each rank's trace is its stage's schedule, stage transfers included (sends and receives in issue
 // order with their bytes, among the collectives), for the drift options on an 8-block GPT and Llama.
 TEST(StepScheduleDrift, EveryStageRunsItsScheduledStep) {
@@ -62,6 +62,9 @@ TEST(StepScheduleDrift, EveryStageRunsItsScheduledStep) {
   // The distributed optimizer (its padded buckets, reduce-scatters and parameter all-gathers).
   if (ranks >= 2) layouts.push_back(*parse_layout("tp=1,dp=" + std::to_string(ranks) + ",zero=1"));
   if (ranks >= 4) layouts.push_back(*parse_layout("tp=2,dp=" + std::to_string(ranks / 2) + ",zero=1"));
+  // ZeRO-2 (gradients sharded too) and ZeRO-3 (parameters gathered layer by layer, forward and backward).
+  if (ranks >= 2) layouts.push_back(*parse_layout("tp=1,dp=" + std::to_string(ranks) + ",zero=2"));
+  if (ranks >= 2) layouts.push_back(*parse_layout("tp=1,dp=" + std::to_string(ranks) + ",zero=3"));
   // ... with stages: the tied embedding's own bucket, whose shards the first and last stage exchange.
   if (ranks >= 4) layouts.push_back(*parse_layout("tp=1,pp=2,dp=" + std::to_string(ranks / 2) + ",mb=2,zero=1"));
   if (ranks > 1) {
