@@ -27,6 +27,13 @@ namespace ws::cli {
 
 namespace {
 
+// The collective library a machine file prices with by default (its first), whose terms its
+// `uncertainty:` ranges vary.
+std::string default_library_name(const std::string& machine, const std::string& machines_dir) {
+  const Machine m = load_machine_by_name(machine, machines_dir);
+  return m.collective_libraries.empty() ? std::string() : m.collective_libraries.front().name;
+}
+
 InputError flag_error(const std::string& flag, const std::string& value, const std::string& expected) {
   return InputError(InputLocation{"", 0, flag}, value, expected);
 }
@@ -296,10 +303,15 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
   for (const LibraryFit& f : result.libraries) {
     const std::string scale = f.scale.rows == 0 ? "-" : fmt::format("{} ({})", score(f.scale), f.scale.rows);
     const BandCoverage band = band_coverage(comparisons, f.machine, f.library);
+    // The machine file's collective ranges vary its default library's terms only: another library's
+    // band is a point (its rows' network draws move it by a few tenths of a percent), so no share is
+    // claimed for it.
+    const bool ranged = default_library_name(f.machine, machines_dir) == f.library;
     out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:<7} {}\n", f.machine, f.library,
                        f.file.rows, score(f.file), score(f.in_sample), score(f.kfold), scale,
                        fmt::format("{:.1f}%", 100 * consistency_floor(comparisons, f.machine, f.library).worst_abs_error),
                        band.rows == 0 ? std::string("-")
+                       : !ranged      ? std::string("- (no range covers its terms)")
                                       : fmt::format("{} of {} ({:.0f}%)", band.inside, band.rows,
                                                     100.0 * band.inside / band.rows));
   }

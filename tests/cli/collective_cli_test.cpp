@@ -263,6 +263,17 @@ TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("rows 56,"));
 
+  // In band: a share for the library the file's ranges vary (its default), none claimed for another,
+  // whose band the ranges do not widen.
+  const std::string gather = "tests/harness/published/data/rccl_all_gather_perf_2x8.txt";
+  const std::string banded = " --no-plot --band-samples 4 --out '" + dir.string() + "'";
+  run = weakscale("collectives-vs-published --machine frontier --library rccl --op all-gather " + gather + banded);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(line_with(run.out, " rccl          11  "), ::testing::ContainsRegex("[0-9]+ of 11 \\([0-9]+%\\)"));
+  run = weakscale("collectives-vs-published --machine frontier --library rccl-eager --op all-gather " + gather + banded);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(line_with(run.out, " rccl-eager    11  "), HasSubstr("- (no range covers its terms)"));
+
   std::ifstream whole(std::string(WEAKSCALE_SOURCE_DIR) + "/" + sample);
   const std::string text((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
   const auto cut = dir / "cut.txt";
