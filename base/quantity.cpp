@@ -1,10 +1,13 @@
 #include "base/quantity.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <charconv>
 #include <string>
 #include <utility>
+
+#include <fmt/format.h>
 
 namespace ws {
 namespace {
@@ -80,6 +83,12 @@ std::optional<FlopRate> parse_flop_rate(std::string_view text) {
   auto v = scaled(text, units);
   if (!v) return std::nullopt;
   return FlopRate::from_flops(*v);
+}
+
+std::string significant(double value, int digits) {
+  if (value == 0.0 || !std::isfinite(value)) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return fmt::format("{:.{}f}", value, std::max(0, digits - 1 - magnitude));
 }
 
 }  // namespace ws

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/units.hpp"
@@ -34,6 +35,10 @@ inline constexpr PlausibleRange kFlopRateRange{1e6, 1e18, "between 1 MFLOP/s and
 inline constexpr PlausibleRange kCapacityRange{1.0, 1125899906842624.0, "between 1 B and 1 PiB"};
 inline constexpr PlausibleRange kSizeRange{0.0, 1125899906842624.0, "between 0 B and 1 PiB"};
 inline constexpr bool within(const PlausibleRange& r, double v) { return v >= r.low && v <= r.high; }
+
+// `value` fixed-point with `digits` significant digits, as machine files write numbers: the parsers
+// above take no exponent. 0 (and a non-finite value) is "0".
+std::string significant(double value, int digits = 5);
 
 // Human-readable lists of accepted units, for error messages.
 inline constexpr std::string_view kTimeUnits = "ps, ns, us, ms, s";

@@ -1,5 +1,6 @@
 #include "harness/calibrate/machine_yaml_writer.hpp"
 
+#include "base/quantity.hpp"
 #include "base/statistics.hpp"
 
 #include <algorithm>
@@ -13,13 +14,6 @@
 namespace ws {
 namespace {
 
-// Fixed-point with `digits` significant digits: no exponent, which the unit parser would not take.
-std::string significant(double value, int digits = 5) {
-  if (value == 0.0 || !std::isfinite(value)) return "0";
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  const int decimals = std::max(0, digits - 1 - magnitude);
-  return fmt::format("{:.{}f}", value, decimals);
-}
 
 std::string gflops(double flops) { return significant(flops * 1e-9) + " GFLOP/s"; }
 std::string gbps(double bytes_per_s) { return significant(bytes_per_s * 1e-9) + " GB/s"; }

@@ -15,6 +15,7 @@
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 #include "base/output_file.hpp"
+#include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
 
 namespace ws {
@@ -23,12 +24,6 @@ namespace {
 
 constexpr int kEfficiencyDigits = 4;
 
-// Fixed-point with `digits` significant digits: the unit parser takes no exponent.
-std::string significant(double value, int digits) {
-  if (value == 0.0 || !std::isfinite(value)) return "0";
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  return fmt::format("{:.{}f}", value, std::max(0, digits - 1 - magnitude));
-}
 
 Time written_time(Time t) { return Time::from_ns(std::round(t.ns())); }
 double written_efficiency(double e) { return std::stod(significant(e, kEfficiencyDigits)); }

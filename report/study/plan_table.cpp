@@ -185,7 +185,7 @@ std::string describe_step_options(const StepOptions& o) {
 }
 
 std::string job_shape_line(const Machine& machine, int devices, const StepOptions& step) {
-  const int per_node = std::min(devices, step.ranks_per_node > 0 ? step.ranks_per_node : std::max(machine.node.devices, 1));
+  const int per_node = ranks_on_a_node(machine, devices, step.ranks_per_node);
   const int nodes = (devices + per_node - 1) / per_node;
   return fmt::format("job: {} node{} x {} rank{} per node (of {} devices each), {} allocation\n", nodes,
                      nodes == 1 ? "" : "s", per_node, per_node == 1 ? "" : "s", machine.node.devices,

@@ -171,10 +171,11 @@ JobNetwork::JobNetwork(const Machine& machine, int devices, NodeAllocation alloc
   schedule_options_.node_order = intra_node_ring_order(machine.node);
 }
 
-int JobNetwork::ranks_on_a_node() const {
-  const int dpn = std::max(machine_->node.devices, 1);
-  return std::min(devices_, ranks_per_node_ > 0 ? ranks_per_node_ : dpn);
+int ranks_on_a_node(const Machine& machine, int devices, int ranks_per_node) {
+  return std::min(devices, ranks_per_node > 0 ? ranks_per_node : std::max(machine.node.devices, 1));
 }
+
+int JobNetwork::ranks_on_a_node() const { return ws::ranks_on_a_node(*machine_, devices_, ranks_per_node_); }
 
 std::vector<std::vector<int>> JobNetwork::communicators(GroupGeometry g) const {
   std::vector<std::vector<int>> out;

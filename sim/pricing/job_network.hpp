@@ -71,6 +71,10 @@ struct PricedProgram {
 std::string network_fingerprint(const Machine& machine, int devices, NodeAllocation allocation,
                                 int ranks_per_node = 0);
 
+// Ranks on each node of a job of `devices` ranks: ranks_per_node, or the node's devices for 0 (full
+// nodes), and never more than the job has; its nodes are devices divided by that, rounded up.
+int ranks_on_a_node(const Machine& machine, int devices, int ranks_per_node);
+
 class JobNetwork {
  public:
   // `ranks_per_node` ranks on each of the job's nodes (0: one per device, full nodes), on the

@@ -79,10 +79,10 @@ EfficiencyDecomposition decompose(const LayoutEstimate& point, const LayoutEstim
 
 std::string point_line(std::size_t index, std::size_t count, const Machine& machine, const StudyPoint& point,
                        const PointEvaluation& e) {
+  const int per_node = ranks_on_a_node(machine, point.devices, point.ranks_per_node);
   const std::string shape =
       point.ranks_per_node > 0
-          ? fmt::format(" ({} nodes x {} per node)", (point.devices + point.ranks_per_node - 1) / point.ranks_per_node,
-                        point.ranks_per_node)
+          ? fmt::format(" ({} nodes x {} per node)", (point.devices + per_node - 1) / per_node, per_node)
           : "";
   const std::string head = fmt::format("[{}/{}] {} {} devices{} {}", index + 1, count, machine.name, point.devices,
                                        shape, point.model.name);
@@ -104,7 +104,7 @@ void check_points_fit(const StudySpec& spec, const Machine& machine) {
                        std::to_string(point.ranks_per_node),
                        fmt::format("1 to the {} devices of a {} node", machine.node.devices, machine.name));
     }
-    const int per_node = point.ranks_per_node > 0 ? point.ranks_per_node : machine.node.devices;
+    const int per_node = ranks_on_a_node(machine, point.devices, point.ranks_per_node);
     if (point.devices > static_cast<long long>(per_node) * machine.nodes) {
       throw InputError(InputLocation{spec.file, point.line, fmt::format("points[{}].devices", i)},
                        std::to_string(point.devices),

@@ -20,6 +20,17 @@
 
 namespace {
 
+// The nccl-tests sample the comparison tests read (2 nodes x 4 ranks, all-reduce).
+const std::string kAllReduceSample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
+
+// A fresh directory for one test's outputs, and the comparison's flags writing there without bands.
+std::filesystem::path output_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+std::string unbanded_out(const std::filesystem::path& dir) { return " --no-plot --band-samples 0 --out '" + dir.string() + "'"; }
+
 // The numbers with a decimal point in `line`, in order (a by-library row's percentages; its row counts
 // have none). No std::regex: GCC 12 warns inside it under the sanitizer build's -Werror.
 std::vector<double> decimals(const std::string& line) {
@@ -246,10 +257,9 @@ TEST(CollectiveCli, PublishedComparisonPrintsEachLibrarysScoresAsTheFitCsvHasThe
 // nccl-tests output as the user has it: the machine and library from the command line, the job
 // shape and op from the file; several runs compared together; a cut file is a one-line error.
 TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
-  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-nccl-tests-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
-  const std::string out = " --no-plot --band-samples 0 --out '" + dir.string() + "'";
+  const auto dir = output_dir("nccl-tests");
+  const std::string& sample = kAllReduceSample;
+  const std::string out = unbanded_out(dir);
   auto run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("rows 28, as the machine files are written"));
@@ -288,10 +298,9 @@ TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
 // --write-machine: a user's nccl-tests output fitted into a copy of the machine file, which the
 // comparison then reads as written; bad uses are one-line errors (exit 2, exit 4 for the output).
 TEST(CollectiveCli, WriteMachineWritesAFileWhoseTermsScoreTheFit) {
-  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-write-machine-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
-  const std::string out = " --no-plot --band-samples 0 --out '" + dir.string() + "'";
+  const auto dir = output_dir("write-machine");
+  const std::string& sample = kAllReduceSample;
+  const std::string out = unbanded_out(dir);
   const auto written = dir / "mycluster.yaml";
   auto run = weakscale("collectives-vs-published --machine perlmutter --library nccl " + sample + out +
                        " --write-machine '" + written.string() + "'");
@@ -316,10 +325,9 @@ TEST(CollectiveCli, WriteMachineWritesAFileWhoseTermsScoreTheFit) {
 }
 
 TEST(CollectiveCli, WriteMachineRefusesBadUsesInOneLine) {
-  const auto dir = std::filesystem::temp_directory_path() / ("weakscale-write-machine-bad-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string sample = "tests/harness/published/data/nccl_all_reduce_perf_2x4.txt";
-  const std::string out = " --no-plot --band-samples 0 --out '" + dir.string() + "'";
+  const auto dir = output_dir("write-machine-bad");
+  const std::string& sample = kAllReduceSample;
+  const std::string out = unbanded_out(dir);
   const std::string target = " --write-machine '" + (dir / "m.yaml").string() + "'";
   // Rows of several (machine, library) groups: no single file to write.
   auto run = weakscale("collectives-vs-published benchmarks/collectives/published.csv" + out + target);
