@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iterator>
@@ -27,11 +28,12 @@ namespace ws::cli {
 
 namespace {
 
-// The collective library a machine file prices with by default (its first), whose terms its
-// `uncertainty:` ranges vary.
-std::string default_library_name(const std::string& machine, const std::string& machines_dir) {
+// Whether one of the machine file's `uncertainty:` ranges moves a term of `library` (its own or
+// one of its protocols'): without one, the library's band is a point.
+bool library_has_range(const std::string& machine, const std::string& library, const std::string& machines_dir) {
   const Machine m = load_machine_by_name(machine, machines_dir);
-  return m.collective_libraries.empty() ? std::string() : m.collective_libraries.front().name;
+  return std::any_of(m.uncertainty.begin(), m.uncertainty.end(),
+                     [&](const UncertaintyRange& r) { return r.library == library; });
 }
 
 InputError flag_error(const std::string& flag, const std::string& value, const std::string& expected) {
@@ -217,7 +219,7 @@ CLI::App* add_collectives_vs_published_command(CLI::App& app, CollectivesVsPubli
   c->add_flag("--no-plot", a.no_plot, "write the CSV only (no gnuplot needed)");
   c->add_option("--band-samples", a.band_samples,
                 "draws of the machine file's uncertainty ranges that price each row's band (10th-90th "
-                "percentile) and each library's in-band share; 0: none")
+                "percentile, widened to hold the prediction as written) and each library's in-band share; 0: none")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   c->add_option("--jobs", a.jobs, "threads pricing the bands (default: every core)")->check(kPositive);
@@ -296,24 +298,26 @@ void run_collectives_vs_published_command(const CollectivesVsPublishedArgs& a, c
                        : fmt::format("{:.1f} / {:.1f}%", 100 * s.median_abs_error, 100 * s.worst_abs_error);
   };
   out << "by library, median / worst |relative error| (scale: rows above 16 nodes; floor: rows it cannot tell "
-         "apart; in band: rows whose published busbw lies in the 10th-90th percentile of "
-      << a.band_samples << " draws of the machine file's uncertainty ranges, target 80 %):\n";
+         "apart; in band: rows whose published busbw lies in their band, the 10th-90th percentile of "
+      << a.band_samples
+      << " draws of the machine file's uncertainty ranges widened to hold the prediction as written, target 80 %; "
+         "draws: inside the percentiles alone):\n";
   out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:<7} {}\n", "machine", "library", "rows",
                      "as written", "in sample", "5-fold", "scale (rows)", "floor", "in band");
   for (const LibraryFit& f : result.libraries) {
     const std::string scale = f.scale.rows == 0 ? "-" : fmt::format("{} ({})", score(f.scale), f.scale.rows);
     const BandCoverage band = band_coverage(comparisons, f.machine, f.library);
-    // The machine file's collective ranges vary its default library's terms only: another library's
-    // band is a point (its rows' network draws move it by a few tenths of a percent), so no share is
-    // claimed for it.
-    const bool ranged = default_library_name(f.machine, machines_dir) == f.library;
+    // A library no collective range names has a band that is a point (its rows' network draws move
+    // it by a few tenths of a percent), so no share is claimed for it.
+    const bool ranged = library_has_range(f.machine, f.library, machines_dir);
     out << fmt::format("  {:<11} {:<11} {:>4}  {:<15} {:<15} {:<15} {:<19} {:<7} {}\n", f.machine, f.library,
                        f.file.rows, score(f.file), score(f.in_sample), score(f.kfold), scale,
                        fmt::format("{:.1f}%", 100 * consistency_floor(comparisons, f.machine, f.library).worst_abs_error),
                        band.rows == 0 ? std::string("-")
                        : !ranged      ? std::string("- (no range covers its terms)")
-                                      : fmt::format("{} of {} ({:.0f}%)", band.inside, band.rows,
-                                                    100.0 * band.inside / band.rows));
+                                      : fmt::format("{} of {} ({:.0f}%; draws {:.0f}%)", band.inside, band.rows,
+                                                    100.0 * band.inside / band.rows,
+                                                    100.0 * band.inside_draws / band.rows));
   }
   const ConsistencyFloor floor = consistency_floor(comparisons);
   if (floor.low_row && floor.high_row) {
@@ -344,7 +348,7 @@ CLI::App* add_end_to_end_command(CLI::App& app, EndToEndArgs& a) {
       ->capture_default_str();
   c->add_option("--out", a.out_dir, "directory for end-to-end-vs-published.csv")->capture_default_str();
   c->add_option("--band-samples", a.band_samples,
-                "draws of the machine file's uncertainty ranges that price each row's band (10th-90th percentile); "
+                "draws of the machine file's uncertainty ranges that price each row's band (10th-90th percentile, widened to hold the prediction as written); "
                 "0: none")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));

@@ -215,8 +215,9 @@ std::vector<RunComparison> compare_runs_with_published(const std::vector<Publish
     if (band_samples > 0) {
       std::vector<double> sampled;
       for (int s = 0; s < band_samples; ++s) sampled.push_back(simulated_throughput(sampled_machine(machine, 1, s), run));
-      c.band_low = percentile(sampled, 0.1);
-      c.band_high = percentile(sampled, 0.9);
+      const PredictionBand band = prediction_band(sampled, c.predicted);
+      c.band_low = band.low;
+      c.band_high = band.high;
     }
     c.error = c.predicted / run.measured - 1.0;
     c.fits_memory = estimate_memory(run.model, Batch{run.global_batch}, run.layout, element_bytes(run.precision), run.recompute).total_bytes() <=

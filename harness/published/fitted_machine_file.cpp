@@ -17,6 +17,7 @@
 #include "base/output_file.hpp"
 #include "base/quantity.hpp"
 #include "sim/machine/machine_loader.hpp"
+#include "sim/study/uncertainty.hpp"
 
 namespace ws {
 
@@ -168,13 +169,31 @@ std::optional<std::size_t> item_key_line(const std::vector<std::string>& lines, 
   return std::nullopt;
 }
 
+// The unquoted value of `key` in `item`, where the item has the key on a line of its own.
+std::optional<std::string> item_value(const std::vector<std::string>& lines, const ListItem& item, std::string_view key) {
+  const auto at = item_key_line(lines, item, key);
+  if (!at) return std::nullopt;
+  const auto value = find_value(lines[*at], key);
+  if (!value) return std::nullopt;
+  return std::string(unquoted(std::string_view(lines[*at]).substr(value->begin, value->end - value->begin)));
+}
+
 std::optional<ListItem> item_named(const std::vector<std::string>& lines, std::string_view section,
                                    std::string_view name_key, std::string_view name) {
-  for (const ListItem& item : list_items(lines, section)) {
-    const auto at = item_key_line(lines, item, name_key);
-    if (!at) continue;
-    const auto value = find_value(lines[*at], name_key);
-    if (value && unquoted(std::string_view(lines[*at]).substr(value->begin, value->end - value->begin)) == name) return item;
+  for (const ListItem& item : list_items(lines, section))
+    if (item_value(lines, item, name_key) == std::string(name)) return item;
+  return std::nullopt;
+}
+
+// The `uncertainty:` item of `range` (its parameter, library and protocol; an item without
+// `library:` is the default library's, `default_library`).
+std::optional<ListItem> range_item(const std::vector<std::string>& lines, const UncertaintyRange& range,
+                                   const std::string& default_library) {
+  for (const ListItem& item : list_items(lines, "uncertainty")) {
+    if (item_value(lines, item, "parameter") != std::string(to_string(range.parameter))) continue;
+    if (item_value(lines, item, "library").value_or(default_library) != range.library) continue;
+    const std::string protocol = item_value(lines, item, "protocol").value_or("");
+    if ((protocol == "low_latency" ? "LL" : protocol == "ll128" ? "LL128" : protocol) == range.protocol) return item;
   }
   return std::nullopt;
 }
@@ -345,30 +364,31 @@ std::string fitted_machine_text(const std::string& source_text, const std::strin
       replace_in_block("large_job_overhead", "per_step", j, time_text(fitted.overhead_per_step[j]));
   }
 
-  // The loader requires every uncertainty range to hold the file's own value (the default library's):
-  // a fitted value outside one moves that end of the range.
-  if (!source.collective_libraries.empty() && source.collective_libraries.front().name == fit.library) {
-    const LibraryTerms w = written_terms(fitted);
-    for (const UncertaintyRange& r : source.uncertainty) {
-      std::string parameter, low, high;
-      if (r.parameter == UncertainParameter::collective_step_latency) {
-        parameter = "collective_step_latency";
-        if (w.step_latency < r.low_time) low = time_text(w.step_latency);
-        if (w.step_latency > r.high_time) high = time_text(w.step_latency);
-      } else if (r.parameter == UncertainParameter::collective_bandwidth_efficiency) {
-        parameter = "collective_bandwidth_efficiency";
-        if (w.bandwidth_efficiency < r.low) low = efficiency_text(w.bandwidth_efficiency);
-        if (w.bandwidth_efficiency > r.high) high = efficiency_text(w.bandwidth_efficiency);
-      }
-      if (low.empty() && high.empty()) continue;
-      const auto item = item_named(lines, "uncertainty", "parameter", parameter);
-      for (const auto& [key, text] : {std::pair{std::string("low"), low}, std::pair{std::string("high"), high}}) {
-        if (text.empty()) continue;
-        const auto at = item ? item_key_line(lines, *item, key) : std::nullopt;
-        const auto value = at ? find_value(lines[*at], key) : std::nullopt;
-        if (!value) throw not_found(source_file, "uncertainty." + parameter + "." + key, "'" + key + ": VALUE' on one line");
-        editor.replace({*at, *value, text, key, "range end moved to hold the fitted value (the loader requires it)"});
-      }
+  // The loader requires every uncertainty range to hold the file's own value: a fitted value outside
+  // a range of this library (its own terms or a protocol's) moves that end of the range.
+  Machine fitted_machine = source;
+  for (CollectiveLibrary& l : fitted_machine.collective_libraries)
+    if (l.name == fit.library) l = with_terms(l, written_terms(fitted));
+  for (const UncertaintyRange& r : source.uncertainty) {
+    if (r.library != fit.library) continue;
+    const ParameterValue v = nominal_value(fitted_machine, r);
+    std::string low, high;
+    if (is_latency(r.parameter)) {
+      if (v.time < r.low_time) low = time_text(v.time);
+      if (v.time > r.high_time) high = time_text(v.time);
+    } else {
+      if (v.number < r.low) low = efficiency_text(v.number);
+      if (v.number > r.high) high = efficiency_text(v.number);
+    }
+    if (low.empty() && high.empty()) continue;
+    const std::string where_range = "uncertainty." + range_label(r);
+    const auto item = range_item(lines, r, source.collective_libraries.front().name);
+    for (const auto& [key, text] : {std::pair{std::string("low"), low}, std::pair{std::string("high"), high}}) {
+      if (text.empty()) continue;
+      const auto at = item ? item_key_line(lines, *item, key) : std::nullopt;
+      const auto value = at ? find_value(lines[*at], key) : std::nullopt;
+      if (!value) throw not_found(source_file, where_range + "." + key, "'" + key + ": VALUE' on one line");
+      editor.replace({*at, *value, text, key, "range end moved to hold the fitted value (the loader requires it)"});
     }
   }
 

@@ -45,7 +45,7 @@ CollectiveComparison point_to_point(const Machine& machine, const PublishedColle
 }  // namespace
 
 namespace {
-// The row's busbw on every draw of its machine's ranges: the 10th and 90th percentile.
+// The row's busbw on every draw of its machine's ranges: its band around the row's prediction.
 void price_band(const std::vector<Machine>& draws, const PublishedCollective& row, CollectiveComparison& c) {
   if (draws.empty()) return;
   std::vector<double> busbw;
@@ -55,8 +55,11 @@ void price_band(const std::vector<Machine>& draws, const PublishedCollective& ro
       if (l.name == row.library) busbw.push_back(model.busbw_gbps(l));
   }
   if (busbw.empty()) return;
-  c.band_low_gbps = percentile(busbw, 0.1);
-  c.band_high_gbps = percentile(busbw, 0.9);
+  const PredictionBand band = prediction_band(busbw, c.predicted_busbw_gbps);
+  c.band_low_gbps = band.low;
+  c.band_high_gbps = band.high;
+  c.draws_low_gbps = band.draws_low;
+  c.draws_high_gbps = band.draws_high;
 }
 }  // namespace
 
@@ -68,6 +71,8 @@ BandCoverage band_coverage(const std::vector<CollectiveComparison>& comparisons,
     if (!c.band_low_gbps || !c.band_high_gbps) continue;
     ++coverage.rows;
     if (*c.band_low_gbps <= c.published.busbw_gbps && c.published.busbw_gbps <= *c.band_high_gbps) ++coverage.inside;
+    if (*c.draws_low_gbps <= c.published.busbw_gbps && c.published.busbw_gbps <= *c.draws_high_gbps)
+      ++coverage.inside_draws;
   }
   return coverage;
 }

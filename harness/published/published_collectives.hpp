@@ -31,12 +31,14 @@ struct CollectiveComparison {
   // The links' bound on the row's busbw (PublishedRowModel::ceiling_busbw_gbps): of the algorithm
   // run, and of the fastest algorithm the model has for the row. Unset for point-to-point rows.
   std::optional<double> ceiling_busbw_gbps, best_ceiling_busbw_gbps;
-  // The row's band from the machine file's `uncertainty:` ranges: the 10th and 90th percentile of
-  // its busbw priced on `band_samples` seeded draws of every range (the study's draws, seed 1,
-  // sim/study/uncertainty.hpp). Unset for point-to-point rows and machines without ranges. The
-  // ranges of collective terms move the default library's; other libraries' bands carry only the
-  // network's ranges.
+  // The row's band from the machine file's `uncertainty:` ranges (sim/study/uncertainty.hpp,
+  // prediction_band): the 10th and 90th percentile of its busbw priced on `band_samples` seeded
+  // draws of every range (the study's draws, seed 1), widened to hold the prediction as written.
+  // Unset for point-to-point rows and machines without ranges. A collective range moves the
+  // library it names (the file's default where it names none): a library no range names has a
+  // band from the network's ranges alone. draws_*: the percentiles alone, before the widening.
   std::optional<double> band_low_gbps, band_high_gbps;
+  std::optional<double> draws_low_gbps, draws_high_gbps;
 };
 
 inline constexpr int kBandSamples = 32;  // the command's default, as the default study's --samples
@@ -46,6 +48,7 @@ inline constexpr int kBandSamples = 32;  // the command's default, as the defaul
 // centre, to be reconsidered from its sources).
 struct BandCoverage {
   int rows = 0, inside = 0;
+  int inside_draws = 0;  // rows inside the draws' percentiles alone (draws_*_gbps)
 };
 BandCoverage band_coverage(const std::vector<CollectiveComparison>& comparisons, const std::string& machine = {},
                            const std::string& library = {});

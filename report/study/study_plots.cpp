@@ -323,7 +323,7 @@ std::string sensitivity_plot_script(const StudyResult& result) {
     const auto& row = result.sensitivity[i];
     const auto p = row.range.parameter;
     const std::size_t y = n - 1 - i;
-    const std::string label = fmt::format("{} [{} .. {}]", to_string(p), format_value(p, low_value(row.range)),
+    const std::string label = fmt::format("{} [{} .. {}]", range_label(row.range), format_value(p, low_value(row.range)),
                                           format_value(p, high_value(row.range)));
     s += fmt::format("{} {} {} {} {} {}\n", y, gnuplot_string(label), bar(peak, peak + 100.0 * row.peak_fraction_low),
                      bar(peak, peak + 100.0 * row.peak_fraction_high), bar(eff, eff + 100.0 * row.efficiency_low),

@@ -10,7 +10,7 @@ namespace ws {
 Headline study_headline(const StudyResult& result) {
   Headline h;
   for (const UncertaintyRange& r : result.machine.uncertainty)
-    (r.spans == RangeSpan::best_to_typical ? h.best_case_ranges : h.error_ranges).emplace_back(to_string(r.parameter));
+    (r.spans == RangeSpan::best_to_typical ? h.best_case_ranges : h.error_ranges).emplace_back(range_label(r));
   h.statement = "headline: the prediction from the machine file as written (each value with its public source)";
   if (result.samples == 0) {
     h.statement += "; no uncertainty samples were drawn";
@@ -82,7 +82,7 @@ std::string format_study_summary(const StudyResult& result) {
     out += fmt::format("\nsensitivity at {} devices (one at a time, low / high end; percentage points):\n",
                        result.rows.back().point.devices);
     for (const auto& s : result.sensitivity) {
-      out += fmt::format("  {:<32} eff {:+6.1f} / {:+6.1f}   peak {:+5.1f} / {:+5.1f}\n", to_string(s.range.parameter),
+      out += fmt::format("  {:<32} eff {:+6.1f} / {:+6.1f}   peak {:+5.1f} / {:+5.1f}\n", range_label(s.range),
                          100 * s.efficiency_low, 100 * s.efficiency_high, 100 * s.peak_fraction_low,
                          100 * s.peak_fraction_high);
     }

@@ -109,7 +109,7 @@ std::string format_sensitivity_csv(const StudyResult& result) {
   const double peak = last.feasible ? last.best.hardware_peak_fraction : 0;
   for (const auto& row : result.sensitivity) {
     const auto p = row.range.parameter;
-    out += join({to_string(p), csv_field(row.nominal), csv_field(format_value(p, low_value(row.range))),
+    out += join({csv_field(range_label(row.range)), csv_field(row.nominal), csv_field(format_value(p, low_value(row.range))),
                  csv_field(format_value(p, high_value(row.range))), fmt::format("{}", last.point.devices), num(eff, 6),
                  num(eff + row.efficiency_low, 6), num(eff + row.efficiency_high, 6), num(peak, 6),
                  num(peak + row.peak_fraction_low, 6), num(peak + row.peak_fraction_high, 6),

@@ -75,7 +75,22 @@ CollectiveFamily collective_family(const CollectiveLibrary& library) {
 }
 
 bool is_latency(UncertainParameter parameter) {
-  return parameter == UncertainParameter::collective_step_latency || parameter == UncertainParameter::switch_latency;
+  return parameter == UncertainParameter::collective_step_latency || parameter == UncertainParameter::switch_latency ||
+         parameter == UncertainParameter::collective_eager_overflow;
+}
+
+bool is_collective_term(UncertainParameter parameter) {
+  return parameter == UncertainParameter::collective_step_latency ||
+         parameter == UncertainParameter::collective_bandwidth_efficiency ||
+         parameter == UncertainParameter::compute_slowdown || parameter == UncertainParameter::collective_eager_overflow;
+}
+
+std::string range_label(const UncertaintyRange& range) {
+  std::string label = to_string(range.parameter);
+  if (!range.library_written && range.protocol.empty()) return label;
+  std::string what = range.library_written ? range.library : std::string();
+  if (!range.protocol.empty()) what += (what.empty() ? "" : " ") + range.protocol;
+  return label + " (" + what + ")";
 }
 
 const char* to_string(RangeSpan span) { return span == RangeSpan::best_to_typical ? "best_to_typical" : "error"; }
@@ -92,6 +107,7 @@ const char* to_string(UncertainParameter p) {
     case UncertainParameter::compute_slowdown: return "compute_slowdown";
     case UncertainParameter::attention_efficiency_scale: return "attention_efficiency_scale";
     case UncertainParameter::gemm_shape_falloff: return "gemm_shape_falloff";
+    case UncertainParameter::collective_eager_overflow: return "collective_eager_overflow";
   }
   return "?";
 }
@@ -146,10 +162,51 @@ bool use_collective_library(Machine& machine, std::string_view name) {
   return true;
 }
 
+Machine without_other_libraries_ranges(Machine machine) {
+  if (machine.collective_libraries.empty()) return machine;
+  const std::string& in_use = machine.collective_libraries.front().name;
+  std::erase_if(machine.uncertainty,
+                [&](const UncertaintyRange& r) { return !r.library.empty() && r.library != in_use; });
+  return machine;
+}
+
 std::string collective_library_names(const Machine& machine) {
   std::string names;
   for (const CollectiveLibrary& l : machine.collective_libraries) names += (names.empty() ? "" : ", ") + l.name;
   return names;
+}
+
+namespace {
+template <class M>
+auto* find_ranged_library(M& machine, const UncertaintyRange& range) {
+  auto& libraries = machine.collective_libraries;
+  decltype(&libraries.front()) found = nullptr;
+  if (libraries.empty()) return found;
+  if (range.library.empty()) return &libraries.front();
+  for (auto& l : libraries)
+    if (l.name == range.library) found = &l;
+  return found;
+}
+template <class L>
+auto* find_ranged_protocol(L& library, const UncertaintyRange& range) {
+  decltype(&library.protocols.front()) found = nullptr;
+  for (auto& p : library.protocols)
+    if (!range.protocol.empty() && p.name == range.protocol) found = &p;
+  return found;
+}
+}  // namespace
+
+const CollectiveLibrary* ranged_library(const Machine& machine, const UncertaintyRange& range) {
+  return find_ranged_library(machine, range);
+}
+CollectiveLibrary* ranged_library(Machine& machine, const UncertaintyRange& range) {
+  return find_ranged_library(machine, range);
+}
+ProtocolTerms* ranged_protocol(CollectiveLibrary& library, const UncertaintyRange& range) {
+  return find_ranged_protocol(library, range);
+}
+const ProtocolTerms* ranged_protocol(const CollectiveLibrary& library, const UncertaintyRange& range) {
+  return find_ranged_protocol(library, range);
 }
 
 }  // namespace ws

@@ -250,16 +250,19 @@ CollectiveFamily collective_family(const CollectiveLibrary& library);
 // `uncertainty:`). Studies sample the ranges or move one parameter at a time (sim/study).
 enum class UncertainParameter {
   gemm_efficiency_scale,            // factor on every gemm_efficiency sample (capped at 1)
-  collective_step_latency,          // step_latency of the default collective library
-  collective_bandwidth_efficiency,  // bandwidth_efficiency of the default collective library
+  collective_step_latency,          // step_latency of a collective library (or of one of its protocols)
+  collective_bandwidth_efficiency,  // bandwidth_efficiency of a collective library (or of one of its protocols)
   global_links_per_group_pair,      // network.global_links_per_group_pair
   switch_latency,                   // network.switch_latency
   background_load,                  // network.background_load
   device_speed_spread,              // variability.device_speed_spread
-  compute_slowdown,                 // compute_slowdown of the default collective library
+  compute_slowdown,                 // compute_slowdown of a collective library
   attention_efficiency_scale,       // factor on both device.fused_attention efficiencies (capped at 1)
   gemm_shape_falloff,               // exponent on each gemm_efficiency sample's ratio to the table's best
+  collective_eager_overflow,        // eager_overflow.per_step of a collective library
 };
+// Whether a parameter is a term of one collective library (a range of it may name the library).
+bool is_collective_term(UncertainParameter parameter);
 
 // What a range spans around the value the rest of the file writes (machine file `spans:`).
 enum class RangeSpan {
@@ -277,9 +280,20 @@ struct UncertaintyRange {
   Time low_time, high_time;   // latencies only
   std::string source;         // where the range comes from, or "estimate: <why>"
   RangeSpan spans = RangeSpan::error;
+  // The collective library whose term a collective range moves (is_collective_term): the file's
+  // `library:` (the loader fills in the file's first, default, library where none is written);
+  // empty for the other parameters and for a `--set` setting, which moves the default library.
+  std::string library = {};
+  bool library_written = false;  // the entry named its library (labels say which)
+  // ProtocolTerms::name ("LL", "LL128") whose step latency or bandwidth efficiency the range moves
+  // (machine file `protocol: low_latency | ll128`); empty: the library's own (Simple) terms.
+  std::string protocol = {};
 };
 
 bool is_latency(UncertainParameter parameter);
+// "collective_step_latency", or with what it moves where the entry says: "collective_step_latency
+// (rccl-eager)", "collective_bandwidth_efficiency (nccl LL128)".
+std::string range_label(const UncertaintyRange& range);
 
 // How the devices of one machine differ and fluctuate (machine file `variability:`, optional; all
 // zero: identical devices, no noise). The step simulator turns them into waits: a group that
@@ -314,7 +328,7 @@ struct Machine {
   NodeSpec node;
   DragonflySpec network;
   std::vector<CollectiveLibrary> collective_libraries;  // at least one; the first is the default
-  std::vector<UncertaintyRange> uncertainty;             // optional; each parameter at most once
+  std::vector<UncertaintyRange> uncertainty;             // optional; each (parameter, library, protocol) once
   Variability variability;                               // optional
   std::optional<MeasuredHost> measured_on;               // calibrated files only
   // Uncertain parameters fixed on the command line ("gemm_efficiency_scale=0.8", --set), in the
@@ -329,8 +343,18 @@ FlopRate peak(const DeviceSpec& device, Precision precision);
 // step's collectives with), keeping the others in their order; false, and the machine unchanged,
 // when it has no library of that name.
 bool use_collective_library(Machine& machine, std::string_view name);
+// The machine without the ranges of collective libraries other than its default (the first): a
+// study prices its steps with the default alone, so those ranges cannot move its answer.
+Machine without_other_libraries_ranges(Machine machine);
 // The machine's library names in file order, for messages: "rccl, rccl-eager, cray-mpich".
 std::string collective_library_names(const Machine& machine);
+// The library a range moves: the one named range.library, the first (the default) where that is
+// empty; null where the machine has no such library (or none at all).
+const CollectiveLibrary* ranged_library(const Machine& machine, const UncertaintyRange& range);
+CollectiveLibrary* ranged_library(Machine& machine, const UncertaintyRange& range);
+// The protocol terms a range moves (range.protocol of that library); null for the library's own.
+ProtocolTerms* ranged_protocol(CollectiveLibrary& library, const UncertaintyRange& range);
+const ProtocolTerms* ranged_protocol(const CollectiveLibrary& library, const UncertaintyRange& range);
 const char* to_string(RoutingPolicy r);
 const char* to_string(UncertainParameter p);
 

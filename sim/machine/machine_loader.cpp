@@ -412,7 +412,8 @@ constexpr UncertainParameter kUncertainParameters[] = {
     UncertainParameter::collective_bandwidth_efficiency, UncertainParameter::global_links_per_group_pair,
     UncertainParameter::switch_latency,        UncertainParameter::background_load,
     UncertainParameter::device_speed_spread,   UncertainParameter::compute_slowdown,
-    UncertainParameter::attention_efficiency_scale, UncertainParameter::gemm_shape_falloff};
+    UncertainParameter::attention_efficiency_scale, UncertainParameter::gemm_shape_falloff,
+    UncertainParameter::collective_eager_overflow};
 
 // The parameter called `text`, or a failure at `name` listing the names.
 UncertainParameter read_parameter_name(const Field& name, const std::string& text, const Machine& m) {
@@ -436,6 +437,7 @@ ParameterReading read_parameter_value(const Field& f, UncertainParameter p, cons
   ParameterReading v;
   switch (p) {
     case UncertainParameter::collective_step_latency:
+    case UncertainParameter::collective_eager_overflow:
     case UncertainParameter::switch_latency: v.time = read_latency(f); break;
     case UncertainParameter::gemm_efficiency_scale:
     case UncertainParameter::attention_efficiency_scale:
@@ -458,21 +460,28 @@ ParameterReading read_parameter_value(const Field& f, UncertainParameter p, cons
   return v;
 }
 
-// The value the rest of the file gives the parameter (1 for the two scales and the falloff), as
+// The value the rest of the file gives the range's term (1 for the two scales and the falloff), as
 // the file would write it, and whether [low, high] holds it.
 bool range_holds_nominal(const UncertaintyRange& r, const Machine& m, std::string& nominal) {
+  const CollectiveLibrary* library = is_collective_term(r.parameter) ? ranged_library(m, r) : nullptr;
+  const ProtocolTerms* protocol = library ? ranged_protocol(*library, r) : nullptr;
   if (is_latency(r.parameter)) {
-    const Time n = r.parameter == UncertainParameter::switch_latency ? m.network.switch_latency
-                                                                      : m.collective_libraries.front().step_latency;
+    Time n = m.network.switch_latency;
+    if (r.parameter == UncertainParameter::collective_step_latency)
+      n = protocol ? protocol->step_latency : library->step_latency;
+    else if (r.parameter == UncertainParameter::collective_eager_overflow)
+      n = library->eager_overflow->per_step;
     nominal = fmt::format("{} ns", n.ns());
     return r.low_time <= n && n <= r.high_time;
   }
   double n = 1.0;
   switch (r.parameter) {
-    case UncertainParameter::collective_bandwidth_efficiency: n = m.collective_libraries.front().bandwidth_efficiency; break;
+    case UncertainParameter::collective_bandwidth_efficiency:
+      n = protocol ? protocol->bandwidth_efficiency : library->bandwidth_efficiency;
+      break;
     case UncertainParameter::background_load: n = m.network.background_load; break;
     case UncertainParameter::device_speed_spread: n = m.variability.device_speed_spread; break;
-    case UncertainParameter::compute_slowdown: n = m.collective_libraries.front().compute_slowdown; break;
+    case UncertainParameter::compute_slowdown: n = library->compute_slowdown; break;
     case UncertainParameter::global_links_per_group_pair: n = m.network.global_links_per_group_pair; break;
     default: break;
   }
@@ -480,18 +489,56 @@ bool range_holds_nominal(const UncertaintyRange& r, const Machine& m, std::strin
   return r.low <= n && n <= r.high;
 }
 
+// The optional `library:` and `protocol:` of a range: which collective library (and which of its
+// protocols) the range moves. Checked against the file's collectives, read before.
+void read_range_target(const MapField& map, const Field& name, UncertaintyRange& r, const Machine& m) {
+  if (m.collective_libraries.empty()) return;
+  const bool collective = is_collective_term(r.parameter);
+  if (map.has("library")) {
+    const Field f = map.required("library");
+    const std::string library = scalar(f, "a collective library name");
+    if (!collective) {
+      f.fail(library, fmt::format("no library: key ({} is not a collective library's term; library: goes with "
+                                  "collective_step_latency, collective_bandwidth_efficiency, compute_slowdown, "
+                                  "collective_eager_overflow)",
+                                  to_string(r.parameter)));
+    }
+    r.library = library;
+    r.library_written = true;
+    if (!ranged_library(m, r)) f.fail(library, fmt::format("one of the file's collectives: {}", collective_library_names(m)));
+  } else if (collective) {
+    r.library = m.collective_libraries.front().name;
+  }
+  if (map.has("protocol")) {
+    const Field f = map.required("protocol");
+    const std::string key = scalar(f, "low_latency or ll128");
+    if (r.parameter != UncertainParameter::collective_step_latency &&
+        r.parameter != UncertainParameter::collective_bandwidth_efficiency) {
+      f.fail(key, "no protocol: key (a protocol has a step latency and a bandwidth efficiency only)");
+    }
+    if (key != "low_latency" && key != "ll128") f.fail(key, "low_latency or ll128");
+    r.protocol = key == "low_latency" ? "LL" : "LL128";
+    if (!ranged_protocol(*ranged_library(m, r), r))
+      f.fail(key, fmt::format("a protocol block ({}:) of the collectives entry {}", key, r.library));
+  }
+  if (r.parameter == UncertainParameter::collective_eager_overflow && !ranged_library(m, r)->eager_overflow)
+    name.fail(to_string(r.parameter), fmt::format("a parameter of this library: {} has no eager_overflow", r.library));
+}
+
 // `uncertainty:` entries {parameter, low, high, source, spans}: low <= nominal <= high, where nominal is
 // the value the rest of the file gives (1 for the two scales and the falloff), so that a range always
 // brackets the study's own answer. Read after the network and collectives it refers to.
 std::vector<UncertaintyRange> read_uncertainty(const Field& f, const Machine& m) {
   std::vector<UncertaintyRange> out;
-  for (const Field& entry : read_list(f, "{parameter, low, high, source, spans} ranges", false)) {
-    const MapField map(entry, {"parameter", "low", "high", "source", "spans"});
+  for (const Field& entry : read_list(f, "{parameter, low, high, source, spans, library, protocol} ranges", false)) {
+    const MapField map(entry, {"parameter", "low", "high", "source", "spans", "library", "protocol"});
     const Field name = map.required("parameter");
     UncertaintyRange r;
     r.parameter = read_parameter_name(name, scalar(name, "a parameter name"), m);
+    read_range_target(map, name, r, m);
     for (const auto& earlier : out) {
-      if (earlier.parameter == r.parameter) name.fail("a parameter not given by an earlier entry");
+      if (earlier.parameter == r.parameter && earlier.library == r.library && earlier.protocol == r.protocol)
+        name.fail("a parameter (with its library and protocol) not given by an earlier entry");
     }
     const Field low = map.required("low"), high = map.required("high");
     const ParameterReading lo = read_parameter_value(low, r.parameter, m);

@@ -255,7 +255,7 @@ std::optional<StudyResult> execute_study(const StudySpec& spec, const Machine& f
       const auto& range = machine.uncertainty[static_cast<std::size_t>(task.parameter)];
       SensitivityRow row;
       row.range = range;
-      row.nominal = format_value(range.parameter, nominal_value(machine, range.parameter));
+      row.nominal = format_value(range.parameter, nominal_value(machine, range));
       const auto low = series_at(t - points), high = series_at(t);
       const double eff_nominal = efficiency.back();
       const double peak_nominal = result.rows.back().feasible ? result.rows.back().best.hardware_peak_fraction : 0;

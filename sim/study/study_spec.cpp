@@ -311,8 +311,8 @@ StudySpec load_study_spec(const std::string& path) {
 }
 
 Machine study_machine(const StudySpec& spec, Machine machine) {
-  if (spec.library.empty()) return machine;
-  return with_collective_library(std::move(machine), spec.library, spec.library_at);
+  if (!spec.library.empty()) machine = with_collective_library(std::move(machine), spec.library, spec.library_at);
+  return without_other_libraries_ranges(std::move(machine));
 }
 
 }  // namespace ws

@@ -60,7 +60,7 @@ std::vector<StudyTask> plan_study_tasks(const StudySpec& spec, const Machine& ma
           t.point = i;
           t.parameter = static_cast<int>(p);
           t.high = high;
-          t.key = fmt::format("sensitivity {} {} point {}", to_string(machine.uncertainty[p].parameter),
+          t.key = fmt::format("sensitivity {} {} point {}", range_label(machine.uncertainty[p]),
                               high ? "high" : "low", i);
           tasks.push_back(t);
         }
@@ -92,7 +92,7 @@ Machine task_machine(const Machine& machine, const StudyTask& task, std::uint64_
     }
     case TaskKind::sensitivity: {
       const auto& range = machine.uncertainty[static_cast<std::size_t>(task.parameter)];
-      return with_value(machine, range.parameter, task.high ? high_value(range) : low_value(range));
+      return with_value(machine, range, task.high ? high_value(range) : low_value(range));
     }
     case TaskKind::sample: return sampled_machine(machine, seed, task.sample);
   }

@@ -12,29 +12,57 @@
 
 namespace ws {
 
-ParameterValue nominal_value(const Machine& machine, UncertainParameter parameter) {
+namespace {
+// The collective term `target` names (its library's own, or its protocol's), by kind.
+struct CollectiveTerm {
+  Time* time = nullptr;
+  double* number = nullptr;
+};
+CollectiveTerm collective_term(CollectiveLibrary& library, const UncertaintyRange& target) {
+  ProtocolTerms* protocol = ranged_protocol(library, target);
+  switch (target.parameter) {
+    case UncertainParameter::collective_step_latency:
+      return {protocol ? &protocol->step_latency : &library.step_latency, nullptr};
+    case UncertainParameter::collective_bandwidth_efficiency:
+      return {nullptr, protocol ? &protocol->bandwidth_efficiency : &library.bandwidth_efficiency};
+    case UncertainParameter::compute_slowdown: return {nullptr, &library.compute_slowdown};
+    case UncertainParameter::collective_eager_overflow:
+      return {library.eager_overflow ? &library.eager_overflow->per_step : nullptr, nullptr};
+    default: return {};
+  }
+}
+}  // namespace
+
+ParameterValue nominal_value(const Machine& machine, const UncertaintyRange& target) {
   ParameterValue v;
-  switch (parameter) {
+  if (is_collective_term(target.parameter)) {
+    const CollectiveLibrary* library = ranged_library(machine, target);
+    WS_CHECK(library != nullptr, "a range's library is one of the machine's (the loader checks it)");
+    CollectiveLibrary copy = *library;
+    const CollectiveTerm term = collective_term(copy, target);
+    if (term.time) v.time = *term.time;
+    if (term.number) v.number = *term.number;
+    return v;
+  }
+  switch (target.parameter) {
     case UncertainParameter::gemm_efficiency_scale:
     case UncertainParameter::attention_efficiency_scale:
     case UncertainParameter::gemm_shape_falloff: v.number = 1.0; break;
-    case UncertainParameter::collective_step_latency:
-      v.time = machine.collective_libraries.front().step_latency;
-      break;
-    case UncertainParameter::collective_bandwidth_efficiency:
-      v.number = machine.collective_libraries.front().bandwidth_efficiency;
-      break;
     case UncertainParameter::global_links_per_group_pair:
       v.number = machine.network.global_links_per_group_pair;
       break;
     case UncertainParameter::switch_latency: v.time = machine.network.switch_latency; break;
     case UncertainParameter::background_load: v.number = machine.network.background_load; break;
     case UncertainParameter::device_speed_spread: v.number = machine.variability.device_speed_spread; break;
-    case UncertainParameter::compute_slowdown:
-      v.number = machine.collective_libraries.front().compute_slowdown;
-      break;
+    default: break;
   }
   return v;
+}
+
+ParameterValue nominal_value(const Machine& machine, UncertainParameter parameter) {
+  UncertaintyRange target;
+  target.parameter = parameter;
+  return nominal_value(machine, target);
 }
 
 ParameterValue low_value(const UncertaintyRange& range) { return {range.low, range.low_time}; }
@@ -48,17 +76,19 @@ std::string format_value(UncertainParameter parameter, const ParameterValue& val
   return fmt::format("{}", value.number);
 }
 
-Machine with_value(const Machine& machine, UncertainParameter parameter, const ParameterValue& value) {
+Machine with_value(const Machine& machine, const UncertaintyRange& target, const ParameterValue& value) {
   Machine m = machine;
-  switch (parameter) {
+  if (is_collective_term(target.parameter)) {
+    CollectiveLibrary* library = ranged_library(m, target);
+    WS_CHECK(library != nullptr, "a range's library is one of the machine's (the loader checks it)");
+    const CollectiveTerm term = collective_term(*library, target);
+    if (term.time) *term.time = value.time;
+    if (term.number) *term.number = value.number;
+    return m;
+  }
+  switch (target.parameter) {
     case UncertainParameter::gemm_efficiency_scale:
       for (auto& sample : m.device.gemm.samples) sample.efficiency = std::min(1.0, sample.efficiency * value.number);
-      break;
-    case UncertainParameter::collective_step_latency:
-      m.collective_libraries.front().step_latency = value.time;
-      break;
-    case UncertainParameter::collective_bandwidth_efficiency:
-      m.collective_libraries.front().bandwidth_efficiency = value.number;
       break;
     case UncertainParameter::global_links_per_group_pair:
       m.network.global_links_per_group_pair = static_cast<int>(std::lround(value.number));
@@ -66,7 +96,6 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
     case UncertainParameter::switch_latency: m.network.switch_latency = value.time; break;
     case UncertainParameter::background_load: m.network.background_load = value.number; break;
     case UncertainParameter::device_speed_spread: m.variability.device_speed_spread = value.number; break;
-    case UncertainParameter::compute_slowdown: m.collective_libraries.front().compute_slowdown = value.number; break;
     case UncertainParameter::attention_efficiency_scale:
       if (m.device.fused_attention) {
         auto& f = *m.device.fused_attention;
@@ -84,8 +113,15 @@ Machine with_value(const Machine& machine, UncertainParameter parameter, const P
       for (auto& sample : samples) sample.efficiency = best * std::pow(sample.efficiency / best, value.number);
       break;
     }
+    default: break;
   }
   return m;
+}
+
+Machine with_value(const Machine& machine, UncertainParameter parameter, const ParameterValue& value) {
+  UncertaintyRange target;
+  target.parameter = parameter;
+  return with_value(machine, target, value);
 }
 
 Machine with_settings(Machine machine, const std::vector<std::string>& settings) {
@@ -98,9 +134,13 @@ Machine with_settings(Machine machine, const std::vector<std::string>& settings)
                        fmt::format("each parameter set once ({} is set twice)", to_string(fixed.parameter)));
     }
     set.push_back(fixed.parameter);
-    machine = with_value(machine, fixed.parameter, low_value(fixed));
-    std::erase_if(machine.uncertainty,
-                  [&](const UncertaintyRange& r) { return r.parameter == fixed.parameter; });
+    machine = with_value(machine, fixed, low_value(fixed));
+    // A setting moves the default library's own term; a range of another library or of a protocol
+    // still varies.
+    const std::string in_use = machine.collective_libraries.empty() ? "" : machine.collective_libraries.front().name;
+    std::erase_if(machine.uncertainty, [&](const UncertaintyRange& r) {
+      return r.parameter == fixed.parameter && r.protocol.empty() && (r.library.empty() || r.library == in_use);
+    });
     machine.overrides.push_back(setting);
   }
   return machine;
@@ -122,7 +162,7 @@ Machine sampled_machine(const Machine& machine, std::uint64_t seed, int sample) 
     } else {
       v.number = rng.uniform(range.low, range.high);
     }
-    m = with_value(m, range.parameter, v);
+    m = with_value(m, range, v);
   }
   return m;
 }
@@ -135,6 +175,15 @@ double percentile(std::vector<double> values, double q) {
   const std::size_t above = std::min(below + 1, values.size() - 1);
   const double fraction = position - static_cast<double>(below);
   return values[below] + fraction * (values[above] - values[below]);
+}
+
+PredictionBand prediction_band(const std::vector<double>& draws, double as_written) {
+  PredictionBand band;
+  band.draws_low = percentile(draws, 0.1);
+  band.draws_high = percentile(draws, 0.9);
+  band.low = std::min(band.draws_low, as_written);
+  band.high = std::max(band.draws_high, as_written);
+  return band;
 }
 
 }  // namespace ws

@@ -146,7 +146,7 @@ TEST(StudyUncertainty, SamplesStayInsideTheRanges) {
   for (int s = 0; s < 200; ++s) {
     const Machine m = sampled_machine(machine, 7, s);
     for (const auto& r : machine.uncertainty) {
-      const ParameterValue v = nominal_value(m, r.parameter);
+      const ParameterValue v = nominal_value(m, r);
       if (is_latency(r.parameter)) {
         EXPECT_GE(v.time, r.low_time);
         EXPECT_LE(v.time, r.high_time);

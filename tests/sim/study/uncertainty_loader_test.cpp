@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 
@@ -44,8 +46,11 @@ TEST(UncertaintyLoader, ShippedMachinesCarryRangesForTheIssueParameters) {
     const Machine m = load_machine_by_name(name, std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
     // The five of the first studies, background load and device spread (the costs of scale), the
     // compute slowdown under overlap, the fused attention's rate where it is an estimate, and how
-    // fast GEMM efficiency falls below the best shape where only the best shape is published.
-    EXPECT_EQ(m.uncertainty.size(), std::string(name) == "alps" ? 8u : 10u) << name;
+    // fast GEMM efficiency falls below the best shape where only the best shape is published; then
+    // the protocols' steps (Perlmutter's LL and LL128, Frontier's LL) and Frontier's other two
+    // libraries' terms (rccl-eager's step, bandwidth and eager window; Cray MPICH's step and bandwidth).
+    const std::size_t expected = std::string(name) == "alps" ? 8u : std::string(name) == "perlmutter" ? 12u : 16u;
+    EXPECT_EQ(m.uncertainty.size(), expected) << name;
     for (const auto& r : m.uncertainty) EXPECT_FALSE(r.source.empty());
   }
   EXPECT_TRUE(parse_machine(perlmutter_without_ranges(), "m.yaml").uncertainty.empty());
@@ -200,6 +205,129 @@ TEST(ParameterSetting, FixesTheParameterAndDropsItsRange) {
   EXPECT_EQ(set.overrides, (std::vector<std::string>{"gemm_efficiency_scale=0.6", "switch_latency=500 ns"}));
   EXPECT_TRUE(with_settings(m, {}).overrides.empty());
   EXPECT_THROW(with_settings(m, {"gemm_efficiency_scale=0.6", "gemm_efficiency_scale=0.7"}), InputError);
+}
+
+// A collective range moves the library it names (the file's first where it names none) and, with
+// `protocol:`, that protocol's terms only; the label says which.
+TEST(UncertaintyLoader, RangesMoveTheLibraryAndProtocolTheyName) {
+  const Machine m = load_machine_by_name("frontier", std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
+  const auto range = [&](UncertainParameter p, const std::string& library, const std::string& protocol) {
+    for (const UncertaintyRange& r : m.uncertainty)
+      if (r.parameter == p && r.library == library && r.protocol == protocol) return r;
+    throw std::runtime_error("no such range");
+  };
+  const UncertaintyRange own = range(UncertainParameter::collective_step_latency, "rccl", "");
+  const UncertaintyRange ll = range(UncertainParameter::collective_step_latency, "rccl", "LL");
+  const UncertaintyRange eager = range(UncertainParameter::collective_eager_overflow, "rccl-eager", "");
+  const UncertaintyRange mpich = range(UncertainParameter::collective_bandwidth_efficiency, "cray-mpich", "");
+  EXPECT_EQ(range_label(own), "collective_step_latency");  // the default library, as the file wrote it
+  EXPECT_EQ(range_label(ll), "collective_step_latency (LL)");
+  EXPECT_EQ(range_label(eager), "collective_eager_overflow (rccl-eager)");
+  EXPECT_EQ(nominal_value(m, eager).time, Time::from_us(310));
+  EXPECT_EQ(nominal_value(m, ll).time, Time::from_ns(5600));
+  EXPECT_DOUBLE_EQ(nominal_value(m, mpich).number, 0.22);
+
+  const auto library = [](const Machine& machine, const std::string& name) {
+    for (const auto& l : machine.collective_libraries)
+      if (l.name == name) return l;
+    throw std::runtime_error("no library " + name);
+  };
+  // Each moves its own term and nothing else of the libraries.
+  const Machine slow_ll = with_value(m, ll, high_value(ll));
+  EXPECT_EQ(library(slow_ll, "rccl").protocols.at(0).step_latency, ll.high_time);
+  EXPECT_EQ(library(slow_ll, "rccl").step_latency, library(m, "rccl").step_latency);
+  EXPECT_EQ(library(slow_ll, "rccl-eager").step_latency, library(m, "rccl-eager").step_latency);
+  const Machine slow_eager = with_value(m, eager, low_value(eager));
+  EXPECT_EQ(library(slow_eager, "rccl-eager").eager_overflow->per_step, eager.low_time);
+  EXPECT_EQ(library(slow_eager, "rccl").step_latency, library(m, "rccl").step_latency);
+  const Machine wide_mpich = with_value(m, mpich, high_value(mpich));
+  EXPECT_DOUBLE_EQ(library(wide_mpich, "cray-mpich").bandwidth_efficiency, mpich.high);
+  EXPECT_DOUBLE_EQ(library(wide_mpich, "rccl").bandwidth_efficiency, library(m, "rccl").bandwidth_efficiency);
+  // Every draw keeps each named term inside its range.
+  for (int s = 0; s < 8; ++s) {
+    const Machine draw = sampled_machine(m, 1, s);
+    const Time per_step = library(draw, "rccl-eager").eager_overflow->per_step;
+    EXPECT_GE(per_step, eager.low_time);
+    EXPECT_LE(per_step, eager.high_time);
+    const Time ll_step = library(draw, "rccl").protocols.at(0).step_latency;
+    EXPECT_GE(ll_step, ll.low_time);
+    EXPECT_LE(ll_step, ll.high_time);
+  }
+}
+
+// A study prices its steps with the default library alone: the ranges of the others leave it, and a
+// study whose `library:` picks another keeps that one's ranges (and the network's) instead.
+TEST(UncertaintyLoader, AStudyKeepsTheRangesOfTheLibraryItRuns) {
+  const Machine m = load_machine_by_name("frontier", std::string(WEAKSCALE_SOURCE_DIR) + "/machines");
+  const auto libraries_of = [](const Machine& machine) {
+    std::set<std::string> names;
+    for (const UncertaintyRange& r : machine.uncertainty)
+      if (!r.library.empty()) names.insert(r.library);
+    return names;
+  };
+  EXPECT_EQ(libraries_of(m), (std::set<std::string>{"rccl", "rccl-eager", "cray-mpich"}));
+  const Machine as_default = without_other_libraries_ranges(m);
+  EXPECT_EQ(libraries_of(as_default), (std::set<std::string>{"rccl"}));
+  Machine eager = m;
+  ASSERT_TRUE(use_collective_library(eager, "rccl-eager"));
+  eager = without_other_libraries_ranges(eager);
+  EXPECT_EQ(libraries_of(eager), (std::set<std::string>{"rccl-eager"}));
+  const auto network_ranges = [](const Machine& machine) {
+    return std::count_if(machine.uncertainty.begin(), machine.uncertainty.end(),
+                         [](const UncertaintyRange& r) { return r.library.empty(); });
+  };
+  EXPECT_EQ(network_ranges(eager), network_ranges(m));
+  // --set moves the default library's own term and drops that range only.
+  const Machine set = with_settings(m, {"collective_step_latency=30 us"});
+  EXPECT_EQ(set.uncertainty.size(), m.uncertainty.size() - 1);
+  EXPECT_EQ(std::count_if(set.uncertainty.begin(), set.uncertainty.end(),
+                          [](const UncertaintyRange& r) { return r.parameter == UncertainParameter::collective_step_latency; }),
+            3);  // rccl's LL, rccl-eager's and Cray MPICH's remain
+}
+
+TEST(UncertaintyLoader, RejectsATargetTheLibraryDoesNotHave) {
+  // Perlmutter's one library, nccl, has LL and LL128 and no eager window.
+  EXPECT_NO_THROW(with_ranges("  - {parameter: collective_step_latency, protocol: ll128, low: \"8 us\", high: \"9 us\", "
+                              "source: x, spans: error}\n"));
+  EXPECT_THAT(error_of("  - {parameter: collective_step_latency, library: rccl, low: \"9 us\", high: \"25 us\", "
+                       "source: x, spans: error}\n"),
+              HasSubstr("one of the file's collectives: nccl"));
+  EXPECT_THAT(error_of("  - {parameter: background_load, library: nccl, low: 0, high: 0.3, source: x, spans: error}\n"),
+              HasSubstr("not a collective library's term"));
+  EXPECT_THAT(error_of("  - {parameter: compute_slowdown, protocol: low_latency, low: 0, high: 0.3, source: x, spans: error}\n"),
+              HasSubstr("a protocol has a step latency and a bandwidth efficiency only"));
+  EXPECT_THAT(error_of("  - {parameter: collective_step_latency, protocol: simple, low: \"9 us\", high: \"25 us\", "
+                       "source: x, spans: error}\n"),
+              HasSubstr("low_latency or ll128"));
+  EXPECT_THAT(error_of("  - {parameter: collective_eager_overflow, low: \"9 us\", high: \"25 us\", source: x, spans: error}\n"),
+              HasSubstr("nccl has no eager_overflow"));
+  // The range holds the protocol's own value, not the library's.
+  EXPECT_THAT(error_of("  - {parameter: collective_step_latency, protocol: low_latency, low: \"9 us\", high: \"25 us\", "
+                       "source: x, spans: error}\n"),
+              HasSubstr("contains the machine's own value 3971 ns"));
+  // One range per (parameter, library, protocol): the library's own step and LL's are two.
+  EXPECT_NO_THROW(with_ranges(
+      "  - {parameter: collective_step_latency, low: \"9 us\", high: \"25 us\", source: x, spans: error}\n"
+      "  - {parameter: collective_step_latency, protocol: low_latency, low: \"3 us\", high: \"5 us\", source: x, spans: error}\n"));
+  EXPECT_THAT(error_of("  - {parameter: collective_step_latency, low: \"9 us\", high: \"25 us\", source: x, spans: error}\n"
+                       "  - {parameter: collective_step_latency, library: nccl, low: \"9 us\", high: \"25 us\", source: x, "
+                       "spans: error}\n"),
+              HasSubstr("earlier entry"));
+}
+
+// The band a measurement is checked against holds the draws' 10th-90th percentile and the
+// prediction as written, wherever that lies.
+TEST(PredictionBand, HoldsTheDrawsPercentilesAndTheWrittenPrediction) {
+  std::vector<double> draws;
+  for (int i = 0; i <= 10; ++i) draws.push_back(10.0 + i);  // 10 .. 20: percentiles 11 and 19
+  const PredictionBand inside = prediction_band(draws, 15.0);
+  EXPECT_DOUBLE_EQ(inside.low, 11.0);
+  EXPECT_DOUBLE_EQ(inside.high, 19.0);
+  const PredictionBand best_case = prediction_band(draws, 21.0);  // a best_to_typical range's written end
+  EXPECT_DOUBLE_EQ(best_case.draws_high, 19.0);
+  EXPECT_DOUBLE_EQ(best_case.high, 21.0);
+  EXPECT_DOUBLE_EQ(best_case.low, 11.0);
+  EXPECT_DOUBLE_EQ(prediction_band(draws, 5.0).low, 5.0);
 }
 
 }  // namespace
