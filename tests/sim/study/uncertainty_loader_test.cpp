@@ -48,8 +48,9 @@ TEST(UncertaintyLoader, ShippedMachinesCarryRangesForTheIssueParameters) {
     // compute slowdown under overlap, the fused attention's rate where it is an estimate, and how
     // fast GEMM efficiency falls below the best shape where only the best shape is published; then
     // the protocols' steps (Perlmutter's LL and LL128, Frontier's LL) and Frontier's other two
-    // libraries' terms (rccl-eager's step, bandwidth and eager window; Cray MPICH's step and bandwidth).
-    const std::size_t expected = std::string(name) == "alps" ? 8u : std::string(name) == "perlmutter" ? 12u : 16u;
+    // libraries' terms (rccl-eager's step, bandwidth, compute slowdown and eager window; Cray MPICH's
+    // step and bandwidth).
+    const std::size_t expected = std::string(name) == "alps" ? 8u : std::string(name) == "perlmutter" ? 12u : 17u;
     EXPECT_EQ(m.uncertainty.size(), expected) << name;
     for (const auto& r : m.uncertainty) EXPECT_FALSE(r.source.empty());
   }
@@ -272,6 +273,16 @@ TEST(UncertaintyLoader, AStudyKeepsTheRangesOfTheLibraryItRuns) {
   ASSERT_TRUE(use_collective_library(eager, "rccl-eager"));
   eager = without_other_libraries_ranges(eager);
   EXPECT_EQ(libraries_of(eager), (std::set<std::string>{"rccl-eager"}));
+  // The eager study varies the same kinds of collective term the default one does (and its window).
+  const auto parameters_of = [](const Machine& machine) {
+    std::multiset<UncertainParameter> kinds;
+    for (const UncertaintyRange& r : machine.uncertainty)
+      if (r.protocol.empty()) kinds.insert(r.parameter);
+    return kinds;
+  };
+  std::multiset<UncertainParameter> expected = parameters_of(as_default);
+  expected.insert(UncertainParameter::collective_eager_overflow);
+  EXPECT_EQ(parameters_of(eager), expected);
   const auto network_ranges = [](const Machine& machine) {
     return std::count_if(machine.uncertainty.begin(), machine.uncertainty.end(),
                          [](const UncertaintyRange& r) { return r.library.empty(); });
