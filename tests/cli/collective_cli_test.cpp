@@ -283,6 +283,35 @@ TEST(CollectiveCli, NcclTestsOutputIsComparedLikeTheTable) {
   run = weakscale("collectives-vs-published --machine frontier --library rccl-eager --op all-gather " + gather + banded);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(line_with(run.out, " rccl-eager    11  "), ::testing::ContainsRegex("[0-9]+ of 11 \\([0-9]+%; draws [0-9]+%\\)"));
+  // The same file without rccl-eager's own ranges: its band is the network's alone, and no share is
+  // claimed for it.
+  {
+    std::ifstream in(std::string(WEAKSCALE_SOURCE_DIR) + "/machines/frontier.yaml");
+    std::ostringstream kept;
+    std::vector<std::string> item;
+    auto flush = [&] {
+      bool eager = false;
+      for (const auto& l : item) eager = eager || l.find("library: rccl-eager") != std::string::npos;
+      if (!eager)
+        for (const auto& l : item) kept << l << "\n";
+      item.clear();
+    };
+    for (std::string line; std::getline(in, line);) {
+      const bool starts_item = line.rfind("  - parameter:", 0) == 0;
+      const bool ends_item = line.rfind("  - ", 0) == 0 || line.rfind("  #", 0) == 0 || line.empty() ||
+                             (line[0] != ' ' && line[0] != '#');
+      if (!item.empty() && (starts_item || ends_item)) flush();
+      if (starts_item || !item.empty()) item.push_back(line);
+      else kept << line << "\n";
+    }
+    flush();
+    const auto file = dir / "frontier-without-eager-ranges.yaml";
+    std::ofstream(file) << kept.str();
+    run = weakscale("collectives-vs-published --machine '" + file.string() + "' --library rccl-eager --op all-gather " +
+                    gather + banded);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_THAT(line_with(run.out, " rccl-eager    11  "), HasSubstr("- (no range covers its terms)"));
+  }
 
   std::ifstream whole(std::string(WEAKSCALE_SOURCE_DIR) + "/" + sample);
   const std::string text((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
