@@ -193,7 +193,7 @@ std::optional<ListItem> range_item(const std::vector<std::string>& lines, const 
     if (item_value(lines, item, "parameter") != std::string(to_string(range.parameter))) continue;
     if (item_value(lines, item, "library").value_or(default_library) != range.library) continue;
     const std::string protocol = item_value(lines, item, "protocol").value_or("");
-    if ((protocol == "low_latency" ? "LL" : protocol == "ll128" ? "LL128" : protocol) == range.protocol) return item;
+    if (protocol_name_of_key(protocol) == range.protocol) return item;
   }
   return std::nullopt;
 }
@@ -289,7 +289,7 @@ const CollectiveLibrary* library_in(const Machine& m, const std::string& name) {
 }
 
 // The protocol's block key in the file (machine_loader: low_latency is LL, ll128 is LL128).
-std::string protocol_key(const ProtocolTerms& p) { return p.name == "LL" ? "low_latency" : "ll128"; }
+std::string protocol_key(const ProtocolTerms& p) { return protocol_key_of_name(p.name); }
 
 }  // namespace
 

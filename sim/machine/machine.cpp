@@ -196,6 +196,31 @@ auto* find_ranged_protocol(L& library, const UncertaintyRange& range) {
 }
 }  // namespace
 
+std::string protocol_name_of_key(std::string_view key) {
+  for (const ProtocolKey& p : kProtocolKeys)
+    if (key == p.key) return p.name;
+  return "";
+}
+std::string protocol_key_of_name(std::string_view name) {
+  for (const ProtocolKey& p : kProtocolKeys)
+    if (name == p.name) return p.key;
+  return "";
+}
+
+CollectiveTerm ranged_term(CollectiveLibrary& library, const UncertaintyRange& range) {
+  ProtocolTerms* protocol = ranged_protocol(library, range);
+  switch (range.parameter) {
+    case UncertainParameter::collective_step_latency:
+      return {protocol ? &protocol->step_latency : &library.step_latency, nullptr};
+    case UncertainParameter::collective_bandwidth_efficiency:
+      return {nullptr, protocol ? &protocol->bandwidth_efficiency : &library.bandwidth_efficiency};
+    case UncertainParameter::compute_slowdown: return {nullptr, &library.compute_slowdown};
+    case UncertainParameter::collective_eager_overflow:
+      return {library.eager_overflow ? &library.eager_overflow->per_step : nullptr, nullptr};
+    default: return {};
+  }
+}
+
 const CollectiveLibrary* ranged_library(const Machine& machine, const UncertaintyRange& range) {
   return find_ranged_library(machine, range);
 }

@@ -352,6 +352,22 @@ std::string collective_library_names(const Machine& machine);
 // empty; null where the machine has no such library (or none at all).
 const CollectiveLibrary* ranged_library(const Machine& machine, const UncertaintyRange& range);
 CollectiveLibrary* ranged_library(Machine& machine, const UncertaintyRange& range);
+// A CollectiveLibrary entry's protocol block keys and the ProtocolTerms names they carry.
+struct ProtocolKey {
+  const char* key;   // machine file: "low_latency", "ll128"
+  const char* name;  // ProtocolTerms::name: "LL", "LL128"
+};
+inline constexpr ProtocolKey kProtocolKeys[] = {{"low_latency", "LL"}, {"ll128", "LL128"}};
+// The name a key carries ("ll128" -> "LL128"), the key of a name ("LL" -> "low_latency"); "" if none.
+std::string protocol_name_of_key(std::string_view key);
+std::string protocol_key_of_name(std::string_view name);
+// The collective term a range names in `library` (its own, or its protocol's): `time` for the
+// latencies, `number` otherwise; both null where the library lacks it (an eager window).
+struct CollectiveTerm {
+  Time* time = nullptr;
+  double* number = nullptr;
+};
+CollectiveTerm ranged_term(CollectiveLibrary& library, const UncertaintyRange& range);
 // The protocol terms a range moves (range.protocol of that library); null for the library's own.
 ProtocolTerms* ranged_protocol(CollectiveLibrary& library, const UncertaintyRange& range);
 const ProtocolTerms* ranged_protocol(const CollectiveLibrary& library, const UncertaintyRange& range);

@@ -393,7 +393,7 @@ std::vector<CollectiveLibrary> read_collectives(const Field& f) {
     if (map.has("setup_latency_per_member"))
       lib.setup_latency_per_member = read_latency(map.required("setup_latency_per_member"));
     if (map.has("large_job_overhead")) lib.large_job_overhead = read_large_job_overhead(map.required("large_job_overhead"));
-    for (const auto& [key, protocol] : {std::pair{"low_latency", "LL"}, std::pair{"ll128", "LL128"}}) {
+    for (const auto& [key, protocol] : kProtocolKeys) {
       if (!map.has(key)) continue;
       const MapField terms(map.required(key), {"step_latency", "bandwidth_efficiency", "bytes_per_channel"});
       lib.protocols.push_back(ProtocolTerms{protocol, read_latency(terms.required("step_latency")),
@@ -463,25 +463,18 @@ ParameterReading read_parameter_value(const Field& f, UncertainParameter p, cons
 // The value the rest of the file gives the range's term (1 for the two scales and the falloff), as
 // the file would write it, and whether [low, high] holds it.
 bool range_holds_nominal(const UncertaintyRange& r, const Machine& m, std::string& nominal) {
-  const CollectiveLibrary* library = is_collective_term(r.parameter) ? ranged_library(m, r) : nullptr;
-  const ProtocolTerms* protocol = library ? ranged_protocol(*library, r) : nullptr;
+  // A copy: ranged_term hands out the terms to write, this only reads them.
+  CollectiveLibrary library = is_collective_term(r.parameter) ? *ranged_library(m, r) : CollectiveLibrary{};
+  const CollectiveTerm term = is_collective_term(r.parameter) ? ranged_term(library, r) : CollectiveTerm{};
   if (is_latency(r.parameter)) {
-    Time n = m.network.switch_latency;
-    if (r.parameter == UncertainParameter::collective_step_latency)
-      n = protocol ? protocol->step_latency : library->step_latency;
-    else if (r.parameter == UncertainParameter::collective_eager_overflow)
-      n = library->eager_overflow->per_step;
+    const Time n = term.time ? *term.time : m.network.switch_latency;
     nominal = fmt::format("{} ns", n.ns());
     return r.low_time <= n && n <= r.high_time;
   }
-  double n = 1.0;
+  double n = term.number ? *term.number : 1.0;
   switch (r.parameter) {
-    case UncertainParameter::collective_bandwidth_efficiency:
-      n = protocol ? protocol->bandwidth_efficiency : library->bandwidth_efficiency;
-      break;
     case UncertainParameter::background_load: n = m.network.background_load; break;
     case UncertainParameter::device_speed_spread: n = m.variability.device_speed_spread; break;
-    case UncertainParameter::compute_slowdown: n = library->compute_slowdown; break;
     case UncertainParameter::global_links_per_group_pair: n = m.network.global_links_per_group_pair; break;
     default: break;
   }
@@ -516,8 +509,8 @@ void read_range_target(const MapField& map, const Field& name, UncertaintyRange&
         r.parameter != UncertainParameter::collective_bandwidth_efficiency) {
       f.fail(key, "no protocol: key (a protocol has a step latency and a bandwidth efficiency only)");
     }
-    if (key != "low_latency" && key != "ll128") f.fail(key, "low_latency or ll128");
-    r.protocol = key == "low_latency" ? "LL" : "LL128";
+    r.protocol = protocol_name_of_key(key);
+    if (r.protocol.empty()) f.fail(key, "low_latency or ll128");
     if (!ranged_protocol(*ranged_library(m, r), r))
       f.fail(key, fmt::format("a protocol block ({}:) of the collectives entry {}", key, r.library));
   }

@@ -12,34 +12,13 @@
 
 namespace ws {
 
-namespace {
-// The collective term `target` names (its library's own, or its protocol's), by kind.
-struct CollectiveTerm {
-  Time* time = nullptr;
-  double* number = nullptr;
-};
-CollectiveTerm collective_term(CollectiveLibrary& library, const UncertaintyRange& target) {
-  ProtocolTerms* protocol = ranged_protocol(library, target);
-  switch (target.parameter) {
-    case UncertainParameter::collective_step_latency:
-      return {protocol ? &protocol->step_latency : &library.step_latency, nullptr};
-    case UncertainParameter::collective_bandwidth_efficiency:
-      return {nullptr, protocol ? &protocol->bandwidth_efficiency : &library.bandwidth_efficiency};
-    case UncertainParameter::compute_slowdown: return {nullptr, &library.compute_slowdown};
-    case UncertainParameter::collective_eager_overflow:
-      return {library.eager_overflow ? &library.eager_overflow->per_step : nullptr, nullptr};
-    default: return {};
-  }
-}
-}  // namespace
-
 ParameterValue nominal_value(const Machine& machine, const UncertaintyRange& target) {
   ParameterValue v;
   if (is_collective_term(target.parameter)) {
     const CollectiveLibrary* library = ranged_library(machine, target);
     WS_CHECK(library != nullptr, "a range's library is one of the machine's (the loader checks it)");
     CollectiveLibrary copy = *library;
-    const CollectiveTerm term = collective_term(copy, target);
+    const CollectiveTerm term = ranged_term(copy, target);
     if (term.time) v.time = *term.time;
     if (term.number) v.number = *term.number;
     return v;
@@ -81,7 +60,7 @@ Machine with_value(const Machine& machine, const UncertaintyRange& target, const
   if (is_collective_term(target.parameter)) {
     CollectiveLibrary* library = ranged_library(m, target);
     WS_CHECK(library != nullptr, "a range's library is one of the machine's (the loader checks it)");
-    const CollectiveTerm term = collective_term(*library, target);
+    const CollectiveTerm term = ranged_term(*library, target);
     if (term.time) *term.time = value.time;
     if (term.number) *term.number = value.number;
     return m;
