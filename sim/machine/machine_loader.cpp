@@ -482,6 +482,15 @@ bool range_holds_nominal(const UncertaintyRange& r, const Machine& m, std::strin
   return r.low <= n && n <= r.high;
 }
 
+// A collective range's term exists in `library` (an eager window is optional), or a failure at
+// `name` saying which key the library lacks.
+void require_ranged_term(const Field& name, const UncertaintyRange& r, const CollectiveLibrary& library) {
+  CollectiveLibrary copy = library;  // ranged_term hands out the terms to write, this only reads them
+  const CollectiveTerm term = ranged_term(copy, r);
+  if (term.time || term.number) return;
+  name.fail(to_string(r.parameter), fmt::format("a parameter of this library: {} has no eager_overflow", library.name));
+}
+
 // The optional `library:` and `protocol:` of a range: which collective library (and which of its
 // protocols) the range moves. Checked against the file's collectives, read before.
 void read_range_target(const MapField& map, const Field& name, UncertaintyRange& r, const Machine& m) {
@@ -514,8 +523,7 @@ void read_range_target(const MapField& map, const Field& name, UncertaintyRange&
     if (!ranged_protocol(*ranged_library(m, r), r))
       f.fail(key, fmt::format("a protocol block ({}:) of the collectives entry {}", key, r.library));
   }
-  if (r.parameter == UncertainParameter::collective_eager_overflow && !ranged_library(m, r)->eager_overflow)
-    name.fail(to_string(r.parameter), fmt::format("a parameter of this library: {} has no eager_overflow", r.library));
+  if (collective) require_ranged_term(name, r, *ranged_library(m, r));
 }
 
 // `uncertainty:` entries {parameter, low, high, source, spans}: low <= nominal <= high, where nominal is
@@ -637,6 +645,10 @@ UncertaintyRange parse_parameter_setting(const Machine& machine, const std::stri
   const std::string text = setting.substr(equals + 1);
   UncertaintyRange r;
   r.parameter = read_parameter_name(whole, name, machine);
+  // A setting moves the default library's term (the one a study's or plan's `library` picked): one
+  // it lacks would change nothing, silently.
+  if (is_collective_term(r.parameter) && !machine.collective_libraries.empty())
+    require_ranged_term(Field{&file, YAML::Node(setting), "--set", 0}, r, machine.collective_libraries.front());
   const ParameterReading v = read_parameter_value(Field{&file, YAML::Node(text), "--set " + name, 0}, r.parameter, machine);
   r.low = r.high = v.number;
   r.low_time = r.high_time = v.time;

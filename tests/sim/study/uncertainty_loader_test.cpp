@@ -175,7 +175,9 @@ TEST(ParameterSetting, IsReadAsARangeEndIs) {
                          Bad{"gemm_efficiency_scale=0", "'--set gemm_efficiency_scale'", "a positive number"},
                          Bad{"background_load=1", "'--set background_load'", "[0, 1)"},
                          Bad{"collective_step_latency=40", "'--set collective_step_latency'", "with a unit"},
-                         Bad{"global_links_per_group_pair=100", "'--set global_links_per_group_pair'", "at most"}}) {
+                         Bad{"global_links_per_group_pair=100", "'--set global_links_per_group_pair'", "at most"},
+                         // The default library, rccl, has no eager window: the setting would move nothing.
+                         Bad{"collective_eager_overflow=100 us", "'--set'", "rccl has no eager_overflow"}}) {
     try {
       parse_parameter_setting(m, bad.setting);
       ADD_FAILURE() << bad.setting << " was accepted";
@@ -294,6 +296,10 @@ TEST(UncertaintyLoader, AStudyKeepsTheRangesOfTheLibraryItRuns) {
   EXPECT_EQ(std::count_if(set.uncertainty.begin(), set.uncertainty.end(),
                           [](const UncertaintyRange& r) { return r.parameter == UncertainParameter::collective_step_latency; }),
             3);  // rccl's LL, rccl-eager's and Cray MPICH's remain
+  // With the eager library picked, its window is the default library's term a setting moves.
+  const Machine eager_set = with_settings(eager, {"collective_eager_overflow=250 us"});
+  EXPECT_EQ(eager_set.collective_libraries.front().eager_overflow->per_step, Time::from_us(250));
+  EXPECT_EQ(eager_set.uncertainty.size(), eager.uncertainty.size() - 1);
 }
 
 TEST(UncertaintyLoader, RejectsATargetTheLibraryDoesNotHave) {
