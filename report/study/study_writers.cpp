@@ -12,6 +12,7 @@
 #include <system_error>
 #include <variant>
 
+#include "sim/pricing/job_network.hpp"
 #include "workload/flops.hpp"
 #include "base/input_error.hpp"
 
@@ -47,6 +48,15 @@ const std::vector<Column>& columns() {
        [](const StudyResult& r, const StudyRow&) -> Cell { return r.machine.name; }},
       {"devices", "devices (GPUs / GCDs) in the job",
        [](const StudyResult&, const StudyRow& w) -> Cell { return static_cast<long long>(w.point.devices); }},
+      {"nodes", "nodes the job spans: devices / ranks_per_node, rounded up",
+       [](const StudyResult& r, const StudyRow& w) -> Cell {
+         const int per_node = ranks_on_a_node(r.machine, w.point.devices, w.point.ranks_per_node);
+         return static_cast<long long>((w.point.devices + per_node - 1) / per_node);
+       }},
+      {"ranks_per_node", "ranks on each of the job's nodes: the point's ranks_per_node, or all the node's devices",
+       [](const StudyResult& r, const StudyRow& w) -> Cell {
+         return static_cast<long long>(ranks_on_a_node(r.machine, w.point.devices, w.point.ranks_per_node));
+       }},
       {"model", "model name (GPT family, or l<layers>-h<hidden> for an inline spec)",
        [](const StudyResult&, const StudyRow& w) -> Cell { return w.point.model.name; }},
       {"parameters_b", "model parameters, billions",

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/input_error.hpp"
@@ -261,6 +262,15 @@ TEST(StudyRun, OneRankPerNodeIsNoFasterThanFullNodes) {
   ASSERT_EQ(result.rows.size(), 2u);
   ASSERT_TRUE(result.rows[0].feasible && result.rows[1].feasible);
   EXPECT_GT(result.rows[1].best.step.total(), result.rows[0].best.step.total());
+  // The CSV says how each job was shaped: 2 full Perlmutter nodes of 4, then 8 nodes of 1.
+  const auto lines = lines_of(format_study_csv(result));
+  ASSERT_EQ(lines.size(), 3u);
+  for (const auto& [line, nodes, per_node] :
+       {std::tuple{lines[1], "2", "4"}, std::tuple{lines[2], "8", "1"}}) {
+    const auto fields = csv_fields(line);
+    EXPECT_EQ(fields.at(column("nodes")), nodes) << line;
+    EXPECT_EQ(fields.at(column("ranks_per_node")), per_node) << line;
+  }
 }
 
 TEST(StudyRun, UnknownMachineIsAnInputError) {
